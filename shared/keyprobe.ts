@@ -1,0 +1,52 @@
+// A key test that bills nothing: one request whose only entry is empty. A valid key on an active plan gets the
+// all-skipped 422 envelope (`empty_url`, 0 processed); a wrong key or an expired plan gets its own 401.
+import { JSON_HEADERS, endpointUrl } from './endpoints';
+import type { HttpRequest } from './run';
+import { type HttpAnswer, classify } from './wire';
+
+export function keyProbeRequest(baseUrl: string): HttpRequest {
+  return {
+    method: 'POST',
+    url: endpointUrl(baseUrl),
+    headers: { ...JSON_HEADERS },
+    body: JSON.stringify({ urls: [''] }),
+  };
+}
+
+export type KeyProbeResult =
+  | { ok: true; message: string }
+  | { ok: false; code: 'bad_key' | 'not_premium' | 'not_found' | 'unexpected'; message: string };
+
+export function readKeyProbe(answer: HttpAnswer, now = 0): KeyProbeResult {
+  const a = classify(answer, 1, now);
+  switch (a.kind) {
+    case 'envelope':
+      return { ok: true, message: 'The API key works and the plan is active (the test billed nothing).' };
+    case 'bad_key':
+      return {
+        ok: false,
+        code: 'bad_key',
+        message: 'Incorrect API key: the service answered "incorrect API key provided".',
+      };
+    case 'not_premium':
+      return {
+        ok: false,
+        code: 'not_premium',
+        message: 'The key is valid but the plan does not allow this request or has expired.',
+      };
+    case 'not_found':
+      return {
+        ok: false,
+        code: 'not_found',
+        message: `The base URL does not serve the DAPA checker (HTTP ${a.status}).`,
+      };
+    case 'rate_limited':
+      return { ok: true, message: 'The API key is accepted (the plan is rate limited right now: 429).' };
+    default:
+      return {
+        ok: false,
+        code: 'unexpected',
+        message: `Unexpected answer from the service (HTTP ${answer.status}).`,
+      };
+  }
+}

@@ -1,0 +1,66 @@
+// What a check run gives back: exactly one Outcome per input position, and the totals of the run.
+import type { DomainRecord } from './wire';
+
+export type SkipReason =
+  'invalid_url_format' | 'empty_url' | 'lookup_failed' | 'rate_limit_reached' | (string & {});
+
+/** Why a position has no record and no skip. `retryable` says whether running again can help. */
+export type ErrorCode =
+  | 'bad_key' // 401 incorrect API key provided
+  | 'not_premium' // 401 you are not premium for this request
+  | 'validation' // 422 Validation Error
+  | 'not_found' // the base URL does not serve the endpoint
+  | 'plan_limit' // the plan accepts no URL at all per request
+  | 'server_error' // 5xx / network / unreadable answers kept failing
+  | 'unmatched' // billed, but the record could not be told apart from others in its batch
+  | 'missing' // the server kept answering without a record or a skip for it
+  | 'unfinished' // the deadline or the wait budget came first
+  | 'cancelled'; // the caller cancelled the run
+
+export type Outcome =
+  | { kind: 'record'; key: string; record: DomainRecord; cached: boolean }
+  | { kind: 'skip'; reason: SkipReason; message: string; retryable: boolean; blank?: boolean; key?: string }
+  | { kind: 'error'; code: ErrorCode; message: string; retryable: boolean; key?: string };
+
+export interface Totals {
+  /** Input positions, and how they ended: records + skips + errors = inputs. */
+  inputs: number;
+  records: number;
+  skips: number;
+  errors: number;
+  /** Blank or whitespace-only positions (counted among skips as empty_url, decided locally). */
+  blanks: number;
+  /** Distinct domain keys among the inputs, and how many of them the cache answered. */
+  distinct: number;
+  cached: number;
+  /** HTTP requests sent, and billed queries (the sum of `summary.processed`). */
+  requests: number;
+  billed: number;
+  /** Times a domain was queued again after a retryable answer (skip, 429, 5xx, network, unreadable). */
+  retries: number;
+  /** Milliseconds the run asked its driver to wait. */
+  waitedMs: number;
+  /** Final skip outcomes per reason, per position. */
+  skippedByReason: Record<string, number>;
+  /** Final error outcomes per code, per position. */
+  errorsByCode: Record<string, number>;
+  /** Answers that were not an envelope. */
+  responses: { rateLimited: number; limitExceeded: number; transient: number };
+}
+
+/** What the run learned about the plan; the shell keeps it so the next run starts from it. */
+export interface Learned {
+  maxUrlsPerRequest?: number;
+  requestsPerMinute?: number;
+  urlsPerMinute?: number;
+}
+
+export interface Report {
+  outcomes: Outcome[];
+  totals: Totals;
+  learned: Learned;
+  /** Records fetched in this run (not from the cache), by key: what the shell may cache. */
+  fresh: Array<{ key: string; record: DomainRecord }>;
+  /** Set when the run stopped on an error that ends every unfinished position (wrong key, expired plan, ...). */
+  fatal?: { code: ErrorCode; message: string };
+}

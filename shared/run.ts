@@ -1,0 +1,545 @@
+// CheckRun: the whole check as a state machine that does no I/O and reads no clock (in the style of h11).
+// The driver asks `next(now)` what to do (send a batch, wait, or stop), performs it, and hands the answer back
+// with `receive`. Every input position ends in exactly one Outcome, whatever the server or the network does.
+import { DAPA_PATH, JSON_HEADERS, endpointUrl } from './endpoints';
+import { type Entry, keyOfDomain, toEntry } from './inputs';
+import type { ErrorCode, Learned, Outcome, Report, Totals } from './outcome';
+import { type Pace, Pacer } from './pacer';
+import { fullJitter, seededRandom } from './random';
+import { type Answer, type DomainRecord, type HttpAnswer, type SkippedEntry, classify } from './wire';
+
+export interface RunOptions {
+  /** Base URL of the service (see BASE_URLS); the path is added here. */
+  baseUrl: string;
+  /** Absolute time, on the driver's clock, by which the run must have stopped. */
+  deadline: number;
+  /** The plan's maximum URLs per request, when known (learned earlier, or set by the user). */
+  maxUrlsPerRequest?: number;
+  /** Rate limits learned earlier; the run paces to them from its first request. */
+  pace?: Pace;
+  /** How many times a domain is sent again after `lookup_failed` (default 3). */
+  retries?: number;
+  /** Whether to wait out `rate_limit_reached` skips and 429s (default true); false ends them as skips at once. */
+  waitForRateLimits?: boolean;
+  /** Longest total wait the run may ask for (default: no limit besides the deadline). */
+  maxWaitMs?: number;
+  /** Failed answers in a row (5xx, network, unreadable) after which the run gives up (default 5). */
+  maxConsecutiveFailures?: number;
+  /** Seed for the jitter of backoffs (default 1). */
+  seed?: number;
+}
+
+/** First batch size when the plan's maximum is unknown; a 422 Limit Exceeded shrinks it. */
+export const DEFAULT_BATCH_SIZE = 100;
+const RATE_LIMIT_RESENDS = 25;
+
+export interface HttpRequest {
+  method: 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Step =
+  | { type: 'send'; id: number; urls: string[]; request: HttpRequest }
+  | { type: 'wait'; ms: number }
+  | { type: 'done' };
+
+/** A transport failure the driver saw instead of an HTTP answer. */
+export interface NetworkFailure {
+  error: string;
+}
+
+interface Domain {
+  key: string;
+  positions: number[];
+  outcome?: Outcome;
+  lookupRetries: number;
+  rateRetries: number;
+  missingRetries: number;
+}
+
+export class CheckRun {
+  private readonly entries: Entry[];
+  private readonly domains = new Map<string, Domain>();
+  private queue: string[] = [];
+  private inflight?: { id: number; keys: string[]; sentAt: number };
+  private nextId = 1;
+  private batchSize: number;
+  private readonly learned: Learned = {};
+  private readonly pacer: Pacer;
+  private readonly random: () => number;
+  private notBefore = -Infinity;
+  private failuresInRow = 0;
+  private rateLimitsInRow = 0;
+  private spentWindowsInRow = 0;
+  private readonly latencies: number[] = [];
+  private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
+  private fatal?: { code: ErrorCode; message: string };
+  private finished = false;
+  private readonly counts = {
+    requests: 0,
+    billed: 0,
+    retries: 0,
+    waitedMs: 0,
+    cached: 0,
+    rateLimited: 0,
+    limitExceeded: 0,
+    transient: 0,
+  };
+  private readonly endpoint: string;
+
+  constructor(
+    values: readonly unknown[],
+    private readonly options: RunOptions,
+  ) {
+    this.endpoint = endpointUrl(options.baseUrl);
+    this.entries = values.map(toEntry);
+    this.entries.forEach((entry, position) => {
+      if (entry.kind !== 'candidate') return;
+      const known = this.domains.get(entry.key);
+      if (known) known.positions.push(position);
+      else {
+        this.domains.set(entry.key, {
+          key: entry.key,
+          positions: [position],
+          lookupRetries: 0,
+          rateRetries: 0,
+          missingRetries: 0,
+        });
+        this.queue.push(entry.key);
+      }
+    });
+    this.batchSize = Math.max(1, Math.floor(options.maxUrlsPerRequest ?? DEFAULT_BATCH_SIZE));
+    this.pacer = new Pacer({ ...options.pace });
+    this.random = seededRandom(options.seed ?? 1);
+  }
+
+  /** Distinct domain keys still to be checked: what a shell looks up in its cache before the first step. */
+  pendingKeys(): string[] {
+    return this.queue.slice();
+  }
+
+  /** Answers from the shell's cache: those domains are done and cost nothing. */
+  addCached(
+    records: ReadonlyMap<string, DomainRecord> | Readonly<Record<string, DomainRecord | undefined>>,
+  ): void {
+    const get = (key: string) =>
+      records instanceof Map ? records.get(key) : (records as Record<string, DomainRecord | undefined>)[key];
+    this.queue = this.queue.filter((key) => {
+      const record = get(key);
+      if (!record) return true;
+      this.settle(key, { kind: 'record', key, record, cached: true });
+      this.counts.cached += 1;
+      return false;
+    });
+  }
+
+  /** What the driver should do now. */
+  next(now: number): Step {
+    if (this.finished) return { type: 'done' };
+    if (this.inflight) throw new Error('CheckRun.next: the previous request has not been answered yet');
+    if (this.queue.length === 0) return this.finish();
+    const wanted = Math.min(this.batchSize, this.queue.length);
+    const slot = this.pacer.plan(Math.max(now, this.notBefore), wanted);
+    const latency = this.latencyEstimate();
+    if (slot.at > now) {
+      const ms = slot.at - now;
+      if (slot.at + latency > this.options.deadline) {
+        return this.finish(
+          'unfinished',
+          `Not checked yet: the next request could only go in ${seconds(ms)}, after this run's time limit. Run again to finish.`,
+        );
+      }
+      if (this.counts.waitedMs + ms > (this.options.maxWaitMs ?? Infinity)) {
+        return this.finish(
+          'unfinished',
+          `Not checked yet: waiting ${seconds(ms)} more for the plan's rate limit would pass the maximum total wait. Run again to finish.`,
+        );
+      }
+      this.counts.waitedMs += ms;
+      return { type: 'wait', ms };
+    }
+    if (now + latency > this.options.deadline) {
+      return this.finish(
+        'unfinished',
+        "Not checked yet: this run's time limit was reached. Run again to finish.",
+      );
+    }
+    const keys = this.queue.splice(0, slot.urls);
+    const id = this.nextId++;
+    this.inflight = { id, keys, sentAt: now };
+    this.counts.requests += 1;
+    return {
+      type: 'send',
+      id,
+      urls: keys,
+      request: {
+        method: 'POST',
+        url: this.endpoint,
+        headers: { ...JSON_HEADERS },
+        body: JSON.stringify({ urls: keys }),
+      },
+    };
+  }
+
+  /** The answer to request `id`: an HTTP answer, or a network failure. */
+  receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
+    if (!this.inflight || this.inflight.id !== id) return; // a late answer after cancel(): ignore it
+    const { keys, sentAt } = this.inflight;
+    this.inflight = undefined;
+    this.latencies.push(Math.max(0, now - sentAt));
+    if (this.latencies.length > 5) this.latencies.shift();
+    const answer: Answer =
+      'error' in response
+        ? {
+            kind: 'transient',
+            status: 0,
+            what: `a network failure (${String(response.error).slice(0, 120)})`,
+          }
+        : classify(response, keys.length, now);
+    switch (answer.kind) {
+      case 'envelope':
+        return this.onEnvelope(keys, answer, now);
+      case 'bad_key':
+        return this.stop(
+          'bad_key',
+          `Incorrect API key: the DAPA service answered "${answer.message}". Check the API key in your settings.`,
+        );
+      case 'not_premium':
+        return this.stop(
+          'not_premium',
+          `Your plan does not allow this request or has expired: the DAPA service answered "${answer.message}". Renew or upgrade the plan, or use another key.`,
+        );
+      case 'validation':
+        return this.stop(
+          'validation',
+          `The DAPA service rejected the request as invalid (${answer.message || 'Validation Error'}). Check that the base URL points at the DAPA checker API.`,
+        );
+      case 'not_found':
+        return this.stop(
+          'not_found',
+          `The base URL does not serve the DAPA checker (HTTP ${answer.status} for POST ${DAPA_PATH}). Check the base URL in your settings.`,
+        );
+      case 'limit_exceeded':
+        return this.onLimitExceeded(keys, answer.maximum);
+      case 'rate_limited':
+        return this.onRateLimited(keys, answer.retryAfterMs, now);
+      case 'transient':
+        return this.onFailure(keys, answer.what, now);
+    }
+  }
+
+  /** Stops the run at once; what is not finished ends as `cancelled`. */
+  cancel(): void {
+    this.inflight = undefined;
+    if (!this.finished) this.finish('cancelled', 'Not checked: the run was cancelled.');
+  }
+
+  /** One outcome per input position, the totals, what was learned, and what may be cached. */
+  report(): Report {
+    const outcomes = this.entries.map((entry): Outcome => {
+      if (entry.kind === 'blank')
+        return {
+          kind: 'skip',
+          reason: 'empty_url',
+          message: 'Empty: nothing to check.',
+          retryable: false,
+          blank: true,
+        };
+      if (entry.kind === 'rejected')
+        return { kind: 'skip', reason: entry.reason, message: entry.message, retryable: false };
+      return (
+        this.domains.get(entry.key)?.outcome ?? {
+          kind: 'error',
+          code: 'unfinished',
+          message: 'Not checked yet: the run has not finished. Run again to finish.',
+          retryable: true,
+          key: entry.key,
+        }
+      );
+    });
+    return {
+      outcomes,
+      totals: this.totals(outcomes),
+      learned: { ...this.learned, ...this.pacer.limits },
+      fresh: this.fresh.slice(),
+      fatal: this.fatal,
+    };
+  }
+
+  private onEnvelope(keys: string[], answer: Extract<Answer, { kind: 'envelope' }>, now: number): void {
+    this.failuresInRow = 0;
+    this.rateLimitsInRow = 0;
+    if (answer.processed > 0) this.spentWindowsInRow = 0;
+    this.counts.billed += answer.processed;
+    this.pacer.accepted(now, answer.processed);
+    const open = new Set(keys);
+    const rateLimited: string[] = [];
+    for (const skip of answer.skipped) {
+      const key = this.keyOfSkip(skip, keys, open);
+      if (key === undefined) continue;
+      open.delete(key);
+      if (skip.reason === 'rate_limit_reached') rateLimited.push(key);
+      else this.onSkip(key, skip);
+    }
+    const { matched, unmatched } = matchRecords([...open], answer.records);
+    for (const [key, record] of matched) {
+      open.delete(key);
+      this.fresh.push({ key, record });
+      this.settle(key, { kind: 'record', key, record, cached: false });
+    }
+    const strays = unmatched.length + answer.malformedRecords;
+    for (const key of open) {
+      if (strays > 0) {
+        const seen = unmatched.map((r) => `"${r.domain}"`).join(', ') || 'records without a domain';
+        this.settle(key, {
+          kind: 'error',
+          code: 'unmatched',
+          message: `The service answered with data (${seen}) that could not be matched to this domain; it was not sent again so that it is not billed twice.`,
+          retryable: false,
+          key,
+        });
+      } else if (this.domain(key).missingRetries++ < (this.options.retries ?? 3)) {
+        this.requeue([key], 'back');
+      } else {
+        this.settle(key, {
+          kind: 'error',
+          code: 'missing',
+          message:
+            'The service answered without a result or a reason for this domain, several times. Try again later.',
+          retryable: true,
+          key,
+        });
+      }
+    }
+    if (rateLimited.length > 0) this.onUrlLimit(rateLimited, answer.skipped, now);
+  }
+
+  private onSkip(key: string, skip: SkippedEntry): void {
+    const domain = this.domain(key);
+    if (skip.reason === 'lookup_failed' && domain.lookupRetries++ < (this.options.retries ?? 3)) {
+      this.requeue([key], 'back');
+      return;
+    }
+    this.settle(key, {
+      kind: 'skip',
+      reason: skip.reason,
+      message: skip.message || defaultSkipMessage(skip.reason),
+      retryable: skip.reason === 'lookup_failed',
+      key,
+    });
+  }
+
+  private onUrlLimit(keys: string[], skipped: SkippedEntry[], now: number): void {
+    const learned = this.pacer.learnUrlLimit(now);
+    const again = keys.filter(
+      (key) =>
+        this.options.waitForRateLimits !== false && this.domain(key).rateRetries++ < RATE_LIMIT_RESENDS,
+    );
+    for (const key of keys) {
+      if (again.includes(key)) continue;
+      const message = skipped.find((s) => s.reason === 'rate_limit_reached')?.message;
+      this.settle(key, {
+        kind: 'skip',
+        reason: 'rate_limit_reached',
+        message: message || defaultSkipMessage('rate_limit_reached'),
+        retryable: true,
+        key,
+      });
+    }
+    this.requeue(again, 'front');
+    if (learned === 0) {
+      // The minute's budget was spent before this run (another run with the same key): back off instead.
+      this.spentWindowsInRow += 1;
+      this.notBefore = now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000);
+    }
+  }
+
+  private onLimitExceeded(keys: string[], maximum: number | undefined): void {
+    this.counts.limitExceeded += 1;
+    if (keys.length <= 1) {
+      return this.stop(
+        'plan_limit',
+        'The plan accepts no URL per request (422 Limit Exceeded for a single URL). Check the plan.',
+      );
+    }
+    this.batchSize = Math.max(1, Math.min(maximum ?? Math.floor(keys.length / 2), keys.length - 1));
+    this.learned.maxUrlsPerRequest = this.batchSize;
+    this.requeue(keys, 'front', false);
+  }
+
+  private onRateLimited(keys: string[], retryAfterMs: number | undefined, now: number): void {
+    this.counts.rateLimited += 1;
+    this.rateLimitsInRow += 1;
+    this.pacer.learnRequestLimit(now);
+    if (this.options.waitForRateLimits === false || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
+      for (const key of keys) {
+        this.settle(key, {
+          kind: 'skip',
+          reason: 'rate_limit_reached',
+          message: "The plan's request rate limit was reached (429 Too Many Requests). Run again later.",
+          retryable: true,
+          key,
+        });
+      }
+      return;
+    }
+    this.notBefore = now + (retryAfterMs ?? fullJitter(this.rateLimitsInRow, this.random));
+    this.requeue(keys, 'front');
+  }
+
+  private onFailure(keys: string[], what: string, now: number): void {
+    this.counts.transient += 1;
+    this.failuresInRow += 1;
+    const limit = this.options.maxConsecutiveFailures ?? 5;
+    if (this.failuresInRow >= limit) {
+      this.requeue(keys, 'front', false);
+      return this.stop(
+        'server_error',
+        `The DAPA service kept failing (${what}, ${this.failuresInRow} times in a row). Try again later.`,
+        true,
+      );
+    }
+    this.notBefore = now + fullJitter(this.failuresInRow, this.random);
+    this.requeue(keys, 'front');
+  }
+
+  /** Finds the key a skipped entry speaks of: by its index when the url agrees, else by its url. */
+  private keyOfSkip(skip: SkippedEntry, keys: string[], open: Set<string>): string | undefined {
+    const i = skip.index;
+    const byIndex = i !== undefined && Number.isInteger(i) && i >= 0 && i < keys.length ? keys[i] : undefined;
+    const url = (skip.url ?? '').trim();
+    if (
+      byIndex !== undefined &&
+      open.has(byIndex) &&
+      (url === '' || url === byIndex || keyOfDomain(url) === byIndex)
+    )
+      return byIndex;
+    if (url === '') return undefined;
+    const k = keyOfDomain(url);
+    return open.has(k) ? k : keys.find((key) => open.has(key) && key === url.toLowerCase());
+  }
+
+  private requeue(keys: string[], where: 'front' | 'back', countsAsRetry = true): void {
+    if (keys.length === 0) return;
+    if (countsAsRetry) this.counts.retries += keys.length;
+    this.queue = where === 'front' ? keys.concat(this.queue) : this.queue.concat(keys);
+  }
+
+  private settle(key: string, outcome: Outcome): void {
+    this.domain(key).outcome = outcome;
+  }
+
+  private domain(key: string): Domain {
+    const d = this.domains.get(key);
+    if (!d) throw new Error(`CheckRun: unknown key ${key}`);
+    return d;
+  }
+
+  private latencyEstimate(): number {
+    return this.latencies.length > 0 ? Math.max(...this.latencies) : 0;
+  }
+
+  /** Ends every unsettled domain with an error (when given) and marks the run finished. */
+  private finish(code?: ErrorCode, message?: string, retryable = true): Step {
+    if (code && message) {
+      for (const domain of this.domains.values()) {
+        if (!domain.outcome) domain.outcome = { kind: 'error', code, message, retryable, key: domain.key };
+      }
+    }
+    this.queue = [];
+    this.finished = true;
+    return { type: 'done' };
+  }
+
+  private stop(code: ErrorCode, message: string, retryable = false): void {
+    this.fatal = { code, message };
+    this.finish(code, message, retryable);
+  }
+
+  private totals(outcomes: Outcome[]): Totals {
+    const skippedByReason: Record<string, number> = {};
+    const errorsByCode: Record<string, number> = {};
+    let records = 0;
+    let blanks = 0;
+    for (const o of outcomes) {
+      if (o.kind === 'record') records += 1;
+      else if (o.kind === 'skip') {
+        skippedByReason[o.reason] = (skippedByReason[o.reason] ?? 0) + 1;
+        if (o.blank) blanks += 1;
+      } else errorsByCode[o.code] = (errorsByCode[o.code] ?? 0) + 1;
+    }
+    const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+    const c = this.counts;
+    return {
+      inputs: outcomes.length,
+      records,
+      skips: sum(skippedByReason),
+      errors: sum(errorsByCode),
+      blanks,
+      distinct: this.domains.size,
+      cached: c.cached,
+      requests: c.requests,
+      billed: c.billed,
+      retries: c.retries,
+      waitedMs: c.waitedMs,
+      skippedByReason,
+      errorsByCode,
+      responses: { rateLimited: c.rateLimited, limitExceeded: c.limitExceeded, transient: c.transient },
+    };
+  }
+}
+
+/**
+ * Pairs records with the keys that were sent, never by order: first by the normalized domain, then by one
+ * being a subdomain of the other (a server may answer for the registrable domain), then a lone leftover pair.
+ */
+export function matchRecords(
+  keys: readonly string[],
+  records: readonly DomainRecord[],
+): { matched: Map<string, DomainRecord>; unmatched: DomainRecord[] } {
+  const matched = new Map<string, DomainRecord>();
+  const open = new Set(keys);
+  let rest: DomainRecord[] = [];
+  for (const record of records) {
+    const k = keyOfDomain(record.domain);
+    if (open.has(k)) {
+      matched.set(k, record);
+      open.delete(k);
+    } else if (!matched.has(k)) rest.push(record);
+  }
+  rest = rest.filter((record) => {
+    const k = keyOfDomain(record.domain);
+    const related = [...open].filter((key) => key.endsWith('.' + k) || k.endsWith('.' + key));
+    if (related.length !== 1) return true;
+    matched.set(related[0], record);
+    open.delete(related[0]);
+    return false;
+  });
+  if (rest.length === 1 && open.size === 1) {
+    const [key] = open;
+    matched.set(key, rest[0]);
+    rest = [];
+  }
+  return { matched, unmatched: rest };
+}
+
+function defaultSkipMessage(reason: string): string {
+  switch (reason) {
+    case 'invalid_url_format':
+      return 'Not a valid URL: enter a domain with an extension, such as example.com.';
+    case 'empty_url':
+      return 'Empty: nothing to check.';
+    case 'lookup_failed':
+      return 'No data could be fetched this time. Run again later.';
+    case 'rate_limit_reached':
+      return "The plan's per-minute URL limit was reached. Run again later.";
+    default:
+      return `Skipped by the service (${reason}).`;
+  }
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.ceil(ms / 1000)} s`;
+}

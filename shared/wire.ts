@@ -1,0 +1,216 @@
+// The wire format: one zod schema per shape the spec describes, parsed at the edge. `classify` turns any HTTP
+// answer (JSON, HTML from a proxy, nothing at all) into one plain `Answer` the check run can act on.
+import * as z from 'zod/mini';
+
+const numeric = z.union([
+  z.number(),
+  z.pipe(
+    z.string().check(z.regex(/^\s*-?\d+(?:\.\d+)?\s*$/)),
+    z.transform((s: string) => Number(s)),
+  ),
+]);
+const metric = z.optional(z.nullable(numeric));
+
+/** A domain record (spec 2.1). Numbers may arrive as numeric strings; a missing metric becomes null. */
+export const DomainRecordSchema = z.object({
+  domain: z.string(),
+  site_da: metric,
+  site_pa: metric,
+  site_mr: metric,
+  spam_score: metric,
+});
+
+/** A skipped entry (spec 2.3). */
+export const SkippedEntrySchema = z.object({
+  index: z.optional(numeric),
+  url: z.optional(z.string()),
+  reason: z.string(),
+  message: z.optional(z.string()),
+});
+
+/** The response envelope (spec 2.5). Elements are checked one by one so that one odd record loses nothing else. */
+export const EnvelopeSchema = z.object({
+  status: z.optional(numeric),
+  message: z.optional(z.string()),
+  data: z.array(z.unknown()),
+  summary: z.optional(
+    z.object({
+      submitted: z.optional(numeric),
+      processed: z.optional(numeric),
+      skipped: z.optional(numeric),
+    }),
+  ),
+  skipped: z.optional(z.array(z.unknown())),
+});
+
+/** The generic error body and the authentication body (spec 7); both optional, since most are "not shown". */
+const ErrorBodySchema = z.object({
+  error: z.optional(z.unknown()),
+  message: z.optional(z.unknown()),
+  type: z.optional(z.unknown()),
+});
+
+export interface DomainRecord {
+  domain: string;
+  site_da: number | null;
+  site_pa: number | null;
+  site_mr: number | null;
+  spam_score: number | null;
+}
+export interface SkippedEntry {
+  index?: number;
+  url?: string;
+  reason: string;
+  message: string;
+}
+
+/** What came back, whatever its form. */
+export type Answer =
+  | {
+      kind: 'envelope';
+      records: DomainRecord[];
+      malformedRecords: number;
+      skipped: SkippedEntry[];
+      processed: number;
+    }
+  | { kind: 'bad_key'; message: string }
+  | { kind: 'not_premium'; message: string }
+  | { kind: 'validation'; message: string }
+  | { kind: 'limit_exceeded'; maximum?: number; message: string }
+  | { kind: 'rate_limited'; retryAfterMs?: number }
+  | { kind: 'not_found'; status: number }
+  | { kind: 'transient'; status: number; what: string };
+
+export interface HttpAnswer {
+  status: number;
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
+  body: string;
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+function header(headers: HttpAnswer['headers'], name: string): string | undefined {
+  if (!headers) return undefined;
+  const wanted = name.toLowerCase();
+  for (const k of Object.keys(headers)) {
+    if (k.toLowerCase() === wanted) {
+      const v = headers[k];
+      return Array.isArray(v) ? v[0] : v;
+    }
+  }
+  return undefined;
+}
+
+/** `Retry-After` as milliseconds from `now`: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** The text of an error body: `message`, else `error`, else a short cut of the raw body. */
+function errorText(json: unknown, body: string): string {
+  const parsed = ErrorBodySchema.safeParse(json);
+  if (parsed.success) {
+    const { message, error } = parsed.data;
+    const parts = [error, message].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
+    if (parts.length > 0) return parts.join(': ');
+  }
+  return body
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
+}
+
+function parseEnvelope(json: unknown): Answer | undefined {
+  const env = EnvelopeSchema.safeParse(json);
+  if (!env.success) return undefined;
+  const records: DomainRecord[] = [];
+  let malformedRecords = 0;
+  for (const item of env.data.data) {
+    const r = DomainRecordSchema.safeParse(item);
+    if (!r.success) {
+      malformedRecords += 1;
+      continue;
+    }
+    records.push({
+      domain: r.data.domain,
+      site_da: r.data.site_da ?? null,
+      site_pa: r.data.site_pa ?? null,
+      site_mr: r.data.site_mr ?? null,
+      spam_score: r.data.spam_score ?? null,
+    });
+  }
+  const skipped: SkippedEntry[] = [];
+  for (const item of env.data.skipped ?? []) {
+    const s = SkippedEntrySchema.safeParse(item);
+    if (s.success)
+      skipped.push({
+        index: s.data.index,
+        url: s.data.url,
+        reason: s.data.reason,
+        message: s.data.message ?? '',
+      });
+  }
+  const processed = env.data.summary?.processed;
+  return {
+    kind: 'envelope',
+    records,
+    malformedRecords,
+    skipped,
+    processed:
+      typeof processed === 'number' && processed >= env.data.data.length ? processed : env.data.data.length,
+  };
+}
+
+/** The maximum a Limit Exceeded message names: the largest number in it below what was sent. */
+function maximumIn(text: string, sent: number): number | undefined {
+  const numbers = (text.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < sent);
+  return numbers.length > 0 ? Math.max(...numbers) : undefined;
+}
+
+/** Classifies one HTTP answer; `sent` is how many URLs the request carried. Never throws. */
+export function classify(answer: HttpAnswer, sent: number, now: number): Answer {
+  const { status, body } = answer;
+  const json = parseJson(body);
+  if (status === 401 || status === 403) {
+    const text = errorText(json, body);
+    if (/premium|plan|expired|subscri/i.test(text)) return { kind: 'not_premium', message: text };
+    return { kind: 'bad_key', message: text };
+  }
+  if (status === 429)
+    return {
+      kind: 'rate_limited',
+      retryAfterMs: parseRetryAfter(header(answer.headers, 'retry-after'), now),
+    };
+  if ((status >= 200 && status < 300) || status === 422) {
+    const envelope = json === undefined ? undefined : parseEnvelope(json);
+    if (envelope) return envelope;
+  }
+  if (status === 422 || status === 413) {
+    const text = errorText(json, body);
+    if (/validat/i.test(text) && !/limit|exceed|maximum/i.test(text))
+      return { kind: 'validation', message: text };
+    // A 422 that is not the envelope, while the request was a well-formed array, can only be the plan maximum.
+    return { kind: 'limit_exceeded', maximum: maximumIn(text, sent), message: text };
+  }
+  if (status === 400) return { kind: 'validation', message: errorText(json, body) };
+  if (status === 404 || status === 405) return { kind: 'not_found', status };
+  if (status >= 200 && status < 300)
+    return { kind: 'transient', status, what: 'an answer that is not the DAPA envelope' };
+  return {
+    kind: 'transient',
+    status,
+    what: status >= 500 ? `HTTP ${status} from the server` : `HTTP ${status}`,
+  };
+}
