@@ -1,0 +1,57 @@
+// The core runs unchanged in a bare V8 realm: no setTimeout, URL, TextEncoder, process, fetch (as in Apps Script).
+import * as vm from 'node:vm';
+import { bundleCore } from './core-bundle';
+import { FakeApi } from './fake-api';
+
+const MAX_CORE_BYTES = 40 * 1024;
+
+describe('the bundled core', () => {
+  const { code, bytes } = bundleCore();
+
+  test(`is at most 40 KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
+    expect(bytes).toBeLessThanOrEqual(MAX_CORE_BYTES);
+  });
+
+  test('runs a whole check inside a bare node:vm realm with only a synchronous send and sleep', () => {
+    const context = vm.createContext({});
+    const globals = vm.runInContext(
+      'typeof setTimeout + typeof URL + typeof TextEncoder + typeof process + typeof fetch',
+      context,
+    );
+    expect(globals).toBe('undefinedundefinedundefinedundefinedundefined');
+    vm.runInContext(code, context);
+    const api = new FakeApi({ maxUrls: 2, faults: ['502html'], reverse: true });
+    context.hostSend = (body: string) => {
+      try {
+        return JSON.stringify(api.handle({ method: 'POST', url: 'x', headers: {}, body }));
+      } catch (e) {
+        return JSON.stringify({ networkError: String(e) });
+      }
+    };
+    const result = vm.runInContext(
+      `(function () {
+        var t = 0;
+        var run = new DapaCore.CheckRun(['a.com', 'www.b.com', 'c.com', '', 7, 'a.com/x'], { baseUrl: 'http://sandbox', deadline: 600000 });
+        var report = DapaCore.runSync(run, {
+          now: function () { return t; },
+          sleep: function (ms) { t += ms; },
+          send: function (req) { t += 50; return JSON.parse(hostSend(req.body)); }
+        });
+        return JSON.stringify(report);
+      })()`,
+      context,
+    );
+    const report = JSON.parse(result as string);
+    expect(report.outcomes.map((o: { kind: string }) => o.kind)).toEqual([
+      'record',
+      'record',
+      'record',
+      'skip',
+      'skip',
+      'record',
+    ]);
+    expect(report.learned.maxUrlsPerRequest).toBe(2);
+    expect(report.totals.billed).toBe(3);
+    expect(report.totals.responses.transient).toBe(1);
+  });
+});
