@@ -1,0 +1,529 @@
+// The Sheets sidebar's browser code: settings, a bulk check driven as many short continueJob() calls, progress,
+// cancel / resume / retry and a summary. Every server string reaches the page through textContent only.
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import type {
+  Environment,
+  JobSource,
+  JobState,
+  ServerFunctionName,
+  ServerFunctions,
+  SelectionInfo,
+  Settings,
+  SettingsChange,
+} from './contract';
+
+interface ScriptRun {
+  withSuccessHandler(handler: (value: unknown) => void): ScriptRun;
+  withFailureHandler(handler: (error: unknown) => void): ScriptRun;
+}
+
+interface ScriptHost {
+  google?: { script?: { run?: ScriptRun } };
+}
+
+const ENVIRONMENT_LABELS: Record<Environment, string> = {
+  production: 'Production',
+  staging: 'Staging',
+  custom: 'Custom',
+};
+
+const STATUS_TITLES: Record<JobState['status'], string> = {
+  running: 'Checking…',
+  done: 'Finished',
+  cancelled: 'Cancelled',
+  error: 'Stopped by an error',
+};
+
+function scriptRun(): ScriptRun | undefined {
+  return (window as unknown as ScriptHost).google?.script?.run;
+}
+
+/** A readable message from whatever a failure handler received (Apps Script passes an Error, sometimes a string). */
+function errorMessage(error: unknown): string {
+  if (typeof error === 'string' && error.trim()) return error;
+  if (error && typeof (error as { message?: unknown }).message === 'string') {
+    const message = (error as { message: string }).message.trim();
+    if (message) return message;
+  }
+  return 'The call to the script failed without a message. Check your connection and try again.';
+}
+
+/** Calls one server function through google.script.run as a Promise. */
+function server<N extends ServerFunctionName>(
+  name: N,
+  ...args: Parameters<ServerFunctions[N]>
+): Promise<ReturnType<ServerFunctions[N]>> {
+  return new Promise((resolve, reject) => {
+    const run = scriptRun();
+    if (!run) {
+      reject(
+        new Error('google.script.run is not available: open this sidebar from the add-on menu in Sheets.'),
+      );
+      return;
+    }
+    const runner = run
+      .withSuccessHandler((value) => resolve(value as ReturnType<ServerFunctions[N]>))
+      .withFailureHandler((error) => reject(new Error(errorMessage(error))));
+    const call = (runner as unknown as Record<string, (...callArgs: unknown[]) => void>)[name];
+    if (typeof call !== 'function') {
+      reject(new Error(`The script has no server function ${name}(); the add-on may be out of date.`));
+      return;
+    }
+    call.apply(runner, args);
+  });
+}
+
+function isJobState(value: unknown): value is JobState {
+  const job = value as JobState | null;
+  return (
+    !!job &&
+    typeof job === 'object' &&
+    typeof job.total === 'number' &&
+    typeof job.done === 'number' &&
+    typeof job.status === 'string' &&
+    !!job.counts &&
+    typeof job.counts === 'object'
+  );
+}
+
+/** Server job answers are checked before use, so a malformed one gives a message instead of a broken page. */
+async function checkedJob(name: ServerFunctionName, answer: Promise<unknown>): Promise<JobState> {
+  const value = await answer;
+  if (!isJobState(value)) throw new Error(`The script answered ${name}() with something that is not a job.`);
+  return value;
+}
+
+const jobCalls = {
+  start: (source: JobSource) => checkedJob('startJob', server('startJob', source)),
+  continue: () => checkedJob('continueJob', server('continueJob')),
+  cancel: () => checkedJob('cancelJob', server('cancelJob')),
+  retrySkipped: () => checkedJob('retrySkipped', server('retrySkipped')),
+};
+
+function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`The sidebar markup lacks #${id}.`);
+  return element as T;
+}
+
+function formatCount(value: number | undefined): string {
+  return typeof value === 'number' && Number.isFinite(value) ? value.toLocaleString('en-US') : '0';
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${formatCount(count)} ${count === 1 ? one : many}`;
+}
+
+function setText(id: string, text: string): void {
+  byId(id).textContent = text;
+}
+
+function showMessage(id: string, text: string, kind: 'ok' | 'error' | 'info'): void {
+  const element = byId(id);
+  element.textContent = text;
+  element.classList.toggle('ok', kind === 'ok');
+  element.classList.toggle('error', kind === 'error');
+  element.hidden = text === '';
+}
+
+// ---- state -----------------------------------------------------------------------------------------------
+
+let settings: Settings | null = null;
+let selection: SelectionInfo | null = null;
+let job: JobState | null = null;
+/** A continueJob() loop is active. */
+let driving = false;
+/** The user pressed Cancel while a step was in flight: cancel once it returns. */
+let stopRequested = false;
+/** Server calls in flight other than the loop (settings, start, retry). */
+let busyCalls = 0;
+
+async function whileBusy<T>(work: () => Promise<T>): Promise<T> {
+  busyCalls++;
+  refreshControls();
+  try {
+    return await work();
+  } finally {
+    busyCalls--;
+    refreshControls();
+  }
+}
+
+// ---- settings --------------------------------------------------------------------------------------------
+
+function chosenEnvironment(): Environment {
+  const checked = document.querySelector<HTMLInputElement>('input[name="environment"]:checked');
+  const value = checked?.value;
+  return value === 'staging' || value === 'custom' ? value : 'production';
+}
+
+function showCustomUrlRow(): void {
+  byId('custom-url-row').hidden = chosenEnvironment() !== 'custom';
+}
+
+function renderSettings(): void {
+  if (!settings) return;
+  setText('key-status', settings.hasKey ? `Key saved: ${settings.keyHint}` : 'No API key saved yet.');
+  byId('key-status').classList.toggle('error', !settings.hasKey);
+  setText(
+    'server-status',
+    `Server: ${ENVIRONMENT_LABELS[settings.environment] ?? settings.environment} (${settings.baseUrl})`,
+  );
+  const keyInput = byId<HTMLInputElement>('api-key');
+  keyInput.placeholder = settings.hasKey ? 'Paste a new key to replace it' : 'Paste your API key';
+  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="environment"]')) {
+    radio.checked = radio.value === settings.environment;
+  }
+  const baseUrl = byId<HTMLInputElement>('base-url');
+  baseUrl.value = settings.environment === 'custom' ? settings.baseUrl : '';
+  showCustomUrlRow();
+  byId('remove-key').hidden = !settings.hasKey;
+}
+
+async function loadSettings(): Promise<void> {
+  try {
+    settings = await server('getSettings');
+    renderSettings();
+  } catch (error) {
+    setText('key-status', `Could not read the settings: ${errorMessage(error)}`);
+    byId('key-status').classList.add('error');
+  }
+  refreshControls();
+}
+
+async function saveSettings(change: SettingsChange, done: string): Promise<void> {
+  showMessage('settings-message', '', 'info');
+  try {
+    settings = await whileBusy(() => server('saveSettings', change));
+    byId<HTMLInputElement>('api-key').value = '';
+    renderSettings();
+    showMessage('settings-message', done, 'ok');
+  } catch (error) {
+    showMessage('settings-message', errorMessage(error), 'error');
+  }
+}
+
+function onSaveSettings(event: Event): void {
+  event.preventDefault();
+  const change: SettingsChange = { environment: chosenEnvironment() };
+  const keyInput = byId<HTMLInputElement>('api-key');
+  const key = keyInput.value.trim();
+  if (key) change.apiKey = key;
+  if (change.environment === 'custom') {
+    const url = byId<HTMLInputElement>('base-url').value.trim();
+    if (!url) {
+      showMessage(
+        'settings-message',
+        'Enter the custom base URL, for example https://api.example.com',
+        'error',
+      );
+      return;
+    }
+    change.baseUrl = url;
+  }
+  void saveSettings(change, key ? 'Key and server saved.' : 'Server saved.');
+}
+
+function onRemoveKey(): void {
+  void saveSettings({ apiKey: '' }, 'Key removed.');
+}
+
+async function onTestKey(): Promise<void> {
+  showMessage('settings-message', 'Testing the key (no query is billed)…', 'info');
+  try {
+    const result = await whileBusy(() => server('testKey'));
+    showMessage('settings-message', `${result.ok ? '✓' : '✗'} ${result.message}`, result.ok ? 'ok' : 'error');
+  } catch (error) {
+    showMessage('settings-message', `The key test failed: ${errorMessage(error)}`, 'error');
+  }
+}
+
+// ---- selection and start ---------------------------------------------------------------------------------
+
+function renderSelection(): void {
+  if (!selection) return;
+  const { sheetName, a1, rows, columns, firstColumn } = selection;
+  const size =
+    columns > 1
+      ? `${plural(rows, 'row', 'rows')}; column ${firstColumn} is checked`
+      : plural(rows, 'row', 'rows');
+  setText('selection-info', `${sheetName} · ${a1} (${size})`);
+}
+
+async function loadSelection(): Promise<void> {
+  try {
+    selection = await server('getSelection');
+    renderSelection();
+  } catch (error) {
+    setText('selection-info', `Could not read the selection: ${errorMessage(error)}`);
+  }
+}
+
+function chosenSource(): JobSource | string {
+  const checked = document.querySelector<HTMLInputElement>('input[name="source"]:checked');
+  if (checked?.value !== 'column') return { source: 'selection' };
+  const typed = byId<HTMLInputElement>('column').value.trim();
+  const column = typed.toUpperCase();
+  if (!/^[A-Z]{1,3}$/.test(column)) {
+    return typed
+      ? `“${typed}” is not a column letter. Enter a letter such as B.`
+      : 'Enter the letter of the column that holds the URLs, such as B.';
+  }
+  return { source: 'column', column, headerRow: byId<HTMLInputElement>('header-row').checked };
+}
+
+async function onStart(): Promise<void> {
+  const source = chosenSource();
+  if (typeof source === 'string') {
+    showFailure(source);
+    return;
+  }
+  hideFailure();
+  try {
+    setJob(await whileBusy(() => jobCalls.start(source)));
+  } catch (error) {
+    showFailure(`Could not start: ${errorMessage(error)}`);
+    return;
+  }
+  void loadSelection();
+  await drive();
+}
+
+// ---- the job loop ----------------------------------------------------------------------------------------
+
+function setJob(next: JobState | null): void {
+  job = next;
+  if (!job || job.status !== 'running') byId('resume').hidden = true;
+  renderJob();
+  refreshControls();
+}
+
+/** Calls continueJob() until the job is no longer running; each call is one short server execution. */
+async function drive(): Promise<void> {
+  if (driving) return;
+  driving = true;
+  byId('resume').hidden = true;
+  hideFailure();
+  refreshControls();
+  try {
+    while (job && job.status === 'running') {
+      if (stopRequested) {
+        setJob(await jobCalls.cancel());
+        break;
+      }
+      setJob(await jobCalls.continue());
+    }
+  } catch (error) {
+    if (stopRequested) {
+      showFailure(`Could not cancel: ${errorMessage(error)}`, () => void cancelNow());
+    } else {
+      showFailure(`The check paused: ${errorMessage(error)}`, () => void drive());
+    }
+  } finally {
+    driving = false;
+    stopRequested = false;
+    renderJob();
+    refreshControls();
+  }
+}
+
+async function cancelNow(): Promise<void> {
+  hideFailure();
+  try {
+    setJob(await whileBusy(() => jobCalls.cancel()));
+  } catch (error) {
+    showFailure(`Could not cancel: ${errorMessage(error)}`, () => void cancelNow());
+  }
+}
+
+function onCancel(): void {
+  if (driving) {
+    stopRequested = true;
+    renderJob();
+    refreshControls();
+  } else {
+    void cancelNow();
+  }
+}
+
+async function onRetrySkipped(): Promise<void> {
+  hideFailure();
+  try {
+    setJob(await whileBusy(() => jobCalls.retrySkipped()));
+  } catch (error) {
+    showFailure(`Could not retry: ${errorMessage(error)}`, () => void onRetrySkipped());
+    return;
+  }
+  await drive();
+}
+
+async function loadJob(): Promise<void> {
+  let stored: unknown;
+  try {
+    stored = await server('getJob');
+  } catch (error) {
+    showFailure(`Could not read the last check: ${errorMessage(error)}`, () => void loadJob());
+    return;
+  }
+  if (!isJobState(stored)) {
+    setJob(null);
+    return;
+  }
+  setJob(stored);
+  if (stored.status === 'running' && !driving) {
+    setText(
+      'resume-text',
+      `A check of ${stored.sheetName} · ${stored.a1} is unfinished: ${formatCount(stored.done)} of ` +
+        `${plural(stored.total, 'row', 'rows')} done.`,
+    );
+    byId('resume').hidden = false;
+  }
+}
+
+// ---- rendering -------------------------------------------------------------------------------------------
+
+function renderJob(): void {
+  const section = byId('job');
+  section.hidden = !job;
+  if (!job) return;
+  const { total, done, status, counts } = job;
+  const fraction = total > 0 ? Math.min(1, Math.max(0, done / total)) : status === 'done' ? 1 : 0;
+  const percent = Math.floor(fraction * 100);
+
+  const stopping = stopRequested && status === 'running';
+  const waiting = status === 'running' && !driving;
+  setText('job-title', stopping ? 'Stopping…' : waiting ? 'Paused' : (STATUS_TITLES[status] ?? status));
+  setText('job-range', `${job.sheetName} · ${job.a1}`);
+
+  const bar = byId('progress-bar');
+  bar.setAttribute('aria-valuemax', String(total));
+  bar.setAttribute('aria-valuenow', String(done));
+  bar.classList.toggle('finished', status === 'done');
+  bar.classList.toggle('stopped', status === 'cancelled' || status === 'error');
+  byId('progress-fill').style.width = `${fraction * 100}%`;
+
+  let progress = `${formatCount(done)} of ${plural(total, 'row', 'rows')} (${percent}%)`;
+  if (stopping) progress += ' · stopping after the current step';
+  setText('progress-text', progress);
+
+  setText('count-records', formatCount(counts.records));
+  setText('count-skipped', formatCount(counts.skipped));
+  setText('count-errors', formatCount(counts.errors));
+
+  const message = byId('job-message');
+  message.textContent = job.message ?? '';
+  message.hidden = !job.message;
+  message.classList.toggle('error', status === 'error');
+
+  setText('sum-requests', formatCount(counts.requests));
+  setText('sum-billed', formatCount(counts.billed));
+  setText('sum-cached', formatCount(counts.cached));
+  setText('sum-retryable', formatCount(counts.retryable));
+  renderSkipReasons(job.skippedByReason ?? {});
+
+  const retry = byId('retry-skipped');
+  retry.textContent = `Retry ${plural(counts.retryable, 'skipped row', 'skipped rows')}`;
+}
+
+function renderSkipReasons(byReason: Record<string, number>): void {
+  const body = byId('skip-reasons');
+  const rows = Object.entries(byReason)
+    .filter(([, count]) => typeof count === 'number' && count > 0)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  body.replaceChildren(
+    ...rows.map(([reason, count]) => {
+      const row = document.createElement('tr');
+      const name = document.createElement('th');
+      name.scope = 'row';
+      name.textContent = reason;
+      const value = document.createElement('td');
+      value.textContent = formatCount(count);
+      row.append(name, value);
+      return row;
+    }),
+  );
+  byId('no-skips').hidden = rows.length > 0;
+}
+
+function showFailure(text: string, retry?: () => void): void {
+  setText('failure-text', text);
+  const retryButton = byId<HTMLButtonElement>('failure-retry');
+  retryButton.hidden = !retry;
+  retryButton.onclick = retry
+    ? () => {
+        hideFailure();
+        retry();
+      }
+    : null;
+  byId('failure').hidden = false;
+}
+
+function hideFailure(): void {
+  byId('failure').hidden = true;
+}
+
+/** Enables exactly the buttons that make sense now. */
+function refreshControls(): void {
+  const busy = busyCalls > 0;
+  const running = job?.status === 'running';
+  const hasKey = settings?.hasKey ?? false;
+  byId<HTMLButtonElement>('save-settings').disabled = busy;
+  byId<HTMLButtonElement>('remove-key').disabled = busy;
+  byId<HTMLButtonElement>('test-key').disabled = busy || !hasKey;
+  byId<HTMLButtonElement>('start').disabled = busy || driving || running;
+  byId<HTMLButtonElement>('refresh-selection').disabled = busy;
+  const cancel = byId<HTMLButtonElement>('cancel-job');
+  cancel.hidden = !running;
+  cancel.disabled = busy || stopRequested;
+  const retry = byId<HTMLButtonElement>('retry-skipped');
+  retry.hidden = running || !job || (job.counts.retryable ?? 0) <= 0;
+  retry.disabled = busy || driving;
+  byId<HTMLButtonElement>('resume-job').disabled = busy || driving;
+  byId<HTMLButtonElement>('discard-job').disabled = busy || driving;
+}
+
+// ---- wiring ----------------------------------------------------------------------------------------------
+
+function wire(): void {
+  byId('settings-form').addEventListener('submit', onSaveSettings);
+  byId('remove-key').addEventListener('click', onRemoveKey);
+  byId('test-key').addEventListener('click', () => void onTestKey());
+  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="environment"]')) {
+    radio.addEventListener('change', showCustomUrlRow);
+  }
+  byId('refresh-selection').addEventListener('click', () => {
+    const selectionRadio = document.querySelector<HTMLInputElement>(
+      'input[name="source"][value="selection"]',
+    );
+    if (selectionRadio) selectionRadio.checked = true;
+    void loadSelection();
+  });
+  byId('column').addEventListener('input', () => {
+    const columnRadio = document.querySelector<HTMLInputElement>('input[name="source"][value="column"]');
+    if (columnRadio) columnRadio.checked = true;
+  });
+  byId('start').addEventListener('click', () => void onStart());
+  byId('cancel-job').addEventListener('click', onCancel);
+  byId('retry-skipped').addEventListener('click', () => void onRetrySkipped());
+  byId('resume-job').addEventListener('click', () => void drive());
+  byId('discard-job').addEventListener('click', () => void cancelNow());
+  byId('failure-dismiss').addEventListener('click', hideFailure);
+}
+
+function boot(): void {
+  if (!scriptRun()) {
+    const notice = byId('boot-error');
+    notice.textContent =
+      'This page talks to the add-on through google.script.run, which is missing: open it from the DAPA menu in Google Sheets.';
+    notice.hidden = false;
+    return;
+  }
+  wire();
+  refreshControls();
+  void loadSettings();
+  void loadSelection();
+  void loadJob();
+}
+
+boot();
