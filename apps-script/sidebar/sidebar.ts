@@ -162,8 +162,10 @@ function showCustomUrlRow(): void {
   byId('custom-url-row').hidden = chosenEnvironment() !== 'custom';
 }
 
+/** Opens the settings form while no key is saved; it folds away once one is. */
 function renderSettings(): void {
   if (!settings) return;
+  if (!settings.hasKey) byId<HTMLDetailsElement>('settings-details').open = true;
   setText('key-status', settings.hasKey ? `Key saved: ${settings.keyHint}` : 'No API key saved yet.');
   byId('key-status').classList.toggle('error', !settings.hasKey);
   setText(
@@ -179,6 +181,7 @@ function renderSettings(): void {
   baseUrl.value = settings.environment === 'custom' ? settings.baseUrl : '';
   showCustomUrlRow();
   byId('remove-key').hidden = !settings.hasKey;
+  refreshControls();
 }
 
 async function loadSettings(): Promise<void> {
@@ -197,6 +200,7 @@ async function saveSettings(change: SettingsChange, done: string): Promise<void>
   try {
     settings = await whileBusy(() => server('saveSettings', change));
     byId<HTMLInputElement>('api-key').value = '';
+    if (settings.hasKey) byId<HTMLDetailsElement>('settings-details').open = false;
     renderSettings();
     showMessage('settings-message', done, 'ok');
   } catch (error) {
