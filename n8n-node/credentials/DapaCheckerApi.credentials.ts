@@ -1,0 +1,74 @@
+// The "DAPA Checker API" credential: the API key (sent only as an `Authorization: Bearer` header) and which
+// address of the service to use. It is tested by the DAPA Checker node (`testedBy`), with a probe that bills nothing.
+import type { IAuthenticateGeneric, ICredentialType, Icon, INodeProperties } from 'n8n-workflow';
+
+export class DapaCheckerApi implements ICredentialType {
+  name = 'dapaCheckerApi';
+
+  displayName = 'DAPA Checker API';
+
+  icon: Icon = {
+    light: 'file:../nodes/DapaChecker/dapa.svg',
+    dark: 'file:../nodes/DapaChecker/dapa.dark.svg',
+  };
+
+  documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-dapa-checker#credential';
+
+  properties: INodeProperties[] = [
+    {
+      displayName: 'API Key',
+      name: 'apiKey',
+      type: 'string',
+      typeOptions: { password: true },
+      required: true,
+      default: '',
+      description: 'The API key of your DAPA checker plan',
+    },
+    {
+      displayName: 'Environment',
+      name: 'environment',
+      type: 'options',
+      options: [
+        {
+          name: 'Production',
+          value: 'production',
+          description: 'The live service',
+        },
+        {
+          name: 'Staging',
+          value: 'staging',
+          description: "The provider's staging address (same requests and answers)",
+        },
+        {
+          name: 'Custom',
+          value: 'custom',
+          description: 'Another address, such as a proxy or a local sandbox',
+        },
+      ],
+      default: 'production',
+    },
+    {
+      displayName: 'Base URL',
+      name: 'baseUrl',
+      type: 'string',
+      default: '',
+      placeholder: 'https://api.example.com',
+      description:
+        'The address the API lives under, without the path /api/user/dapa-checker (a pasted full endpoint also works)',
+      displayOptions: {
+        show: {
+          environment: ['custom'],
+        },
+      },
+    },
+  ];
+
+  authenticate: IAuthenticateGeneric = {
+    type: 'generic',
+    properties: {
+      headers: {
+        Authorization: '=Bearer {{$credentials.apiKey}}',
+      },
+    },
+  };
+}

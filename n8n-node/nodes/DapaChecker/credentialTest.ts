@@ -1,0 +1,60 @@
+// The credential test ("Test" in the credential dialog): one probe whose only URL is empty, which a valid key on an
+// active plan answers with the all-skipped 422 envelope (billing nothing), and which tells a wrong key from an
+// expired plan. n8n's declarative credential test cannot do this (a 422 is a failure to it, and both 401s look
+// alike), so the node provides it as `methods.credentialTest` and the node's credential entry names it (`testedBy`).
+import type {
+  ICredentialDataDecryptedObject,
+  ICredentialsDecrypted,
+  ICredentialTestFunctions,
+  INodeCredentialTestResult,
+} from 'n8n-workflow';
+import { keyProbeRequest, readKeyProbe } from '../../../shared/index';
+import { credentialProblem, resolveBaseUrl } from './settings';
+
+const PROBE_TIMEOUT_MS = 20_000;
+
+const NEXT_STEP: Record<string, string> = {
+  bad_key: 'Paste the API key of your plan again.',
+  not_premium: 'Renew or upgrade the plan, or use a key with an active plan.',
+  not_found: 'Check the environment and, for Custom, the base URL (without /api/user/dapa-checker).',
+  unexpected: 'Check the environment and the base URL, then test again.',
+};
+
+/** Runs the probe against the credential's address; the key goes only into the Authorization header. */
+export async function testDapaCheckerCredential(
+  this: ICredentialTestFunctions,
+  credential: ICredentialsDecrypted,
+): Promise<INodeCredentialTestResult> {
+  const data: ICredentialDataDecryptedObject = credential.data ?? {};
+  const problem = credentialProblem(data);
+  if (problem) return { status: 'Error', message: `${problem.message} ${problem.description}` };
+  const baseUrl = resolveBaseUrl(data);
+  if (typeof baseUrl !== 'string')
+    return { status: 'Error', message: `${baseUrl.message} ${baseUrl.description}` };
+
+  const probe = keyProbeRequest(baseUrl);
+  let answer;
+  try {
+    // ICredentialTestFunctions offers only the deprecated `helpers.request`; Node's own fetch does the one call.
+    const response = await fetch(probe.url, {
+      method: probe.method,
+      headers: { ...probe.headers, Authorization: `Bearer ${String(data.apiKey)}` },
+      body: probe.body,
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
+    answer = {
+      status: response.status,
+      headers: Object.fromEntries(response.headers.entries()),
+      body: await response.text(),
+    };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      status: 'Error',
+      message: `Could not reach the DAPA service at ${baseUrl} (${reason}). Check the environment and the base URL.`,
+    };
+  }
+  const result = readKeyProbe(answer, Date.now());
+  if (result.ok) return { status: 'OK', message: result.message };
+  return { status: 'Error', message: `${result.message} ${NEXT_STEP[result.code] ?? ''}`.trim() };
+}

@@ -1,0 +1,107 @@
+// The parameters of the DAPA Checker node (the URL and the options) and the names the node reads them by. No
+// behaviour here; the node class in `DapaChecker.node.ts` holds the rest of the description.
+import type { INodeProperties } from 'n8n-workflow';
+
+/** The credential type the node uses (the same name as in the node's `credentials` list). */
+export const CREDENTIAL_NAME = 'dapaCheckerApi';
+
+/** Option names, as read by the node. */
+export interface CheckSettings {
+  includeInputFields: boolean;
+  maxUrlsPerRequest: number;
+  retries: number;
+  waitForRateLimits: boolean;
+  maxWaitSeconds: number;
+  timeLimitSeconds: number;
+}
+
+export const DEFAULT_SETTINGS: CheckSettings = {
+  includeInputFields: true,
+  maxUrlsPerRequest: 0,
+  retries: 3,
+  waitForRateLimits: true,
+  maxWaitSeconds: 300,
+  timeLimitSeconds: 600,
+};
+
+/** The node's parameters; the node class holds the rest of its description. */
+export const dapaCheckerProperties: INodeProperties[] = [
+  {
+    displayName: 'URL',
+    name: 'url',
+    type: 'string',
+    default: '={{ $json.url }}',
+    required: true,
+    placeholder: 'example.com',
+    description:
+      'The URL or domain to check for each item, such as example.com or https://www.example.com/page. By default the field "url" of the item.',
+  },
+  {
+    displayName:
+      'All items are checked together: each domain is sent once, and items without a result go to the Skipped output with a reason',
+    name: 'notice',
+    type: 'notice',
+    default: '',
+  },
+  {
+    displayName: 'Options',
+    name: 'options',
+    type: 'collection',
+    placeholder: 'Add option',
+    default: {},
+    options: [
+      {
+        displayName: 'Include Input Fields',
+        name: 'includeInputFields',
+        type: 'boolean',
+        default: DEFAULT_SETTINGS.includeInputFields,
+        description:
+          'Whether to copy the fields of each input item into its output item. When off, output items carry only "url" and the result or the reason.',
+      },
+      {
+        displayName: 'Max URLs per Request',
+        name: 'maxUrlsPerRequest',
+        type: 'number',
+        default: DEFAULT_SETTINGS.maxUrlsPerRequest,
+        typeOptions: { minValue: 0 },
+        description:
+          "How many URLs to send in one request. 0 means automatic: the node learns the plan's maximum (the service refuses a request that is too large without billing it, and the node splits it).",
+      },
+      {
+        displayName: 'Maximum Total Wait (Seconds)',
+        name: 'maxWaitSeconds',
+        type: 'number',
+        default: DEFAULT_SETTINGS.maxWaitSeconds,
+        typeOptions: { minValue: 0 },
+        description:
+          'The longest time, in all, that the node waits for rate limits to reset. URLs still waiting after that go to the Skipped output with the reason "unfinished".',
+      },
+      {
+        displayName: 'Retries',
+        name: 'retries',
+        type: 'number',
+        default: DEFAULT_SETTINGS.retries,
+        typeOptions: { minValue: 0, maxValue: 10 },
+        description:
+          'How many times a domain is sent again after the service could not fetch its data ("lookup_failed") or answered without it. Server errors and 429 answers are retried separately.',
+      },
+      {
+        displayName: 'Time Limit (Seconds)',
+        name: 'timeLimitSeconds',
+        type: 'number',
+        default: DEFAULT_SETTINGS.timeLimitSeconds,
+        typeOptions: { minValue: 1 },
+        description:
+          'The node sends no request after this many seconds. URLs not checked by then go to the Skipped output with the reason "unfinished".',
+      },
+      {
+        displayName: 'Wait for Rate Limits',
+        name: 'waitForRateLimits',
+        type: 'boolean',
+        default: DEFAULT_SETTINGS.waitForRateLimits,
+        description:
+          'Whether to wait for the plan\'s per-minute limits to reset and then check the remaining URLs. When off, those URLs go to the Skipped output at once with the reason "rate_limit_reached".',
+      },
+    ],
+  },
+];

@@ -1,0 +1,68 @@
+// The errors that stop a check (wrong key, expired plan, wrong address, a service that keeps failing), worded for
+// an n8n user: the message says which, the description says what to do. The core's message is kept as detail.
+import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
+import type { ErrorCode } from '../../../shared/index';
+
+interface Wording {
+  message: string;
+  description: string;
+  httpCode?: string;
+}
+
+const WORDING: Partial<Record<ErrorCode, Wording>> = {
+  bad_key: {
+    message: 'Wrong API key: the DAPA service does not accept the key in the DAPA Checker API credential',
+    description: 'Open the credential, paste the correct API key of your plan and use "Test" to check it.',
+    httpCode: '401',
+  },
+  not_premium: {
+    message:
+      'Plan expired: the DAPA service accepts the key, but its plan has expired or does not allow this request',
+    description:
+      'Renew or upgrade the plan, or put a key with an active plan in the DAPA Checker API credential.',
+    httpCode: '401',
+  },
+  validation: {
+    message: 'The DAPA service refused the request as invalid (Validation Error)',
+    description: "Check that the credential's environment and base URL point at the DAPA checker API.",
+    httpCode: '422',
+  },
+  not_found: {
+    message: 'The base URL of the DAPA Checker API credential does not serve the DAPA checker',
+    description: 'Open the credential and check the environment and, for Custom, the base URL.',
+  },
+  plan_limit: {
+    message: 'The plan accepts no URL per request (422 Limit Exceeded for a single URL)',
+    description: 'Check the plan of this API key with the provider.',
+    httpCode: '422',
+  },
+  server_error: {
+    message: 'The DAPA service kept failing, so the node stopped before checking everything',
+    description: 'Nothing was billed for the URLs that were not checked. Run the workflow again later.',
+  },
+};
+
+/** The error for a stopped run, pointing at the first item it concerns. */
+export function stoppedRunError(
+  node: INode,
+  fatal: { code: ErrorCode; message: string },
+  itemIndex: number,
+): NodeApiError {
+  const wording = WORDING[fatal.code] ?? { message: fatal.message, description: '' };
+  const detail: JsonObject = { code: fatal.code, message: fatal.message };
+  return new NodeApiError(node, detail, {
+    message: wording.message,
+    description: `${wording.description} Detail: ${fatal.message}`.trim(),
+    httpCode: wording.httpCode,
+    itemIndex,
+  });
+}
+
+/** A settings or input problem found before anything was sent. */
+export function settingError(
+  node: INode,
+  problem: { message: string; description: string },
+  itemIndex: number,
+): NodeOperationError {
+  return new NodeOperationError(node, problem.message, { description: problem.description, itemIndex });
+}

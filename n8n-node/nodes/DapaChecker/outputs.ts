@@ -1,0 +1,71 @@
+// Turns the core's report (one outcome per input position) into the node's two outputs, Results and Skipped,
+// every output item paired with its input item. Errors become error items only where the caller asks for them.
+import type { IDataObject, INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { Outcome } from '../../../shared/index';
+
+export const BLANK_URL_MESSAGE =
+  'No URL: the URL parameter is empty for this item. Map the field that holds the URL or domain (the default is {{ $json.url }}).';
+
+export interface RouteInput {
+  items: INodeExecutionData[];
+  /** The value the URL parameter gave for each item. */
+  urls: unknown[];
+  outcomes: Outcome[];
+  includeInputFields: boolean;
+  /** Positions that end as error items (continue on fail), with their error. */
+  errors: ReadonlyMap<number, NodeApiError | NodeOperationError>;
+}
+
+export interface RoutedItems {
+  results: INodeExecutionData[];
+  skipped: INodeExecutionData[];
+}
+
+function baseFields(input: RouteInput, index: number): IDataObject {
+  if (input.includeInputFields) return { ...input.items[index].json };
+  const url = input.urls[index];
+  return { url: url === undefined ? null : (url as IDataObject[string]) };
+}
+
+/**
+ * Results get the metrics, Skipped gets `reason` and `message`. Error outcomes that are not error items (an
+ * unfinished or cancelled run, an answer that could not be matched) go to Skipped with their code as reason.
+ */
+export function routeOutcomes(input: RouteInput): RoutedItems {
+  const results: INodeExecutionData[] = [];
+  const skipped: INodeExecutionData[] = [];
+  input.items.forEach((_item, index) => {
+    const fields = baseFields(input, index);
+    const pairedItem = { item: index };
+    const error = input.errors.get(index);
+    if (error) {
+      results.push({ json: { ...fields, error: error.message }, error, pairedItem });
+      return;
+    }
+    const outcome = input.outcomes[index];
+    switch (outcome.kind) {
+      case 'record': {
+        const { site_da, site_pa, site_mr, spam_score } = outcome.record;
+        results.push({
+          json: { ...fields, domain: outcome.key, site_da, site_pa, site_mr, spam_score },
+          pairedItem,
+        });
+        return;
+      }
+      case 'skip':
+        skipped.push({
+          json: {
+            ...fields,
+            reason: outcome.reason,
+            message: outcome.blank ? BLANK_URL_MESSAGE : outcome.message,
+          },
+          pairedItem,
+        });
+        return;
+      case 'error':
+        skipped.push({ json: { ...fields, reason: outcome.code, message: outcome.message }, pairedItem });
+        return;
+    }
+  });
+  return { results, skipped };
+}
