@@ -341,14 +341,20 @@ async function cancelNow(): Promise<void> {
   }
 }
 
+/**
+ * Cancel asks the server at once (a running step polls the stored job and stops early); should that call fail
+ * or the server not stop the step, the loop cancels after the step in flight returns.
+ */
 function onCancel(): void {
-  if (driving) {
-    stopRequested = true;
-    renderJob();
-    refreshControls();
-  } else {
+  if (!driving) {
     void cancelNow();
+    return;
   }
+  stopRequested = true;
+  renderJob();
+  refreshControls();
+  // The answer is not shown: the step in flight returns the cancelled job. A failure is covered by the loop.
+  jobCalls.cancel().catch(() => undefined);
 }
 
 async function onRetrySkipped(): Promise<void> {
