@@ -1,0 +1,95 @@
+// Builds what `clasp push` sends into apps-script/dist: Code.js (one minified esbuild IIFE of src/main.ts, global
+// `__dapa`, plus a one-line top-level stub per entry point, the custom function's with its @customfunction JSDoc)
+// and appsscript.json. The sidebar's own build writes dist/Sidebar.html.
+import { build } from 'esbuild';
+import { Buffer } from 'node:buffer';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = join(here, 'dist');
+const GLOBAL = '__dapa';
+const SIZE_TARGET_KB = 60;
+
+const DAPA_DOC = `/**
+ * Domain Authority, Page Authority, MR and Spam Score of each URL, from the DAPA checker API (one request per range).
+ *
+ * @param {A2:A50} urls A cell or a range of URLs or domains: one result row per cell, row by row.
+ * @param {"da,pa,mr,spam"} metrics Optional. Which columns, in which order: da, pa, mr, spam, domain.
+ * @param {TRUE} header Optional. TRUE adds a header row.
+ * @return One row per cell: DA, PA, MR, Spam Score (or the reason a cell was skipped).
+ * @customfunction
+ */`;
+
+/** Every top-level function Apps Script sees: the menu's, the sidebar's (google.script.run) and DAPA. */
+const ENTRY_POINTS = [
+  { name: 'DAPA', params: ['urls', 'metrics', 'header'], doc: DAPA_DOC },
+  { name: 'onOpen', params: ['e'] },
+  { name: 'onInstall', params: ['e'] },
+  { name: 'showSidebar', params: [] },
+  { name: 'promptApiKey', params: [] },
+  { name: 'checkSelection', params: [] },
+  { name: 'refreshDapaFormulas', params: [] },
+  { name: 'showHelp', params: [] },
+  { name: 'getSettings', params: [] },
+  { name: 'saveSettings', params: ['settings'] },
+  { name: 'testKey', params: [] },
+  { name: 'getSelection', params: [] },
+  { name: 'startJob', params: ['source'] },
+  { name: 'continueJob', params: [] },
+  { name: 'cancelJob', params: [] },
+  { name: 'getJob', params: [] },
+  { name: 'retrySkipped', params: [] },
+];
+
+function fail(message) {
+  console.error(`apps-script build: ${message}`);
+  process.exit(1);
+}
+
+const result = await build({
+  entryPoints: [join(here, 'src', 'main.ts')],
+  bundle: true,
+  write: false,
+  format: 'iife',
+  globalName: GLOBAL,
+  platform: 'neutral',
+  mainFields: ['module', 'main'],
+  // Apps Script's V8 runtime runs ES2020 (optional chaining, ??); class fields and later syntax are lowered.
+  target: 'es2020',
+  minify: true,
+  legalComments: 'none',
+  charset: 'utf8',
+  logLevel: 'warning',
+});
+const bundle = result.outputFiles[0].text.trim();
+
+// Every export needs a stub and every stub an export: a missing one would be invisible to Apps Script.
+const realm = vm.createContext({});
+vm.runInContext(bundle, realm);
+const exported = vm.runInContext(`Object.keys(${GLOBAL})`, realm).sort();
+const stubbed = ENTRY_POINTS.map((e) => e.name).sort();
+if (JSON.stringify(exported) !== JSON.stringify(stubbed)) {
+  fail(`src/main.ts exports [${exported}] but the stubs are [${stubbed}]`);
+}
+
+const stubs = ENTRY_POINTS.map(({ name, params, doc }) => {
+  const list = params.join(', ');
+  const line = `function ${name}(${list}) { return ${GLOBAL}.${name}(${list}); }`;
+  return doc ? `${doc}\n${line}` : line;
+}).join('\n');
+
+const code = `${bundle}\n\n${stubs}\n`;
+await mkdir(dist, { recursive: true });
+await writeFile(join(dist, 'Code.js'), code);
+await copyFile(join(here, 'appsscript.json'), join(dist, 'appsscript.json'));
+
+const kb = (n) => (n / 1024).toFixed(1);
+const bytes = Buffer.byteLength(code);
+console.log(
+  `apps-script: dist/Code.js ${kb(bytes)} KB minified (target ≤ ${SIZE_TARGET_KB} KB; bundle ${kb(Buffer.byteLength(bundle))} KB + ${ENTRY_POINTS.length} stubs), dist/appsscript.json`,
+);
+if (bytes > SIZE_TARGET_KB * 1024)
+  console.warn(`apps-script: Code.js is over the ${SIZE_TARGET_KB} KB target`);

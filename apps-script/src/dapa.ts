@@ -1,0 +1,131 @@
+// The =DAPA(urls, metrics, header) custom function: one check per range (duplicates sent once, blanks and
+// non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
+import type { DomainRecord, Outcome, Report } from '../../shared';
+import { checkValues } from './check';
+import { now } from './gas';
+import { expiredPlanMessage, UNFINISHED_CELL, wrongKeyMessage } from './messages';
+import { currentBaseUrl, requireApiKey } from './settings';
+
+/** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
+export const CUSTOM_FUNCTION_BUDGET_MS = 25_000;
+
+export type Metric = 'da' | 'pa' | 'mr' | 'spam' | 'domain';
+type Cell = string | number;
+
+const DEFAULT_METRICS: Metric[] = ['da', 'pa', 'mr', 'spam'];
+const METRIC_NAMES: Record<string, Metric> = {
+  da: 'da',
+  pa: 'pa',
+  mr: 'mr',
+  spam: 'spam',
+  spamscore: 'spam',
+  spam_score: 'spam',
+  ss: 'spam',
+  domain: 'domain',
+};
+export const METRIC_HEADERS: Record<Metric, string> = {
+  da: 'DA',
+  pa: 'PA',
+  mr: 'MR',
+  spam: 'Spam Score',
+  domain: 'Domain',
+};
+
+/** The cells of a range argument, row by row; a single cell is a one-cell range. */
+export function cellsOf(urls: unknown): unknown[] {
+  if (!Array.isArray(urls)) return [urls];
+  const cells: unknown[] = [];
+  for (const row of urls) {
+    if (Array.isArray(row)) for (const cell of row) cells.push(cell);
+    else cells.push(row);
+  }
+  return cells;
+}
+
+/** Parses the optional `metrics` argument ("da,pa", "spam da", a range of names); throws on an unknown name. */
+export function parseMetrics(metrics: unknown): Metric[] {
+  const parts = cellsOf(metrics)
+    .filter((cell) => cell !== '' && cell !== null && cell !== undefined)
+    .flatMap((cell) => String(cell).split(/[,;\s]+/))
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== '');
+  if (parts.length === 0) return DEFAULT_METRICS.slice();
+  return parts.map((name) => {
+    const metric = METRIC_NAMES[name] ?? METRIC_NAMES[name.replace(/[\s-]/g, '')];
+    if (!metric) {
+      throw new Error(
+        `Unknown metric "${name.slice(0, 40)}" in DAPA's second argument: use da, pa, mr, spam or domain, separated by commas (for example "da,pa").`,
+      );
+    }
+    return metric;
+  });
+}
+
+/** TRUE, "TRUE", 1 or "yes" add a header row; blank or FALSE do not. */
+export function parseHeaderFlag(header: unknown): boolean {
+  if (typeof header === 'boolean') return header;
+  if (typeof header === 'number') return header !== 0;
+  if (typeof header === 'string') return /^(true|yes|1)$/i.test(header.trim());
+  return false;
+}
+
+function metricValue(record: DomainRecord, metric: Metric): Cell {
+  const value =
+    metric === 'da'
+      ? record.site_da
+      : metric === 'pa'
+        ? record.site_pa
+        : metric === 'mr'
+          ? record.site_mr
+          : metric === 'spam'
+            ? record.spam_score
+            : record.domain;
+  return value === null || value === undefined ? '' : value;
+}
+
+/** The row a cell's outcome shows: metrics for a record, the reason code first for anything else. */
+export function rowOf(outcome: Outcome, metrics: readonly Metric[]): Cell[] {
+  const blankRow = (): Cell[] => metrics.map(() => '');
+  if (outcome.kind === 'record') return metrics.map((m) => metricValue(outcome.record, m));
+  const row = blankRow();
+  if (outcome.kind === 'skip') {
+    if (outcome.blank) return row;
+    row[0] = outcome.reason;
+  } else {
+    row[0] = outcome.code === 'unfinished' ? UNFINISHED_CELL : outcome.code;
+  }
+  return row;
+}
+
+/** The error a whole formula shows when no row can be checked: wrong key, expired plan, wrong base URL. */
+function fatalError(report: Report): Error | undefined {
+  const fatal = report.fatal;
+  if (!fatal || fatal.code === 'server_error') return undefined;
+  const quoted = /"([^"]*)"/.exec(fatal.message)?.[1] ?? fatal.message;
+  if (fatal.code === 'bad_key') return new Error(wrongKeyMessage(quoted));
+  if (fatal.code === 'not_premium') return new Error(expiredPlanMessage(quoted));
+  return new Error(fatal.message);
+}
+
+/**
+ * Domain Authority, Page Authority, MR and Spam Score for each URL. `urls`: a cell or a range (one result row per
+ * cell, row by row). `metrics`: optional comma list of da, pa, mr, spam, domain. `header`: TRUE adds a header row.
+ */
+export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[][] {
+  const startedAt = now();
+  if (urls === undefined) {
+    throw new Error('DAPA needs a cell or a range of URLs, for example =DAPA(A2:A50).');
+  }
+  const columns = parseMetrics(metrics);
+  const withHeader = parseHeaderFlag(header);
+  const apiKey = requireApiKey();
+  const report = checkValues(cellsOf(urls), {
+    apiKey,
+    baseUrl: currentBaseUrl(),
+    deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
+  });
+  const error = fatalError(report);
+  if (error) throw error;
+  const rows = report.outcomes.map((outcome) => rowOf(outcome, columns));
+  return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
+}

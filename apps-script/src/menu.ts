@@ -1,0 +1,208 @@
+// The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
+// formulas that are unfinished or older than the cache, and help.
+/// <reference types="google-apps-script" />
+import { toEntry } from '../../shared';
+import { isDapaFormula, parseDapaCall } from './formulas';
+import { startJob } from './job';
+import { testKey } from './key-test';
+import { MENU_NAME, SET_KEY_PATH } from './messages';
+import { uncachedKeys } from './result-cache';
+import { currentBaseUrl, readSettings, saveSettings } from './settings';
+
+type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
+type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+/** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */
+export function onOpen(_event?: unknown): void {
+  SpreadsheetApp.getUi()
+    .createAddonMenu()
+    .addItem('Open sidebar', 'showSidebar')
+    .addItem('Set API key', 'promptApiKey')
+    .addItem('Check selection', 'checkSelection')
+    .addItem('Refresh DAPA formulas', 'refreshDapaFormulas')
+    .addSeparator()
+    .addItem('Help', 'showHelp')
+    .addToUi();
+}
+
+export function onInstall(event?: unknown): void {
+  onOpen(event);
+}
+
+export function showSidebar(): void {
+  const html = HtmlService.createHtmlOutputFromFile('Sidebar').setTitle('DAPA checker');
+  SpreadsheetApp.getUi().showSidebar(html);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function promptApiKey(): void {
+  const ui = SpreadsheetApp.getUi();
+  const settings = readSettings();
+  const current = settings.hasKey ? `The current key is ${settings.keyHint}. ` : 'No key is set yet. ';
+  const response = ui.prompt(
+    'DAPA API key',
+    `${current}Paste your API key: it is kept in your own user properties and never shown again. ` +
+      'Leave the box empty and press OK to remove the key.',
+    ui.ButtonSet.OK_CANCEL,
+  );
+  if (response.getSelectedButton() !== ui.Button.OK) return;
+  const text = response.getResponseText();
+  try {
+    saveSettings({ apiKey: text });
+  } catch (error) {
+    ui.alert(MENU_NAME, errorText(error), ui.ButtonSet.OK);
+    return;
+  }
+  if (text.trim() === '') {
+    ui.alert(MENU_NAME, 'The API key was removed.', ui.ButtonSet.OK);
+    return;
+  }
+  const result = testKey();
+  ui.alert(
+    MENU_NAME,
+    result.ok ? `Saved. ${result.message}` : `Saved, but the key test failed: ${result.message}`,
+    ui.ButtonSet.OK,
+  );
+}
+
+/** Starts a job over the selection and opens the sidebar, which drives it. */
+export function checkSelection(): void {
+  try {
+    startJob({ source: 'selection' });
+  } catch (error) {
+    const ui = SpreadsheetApp.getUi();
+    ui.alert(MENU_NAME, errorText(error), ui.ButtonSet.OK);
+    return;
+  }
+  showSidebar();
+}
+
+interface FormulaCell {
+  sheet: Sheet;
+  row: number;
+  column: number;
+  formula: string;
+}
+
+function sheetForRef(spreadsheet: Spreadsheet, sheet: Sheet, name: string | undefined): Sheet | null {
+  return name === undefined ? sheet : spreadsheet.getSheetByName(name);
+}
+
+/** Whether a DAPA formula shows an unfinished row or an error, or checks a domain no longer in the cache. */
+function needsRefresh(
+  spreadsheet: Spreadsheet,
+  cell: FormulaCell,
+  display: string[][],
+  baseUrl: string,
+): boolean {
+  const call = parseDapaCall(cell.formula);
+  if (!call || !call.source) return true;
+  const source = sheetForRef(spreadsheet, cell.sheet, call.source.sheetName);
+  if (!source) return true;
+  const lastRow = call.source.lastRow ?? Math.max(call.source.firstRow, source.getLastRow());
+  const rows = lastRow - call.source.firstRow + 1;
+  const columns = call.source.lastColumn - call.source.firstColumn + 1;
+  if (rows < 1 || columns < 1) return true;
+  const values = source.getRange(call.source.firstRow, call.source.firstColumn, rows, columns).getValues();
+  const resultRows = rows * columns + (call.header ? 1 : 0);
+  for (let r = cell.row - 1; r < Math.min(display.length, cell.row - 1 + resultRows); r++) {
+    for (let c = cell.column - 1; c < Math.min(display[r].length, cell.column - 1 + call.width); c++) {
+      const text = display[r][c];
+      if (text.startsWith('unfinished') || /^#[A-Z/0!?]+/.test(text)) return true;
+    }
+  }
+  const keys = new Set<string>();
+  for (const row of values) {
+    for (const value of row) {
+      const entry = toEntry(value);
+      if (entry.kind === 'candidate') keys.add(entry.key);
+    }
+  }
+  return uncachedKeys(baseUrl, [...keys]).length > 0;
+}
+
+/**
+ * Forces recalculation of the DAPA formulas whose rows are unfinished, show an error, or are older than the
+ * cache (a checked domain is no longer cached): each such formula is cleared and written back.
+ */
+export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
+  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
+  const baseUrl = currentBaseUrl();
+  const stale: FormulaCell[] = [];
+  let formulas = 0;
+  for (const sheet of spreadsheet.getSheets()) {
+    const lastRow = sheet.getLastRow();
+    const lastColumn = sheet.getLastColumn();
+    if (lastRow < 1 || lastColumn < 1) continue;
+    const range = sheet.getRange(1, 1, lastRow, lastColumn);
+    const texts = range.getFormulas();
+    const display = range.getDisplayValues();
+    texts.forEach((row, r) =>
+      row.forEach((formula, c) => {
+        if (!formula || !isDapaFormula(formula)) return;
+        formulas += 1;
+        const cell = { sheet, row: r + 1, column: c + 1, formula };
+        if (needsRefresh(spreadsheet, cell, display, baseUrl)) stale.push(cell);
+      }),
+    );
+  }
+  for (const cell of stale) cell.sheet.getRange(cell.row, cell.column).setValue('');
+  if (stale.length > 0) SpreadsheetApp.flush();
+  for (const cell of stale) cell.sheet.getRange(cell.row, cell.column).setFormula(cell.formula);
+  const upToDate = formulas - stale.length;
+  spreadsheet.toast(
+    formulas === 0
+      ? 'No DAPA formula in this spreadsheet.'
+      : `Refreshing ${stale.length} of ${formulas} DAPA formulas (${upToDate} are complete and cached).`,
+    MENU_NAME,
+    5,
+  );
+  return { formulas, refreshed: stale.length };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+const HELP = [
+  [
+    '=DAPA(A2:A50)',
+    'DA, PA, MR and Spam Score for each URL of the range, one row per cell, in one request per range.',
+  ],
+  [
+    '=DAPA(A2:A50, "spam,da", TRUE)',
+    'Choose and order the columns (da, pa, mr, spam, domain); TRUE adds a header row.',
+  ],
+  [
+    'Skipped cells',
+    'Show the reason (invalid_url_format, empty_url, lookup_failed, rate_limit_reached) in the first column.',
+  ],
+  [
+    'unfinished',
+    'A formula has 30 seconds; rows not checked in time say "unfinished". Use Refresh DAPA formulas to finish them.',
+  ],
+  ['Cache', 'Results are kept for 6 hours: recalculating or reopening the sheet costs no query.'],
+  [
+    'Sidebar',
+    'Checks thousands of rows into the 5 columns right of the URLs, with progress, cancel and retry.',
+  ],
+  [
+    'Your key',
+    `Set it in ${SET_KEY_PATH}; it is stored in your own user properties. In a shared sheet, DAPA formulas run with the sheet owner's key, while the sidebar always uses the key of the person using it.`,
+  ],
+];
+
+export function showHelp(): void {
+  const items = HELP.map(
+    ([title, text]) => `<dt><b>${escapeHtml(title)}</b></dt><dd>${escapeHtml(text)}</dd>`,
+  ).join('');
+  const html = HtmlService.createHtmlOutput(
+    `<div style="font:13px/1.45 Arial,sans-serif"><dl>${items}</dl></div>`,
+  )
+    .setWidth(460)
+    .setHeight(420);
+  SpreadsheetApp.getUi().showModalDialog(html, 'DAPA help');
+}

@@ -1,0 +1,95 @@
+// The user's settings: API key (UserProperties, never returned, only a masked hint), environment and base URL.
+import { BASE_URLS, baseUrlFor, type Environment } from '../../shared';
+import type { Settings, SettingsChange } from '../sidebar/contract';
+import { userProperties } from './gas';
+import { NO_KEY } from './messages';
+import { forgetLearnedPlans } from './plan-store';
+import { USER_PROPERTY } from './storage-keys';
+
+const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
+const MAX_KEY_LENGTH = 512;
+
+/** "••••••1234" for a key of 8 characters or more; a shorter key shows no character at all. */
+export function maskKey(key: string): string {
+  if (key === '') return '';
+  return key.length >= 8 ? '••••••' + key.slice(-4) : '••••••';
+}
+
+function storedEnvironment(): Environment {
+  const value = userProperties().getProperty(USER_PROPERTY.environment);
+  return ENVIRONMENTS.includes(value as Environment) ? (value as Environment) : 'production';
+}
+
+/** The base URL every request of this user goes to. */
+export function currentBaseUrl(): string {
+  const props = userProperties();
+  const environment = storedEnvironment();
+  if (environment !== 'custom') return BASE_URLS[environment];
+  try {
+    return baseUrlFor('custom', props.getProperty(USER_PROPERTY.customBaseUrl) ?? '');
+  } catch {
+    return BASE_URLS.production;
+  }
+}
+
+export function readSettings(): Settings {
+  const key = userProperties().getProperty(USER_PROPERTY.apiKey) ?? '';
+  return {
+    hasKey: key !== '',
+    keyHint: maskKey(key),
+    environment: storedEnvironment(),
+    baseUrl: currentBaseUrl(),
+  };
+}
+
+/** The stored key, or undefined when none is set. */
+export function storedApiKey(): string | undefined {
+  const key = userProperties().getProperty(USER_PROPERTY.apiKey);
+  return key ? key : undefined;
+}
+
+/** The stored key; throws the "no key, set it here" error when there is none. */
+export function requireApiKey(): string {
+  const key = storedApiKey();
+  if (!key) throw new Error(NO_KEY);
+  return key;
+}
+
+function cleanKey(value: unknown): string {
+  if (typeof value !== 'string') throw new Error('The API key must be text.');
+  const key = value.trim();
+  if (key.length > MAX_KEY_LENGTH) throw new Error(`The API key is too long (${key.length} characters).`);
+  if (/\s/.test(key) || [...key].some((ch) => ch.charCodeAt(0) < 32 || ch.charCodeAt(0) === 127)) {
+    throw new Error('The API key cannot contain spaces, tabs or line breaks: paste only the key itself.');
+  }
+  return key;
+}
+
+/** Applies a change from the sidebar or the menu; throws a specific Error on an invalid value. */
+export function saveSettings(change: SettingsChange | undefined | null): Settings {
+  if (change === null || typeof change !== 'object') throw new Error('saveSettings needs an object.');
+  const props = userProperties();
+  const before = currentBaseUrl();
+  const environment = change.environment ?? storedEnvironment();
+  if (!ENVIRONMENTS.includes(environment)) {
+    throw new Error(`Unknown environment "${String(environment)}": choose production, staging or custom.`);
+  }
+  const updates: Record<string, string> = { [USER_PROPERTY.environment]: environment };
+  if (environment === 'custom') {
+    const custom = change.baseUrl ?? props.getProperty(USER_PROPERTY.customBaseUrl) ?? '';
+    if (typeof custom !== 'string') throw new Error('The custom base URL must be text.');
+    if (/\s/.test(custom.trim())) throw new Error('The custom base URL cannot contain spaces.');
+    updates[USER_PROPERTY.customBaseUrl] = baseUrlFor('custom', custom);
+  }
+  let keyChanged = false;
+  if (change.apiKey !== undefined) {
+    const key = cleanKey(change.apiKey);
+    keyChanged = key !== (props.getProperty(USER_PROPERTY.apiKey) ?? '');
+    if (key === '') props.deleteProperty(USER_PROPERTY.apiKey);
+    else updates[USER_PROPERTY.apiKey] = key;
+  }
+  props.setProperties(updates);
+  // Learned plan limits belong to a key and a service: a new key or another service starts afresh.
+  if (keyChanged || currentBaseUrl() !== before) forgetLearnedPlans();
+  return readSettings();
+}

@@ -1,0 +1,496 @@
+/**
+ * Apps Script stand-in: loads the real built `apps-script/dist/Code.js` into a bare node:vm realm (a fresh one per
+ * execution, in a worker thread) with fakes of UrlFetchApp (real HTTP), PropertiesService, CacheService,
+ * LockService, Utilities, HtmlService, SpreadsheetApp (+ Ui), Session, Logger and console that enforce Apps Script's
+ * documented limits (standin/limits.ts): 30 s for a custom function, 6 min for other executions (an execution
+ * past its limit is stopped and fails with "Exceeded maximum execution time"), cache key/value/expiration limits,
+ * property sizes, read-only sheets and no UI inside custom functions, no property access in AuthMode.NONE.
+ *
+ * The state (sheet, stores, clock, HTTP) lives on the calling thread and every API below is safe to use while
+ * the sandbox server runs in the same process. Stable API (the sidebar's browser test depends on it):
+ *
+ *   const gas = await loadAppsScript({ clock?: 'real' | 'virtual', owner?, user?, projectDir?, code?, virtualLatencyMs? });
+ *   await gas.run(name, ...args)                 one execution of a top-level function (google.script.run, a menu
+ *                                                item); resolves with its (serialised) value, rejects with an
+ *                                                AppsScriptError carrying the script's error message
+ *   await gas.runWithAuthMode('NONE', 'onOpen', { authMode: 'NONE' })   the same in a given ScriptApp.AuthMode
+ *   await gas.runCustomFunction('=DAPA(A2:A21, "da,pa", TRUE)', { cell?: 'B2' })
+ *                                                a custom-function execution; with `cell` the formula is written
+ *                                                there and its result spills into the sheet; resolves with the
+ *                                                result grid, rejects with the #ERROR! message
+ *   await gas.recalculate()                      runs every formula whose inputs changed (as Sheets would)
+ *   gas.sheet.setValues('Sheet1!A1:A3', [[..], ..]) / getValues / getDisplayValues / getFormulas / getNote /
+ *     setFormula / select('A2:A21') / addSheet(name) / print('A1:F22')   the fake spreadsheet, read as a user sees it
+ *   gas.properties.user(email?) / document() / script()   snapshots of the property stores
+ *   gas.cache.document / script / user(email)     the cache stores (keys(), entries)
+ *   gas.ui.events / gas.ui.respond({ button: 'OK', text })   what the script showed; answers for prompts and alerts
+ *   gas.fetches, gas.logs, gas.executions        every UrlFetchApp call, log line and execution (with elapsed time)
+ *   gas.clock.now() / gas.clock.advance(ms)      stand-in time ('virtual': Utilities.sleep returns at once)
+ *   gas.asUser(email)                            later run() calls execute as that user (custom functions always
+ *                                                run with the spreadsheet owner's user properties)
+ *   await gas.close()                            stops the worker threads
+ */
+import { buildSync } from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { formatA1, parseA1, type A1 } from './standin/a1';
+import type { CacheStore } from './standin/cache';
+import { Clock, type ClockMode } from './standin/clock';
+import { type AuthMode, Execution, type ExecutionKind, type ExecutionRecord } from './standin/execution';
+import { parseFormula } from './standin/formula';
+import { CUSTOM_FUNCTION_MS, EXECUTION_MS } from './standin/limits';
+import { AppsScriptError, WorkerPool } from './standin/pool';
+import {
+  type CellValue,
+  cellKey,
+  displayOf,
+  parseCellKey,
+  type Rect,
+  type SheetModel,
+} from './standin/sheet-model';
+import type { ScriptedResponse, UiEvent } from './standin/ui';
+import type { FetchRecord } from './standin/url-fetch';
+import { type LogLine, World } from './standin/world';
+
+export { AppsScriptError };
+export type { CellValue, ExecutionRecord, FetchRecord, LogLine, UiEvent };
+
+export const DIST_DIR = path.resolve(__dirname, '../../apps-script/dist');
+
+export interface LoadOptions {
+  /** 'real' (default): Utilities.sleep waits. 'virtual': it moves the clock at once (fetches still take real time). */
+  clock?: ClockMode;
+  /** The spreadsheet's owner: custom functions use this user's properties. Default owner@example.com. */
+  owner?: string;
+  /** Who runs run() calls. Default: the owner. */
+  user?: string;
+  /** Where Code.js and the .html files are. Default apps-script/dist. */
+  projectDir?: string;
+  /** Script source to load instead of Code.js (to test the stand-in itself). */
+  code?: string;
+  /** Virtual clock only: stand-in milliseconds each fetch takes on top of its real time (a slow network). */
+  virtualLatencyMs?: number;
+}
+
+let workerBundle: string | undefined;
+
+function workerCode(): string {
+  workerBundle ??= buildSync({
+    entryPoints: [path.join(__dirname, 'standin', 'worker.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    logLevel: 'silent',
+  }).outputFiles[0].text;
+  return workerBundle;
+}
+
+/** Names of the script's custom functions: top-level functions whose JSDoc says @customfunction. */
+function customFunctionNames(code: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of code.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*function\s+([A-Za-z_$][\w$]*)\s*\(/g)) {
+    if (/@customfunction\b/.test(m[1])) names.add(m[2]);
+  }
+  return names;
+}
+
+function normalizeResult(value: unknown): CellValue[][] {
+  const cell = (v: unknown): CellValue => {
+    if (v === null || v === undefined) return '';
+    if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string' || v instanceof Date)
+      return v;
+    return String(v);
+  };
+  if (!Array.isArray(value)) return [[cell(value)]];
+  if (value.length === 0) return [['']];
+  const rows = value.map((row) => (Array.isArray(row) ? row.map(cell) : [cell(row)]));
+  const width = Math.max(1, ...rows.map((r) => r.length));
+  return rows.map((r) => (r.length < width ? [...r, ...new Array<CellValue>(width - r.length).fill('')] : r));
+}
+
+export class AppsScriptStandIn {
+  readonly clock: Clock;
+  private readonly world: World;
+  private readonly pool: WorkerPool;
+  private readonly customFunctions: Set<string>;
+  private readonly executionList: Execution[] = [];
+  private nextExecution = 1;
+  private activeUser: string;
+
+  constructor(
+    code: string,
+    projectDir: string,
+    options: LoadOptions,
+    readonly owner = options.owner ?? 'owner@example.com',
+  ) {
+    this.clock = new Clock(options.clock ?? 'real');
+    this.world = new World(this.clock, projectDir);
+    this.world.extraLatencyMs = options.virtualLatencyMs ?? 0;
+    this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
+    this.customFunctions = customFunctionNames(code);
+    this.activeUser = options.user ?? this.owner;
+  }
+
+  asUser(email: string): this {
+    this.activeUser = email;
+    return this;
+  }
+
+  private async execute(
+    functionName: string,
+    args: unknown[],
+    kind: ExecutionKind,
+    authMode: AuthMode,
+    cell?: { sheetId: number; row: number; column: number },
+  ): Promise<unknown> {
+    const custom = kind === 'custom-function';
+    const execution = new Execution(
+      this.nextExecution++,
+      functionName,
+      kind,
+      authMode,
+      custom ? this.owner : this.activeUser,
+      custom ? '' : this.activeUser,
+      this.clock.now(),
+      custom ? CUSTOM_FUNCTION_MS : EXECUTION_MS,
+      this.clock,
+      cell,
+    );
+    this.executionList.push(execution);
+    return this.pool.execute(execution, args);
+  }
+
+  /** One execution of a top-level function, then the recalculation of formulas it made stale. */
+  async run<T = unknown>(name: string, ...args: unknown[]): Promise<T> {
+    return this.runWithAuthMode('FULL', name, ...args);
+  }
+
+  async runWithAuthMode<T = unknown>(authMode: AuthMode, name: string, ...args: unknown[]): Promise<T> {
+    try {
+      return (await this.execute(name, args, 'server', authMode)) as T;
+    } finally {
+      await this.recalculate();
+    }
+  }
+
+  /** Evaluates a custom-function formula; with `cell`, writes it there (its result spills into the sheet). */
+  async runCustomFunction(formula: string, options: { cell?: string } = {}): Promise<CellValue[][]> {
+    if (options.cell) {
+      const { sheet, rect } = this.resolve(options.cell);
+      this.world.spreadsheet.write(sheet, rect.row, rect.column, formula, true);
+      await this.evaluate(cellKey(sheet.id, rect.row, rect.column));
+      const data = sheet.get(rect.row, rect.column);
+      if (data && /^#(ERROR!|REF!|NAME\?)/.test(String(data.value)))
+        throw new AppsScriptError(data.note ?? String(data.value), 'Error');
+      const rows = data?.spill ? Math.max(rect.row, ...data.spill.map(([r]) => r)) - rect.row + 1 : 1;
+      const columns = data?.spill
+        ? Math.max(rect.column, ...data.spill.map(([, c]) => c)) - rect.column + 1
+        : 1;
+      return this.gridOf(sheet, rect.row, rect.column, rows, columns, (s, r, c) => s.value(r, c));
+    }
+    const sheet = this.world.spreadsheet.activeSheet();
+    const call = parseFormula(formula);
+    if (!call || !this.customFunctions.has(call.name))
+      throw new AppsScriptError(`Unknown function: ${formula}`, 'Error');
+    const args = call.args.map((arg) => this.argumentValue(arg, sheet));
+    const value = await this.execute(call.name, args, 'custom-function', 'CUSTOM_FUNCTION', {
+      sheetId: sheet.id,
+      row: 1,
+      column: 1,
+    });
+    return normalizeResult(value);
+  }
+
+  private argumentValue(
+    arg: ReturnType<typeof parseFormula> extends infer F
+      ? F extends { args: Array<infer A> }
+        ? A
+        : never
+      : never,
+    sheet: SheetModel,
+  ): unknown {
+    if (arg.kind === 'omitted') return undefined;
+    if (arg.kind === 'value') return arg.value;
+    const { sheet: source, rect } = this.resolveRef(arg.ref, sheet);
+    const grid = this.gridOf(source, rect.row, rect.column, rect.rows, rect.columns, (s, r, c) =>
+      s.value(r, c),
+    );
+    return rect.rows === 1 && rect.columns === 1 ? grid[0][0] : grid;
+  }
+
+  /** Recalculates one formula cell as Sheets does: a custom-function execution, its result spilled. */
+  private async evaluate(key: string): Promise<void> {
+    const model = this.world.spreadsheet;
+    const { sheetId, row, column } = parseCellKey(key);
+    const sheet = model.sheetById(sheetId);
+    const formula = sheet?.get(row, column)?.formula;
+    if (!sheet || !formula) return;
+    const call = parseFormula(formula);
+    const inputs: Rect[] = [];
+    for (const arg of call?.args ?? []) {
+      if (arg.kind === 'range') {
+        try {
+          inputs.push(this.resolveRef(arg.ref, sheet).rect);
+        } catch {
+          // an unknown sheet: the execution below reports it
+        }
+      }
+    }
+    model.formulaInputs.set(key, inputs);
+    const setError = (value: string, note: string) => {
+      const cell = sheet.get(row, column);
+      if (!cell || cell.formula !== formula) return;
+      model.clearSpill(sheet, row, column);
+      cell.value = value;
+      cell.note = note;
+    };
+    if (!call || !this.customFunctions.has(call.name)) {
+      setError(
+        '#NAME?',
+        `The stand-in evaluates only =CUSTOMFUNCTION(arguments) of the script's @customfunction functions: ${formula}`,
+      );
+      return;
+    }
+    let value: unknown;
+    try {
+      const args = call.args.map((arg) => this.argumentValue(arg, sheet));
+      value = await this.execute(call.name, args, 'custom-function', 'CUSTOM_FUNCTION', {
+        sheetId,
+        row,
+        column,
+      });
+    } catch (error) {
+      setError('#ERROR!', (error as Error).message);
+      return;
+    }
+    const cell = sheet.get(row, column);
+    if (!cell || cell.formula !== formula) return; // rewritten meanwhile: that write recalculates it
+    this.spill(sheet, row, column, normalizeResult(value));
+  }
+
+  private spill(sheet: SheetModel, row: number, column: number, grid: CellValue[][]): void {
+    const model = this.world.spreadsheet;
+    const cell = sheet.get(row, column);
+    if (!cell) return;
+    model.clearSpill(sheet, row, column);
+    const rows = grid.length;
+    const columns = grid[0].length;
+    if (row + rows - 1 > sheet.maxRows || column + columns - 1 > sheet.maxColumns) {
+      cell.value = '#REF!';
+      cell.note = `Result was not automatically expanded, please insert more rows (${row + rows - 1 - sheet.maxRows}).`;
+      return;
+    }
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < columns; c++) {
+        if ((r > 0 || c > 0) && sheet.hasContent(row + r, column + c)) {
+          cell.value = '#REF!';
+          cell.note = `Array result was not expanded because it would overwrite data in ${formatA1(row + r, column + c)}.`;
+          return;
+        }
+      }
+    }
+    const key = cellKey(sheet.id, row, column);
+    const spill: Array<[number, number]> = [];
+    grid.forEach((line, r) =>
+      line.forEach((value, c) => {
+        if (r === 0 && c === 0) return;
+        sheet.put(row + r, column + c, { value, spillOf: key });
+        spill.push([row + r, column + c]);
+      }),
+    );
+    cell.value = grid[0][0];
+    cell.note = undefined;
+    cell.spill = spill;
+    model.changed({ sheetId: sheet.id, row, column, rows, columns });
+    model.dirty.delete(key);
+  }
+
+  /** Runs every formula whose inputs changed or that was (re)written, a few side by side, as Sheets does. */
+  async recalculate(): Promise<void> {
+    const model = this.world.spreadsheet;
+    for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
+      const keys = [...model.dirty];
+      model.dirty.clear();
+      const queue = keys.slice();
+      const workers = Array.from({ length: Math.min(4, queue.length) }, async () => {
+        for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key);
+      });
+      await Promise.all(workers);
+    }
+  }
+
+  private resolveRef(ref: A1, fallback: SheetModel): { sheet: SheetModel; rect: Rect } {
+    const model = this.world.spreadsheet;
+    const sheet = ref.sheetName === undefined ? fallback : model.sheetByName(ref.sheetName);
+    if (!sheet) throw new Error(`No sheet named ${ref.sheetName}`);
+    const row = ref.row ?? 1;
+    const column = ref.column ?? 1;
+    const lastRow =
+      ref.lastRow ?? (ref.row !== undefined && ref.lastColumn === undefined ? ref.row : sheet.maxRows);
+    const lastColumn =
+      ref.lastColumn ??
+      (ref.column !== undefined && ref.lastRow === undefined ? ref.column : sheet.maxColumns);
+    return {
+      sheet,
+      rect: { sheetId: sheet.id, row, column, rows: lastRow - row + 1, columns: lastColumn - column + 1 },
+    };
+  }
+
+  private resolve(a1: string): { sheet: SheetModel; rect: Rect } {
+    const ref = parseA1(a1);
+    if (!ref) throw new Error(`Not an A1 reference: ${a1}`);
+    return this.resolveRef(ref, this.world.spreadsheet.activeSheet());
+  }
+
+  private gridOf<T>(
+    sheet: SheetModel,
+    row: number,
+    column: number,
+    rows: number,
+    columns: number,
+    read: (sheet: SheetModel, row: number, column: number) => T,
+  ): T[][] {
+    const grid: T[][] = [];
+    for (let r = 0; r < rows; r++) {
+      const line: T[] = [];
+      for (let c = 0; c < columns; c++) line.push(read(sheet, row + r, column + c));
+      grid.push(line);
+    }
+    return grid;
+  }
+
+  /** The fake spreadsheet, as a user sees and edits it. */
+  readonly sheet = {
+    setValues: (a1: string, values: unknown[][]): void => {
+      const { sheet, rect } = this.resolve(a1);
+      values.forEach((line, r) =>
+        line.forEach((value, c) => this.world.spreadsheet.write(sheet, rect.row + r, rect.column + c, value)),
+      );
+      this.world.spreadsheet.changed({
+        ...rect,
+        rows: values.length,
+        columns: Math.max(1, ...values.map((l) => l.length)),
+      });
+    },
+    setFormula: (a1: string, formula: string): void => {
+      const { sheet, rect } = this.resolve(a1);
+      this.world.spreadsheet.write(sheet, rect.row, rect.column, formula, true);
+    },
+    getValues: (a1: string): CellValue[][] => {
+      const { sheet, rect } = this.resolve(a1);
+      return this.gridOf(sheet, rect.row, rect.column, rect.rows, rect.columns, (s, r, c) => s.value(r, c));
+    },
+    getDisplayValues: (a1: string): string[][] => {
+      const { sheet, rect } = this.resolve(a1);
+      return this.gridOf(sheet, rect.row, rect.column, rect.rows, rect.columns, (s, r, c) =>
+        displayOf(s.value(r, c)),
+      );
+    },
+    getFormulas: (a1: string): string[][] => {
+      const { sheet, rect } = this.resolve(a1);
+      return this.gridOf(
+        sheet,
+        rect.row,
+        rect.column,
+        rect.rows,
+        rect.columns,
+        (s, r, c) => s.get(r, c)?.formula ?? '',
+      );
+    },
+    getNote: (a1: string): string => {
+      const { sheet, rect } = this.resolve(a1);
+      return sheet.get(rect.row, rect.column)?.note ?? '';
+    },
+    select: (a1: string): void => {
+      const { sheet, rect } = this.resolve(a1);
+      this.world.spreadsheet.activeSheetId = sheet.id;
+      this.world.spreadsheet.selection = rect;
+    },
+    addSheet: (name: string, rows?: number, columns?: number): void => {
+      this.world.spreadsheet.addSheet(name, rows, columns);
+    },
+    activate: (name: string): void => {
+      const sheet = this.world.spreadsheet.sheetByName(name);
+      if (!sheet) throw new Error(`No sheet named ${name}`);
+      this.world.spreadsheet.activeSheetId = sheet.id;
+    },
+    lastRow: (name?: string): number =>
+      (name ? this.world.spreadsheet.sheetByName(name) : this.world.spreadsheet.activeSheet())?.lastRow() ??
+      0,
+    maxColumns: (name?: string): number =>
+      (name ? this.world.spreadsheet.sheetByName(name) : this.world.spreadsheet.activeSheet())?.maxColumns ??
+      0,
+    /** The range as a text table: column letters across, row numbers down, display values. */
+    print: (a1: string, maxWidth = 28): string => {
+      const { sheet, rect } = this.resolve(a1);
+      const shown = this.gridOf(sheet, rect.row, rect.column, rect.rows, rect.columns, (s, r, c) => {
+        const text = displayOf(s.value(r, c)).replace(/\s+/g, ' ');
+        return text.length > maxWidth ? text.slice(0, maxWidth - 1) + '…' : text;
+      });
+      const letters = Array.from({ length: rect.columns }, (_, c) =>
+        formatA1(1, rect.column + c).replace(/\d+$/, ''),
+      );
+      const table = [['', ...letters], ...shown.map((line, r) => [String(rect.row + r), ...line])];
+      const widths = table[0].map((_, c) => Math.max(...table.map((line) => line[c].length)));
+      const line = (cells: string[]) =>
+        cells
+          .map((text, c) =>
+            typeof text === 'string' && /^-?\d+(\.\d+)?$/.test(text)
+              ? text.padStart(widths[c])
+              : text.padEnd(widths[c]),
+          )
+          .join(' | ');
+      const rule = widths.map((w) => '-'.repeat(w)).join('-+-');
+      return [line(table[0]), rule, ...table.slice(1).map(line)].join('\n');
+    },
+  };
+
+  readonly properties = {
+    user: (email?: string): Record<string, string> => this.world.userStore(email ?? this.owner).snapshot(),
+    document: (): Record<string, string> => this.world.documentProperties.snapshot(),
+    script: (): Record<string, string> => this.world.scriptProperties.snapshot(),
+  };
+
+  get cache(): { document: CacheStore; script: CacheStore; user(email: string): CacheStore } {
+    return {
+      document: this.world.documentCache,
+      script: this.world.scriptCache,
+      user: (email: string) => this.world.userCache(email),
+    };
+  }
+
+  get ui(): { events: UiEvent[]; respond(response: ScriptedResponse): void } {
+    return { events: this.world.ui.events, respond: (response) => this.world.ui.responses.push(response) };
+  }
+
+  get fetches(): FetchRecord[] {
+    return this.world.fetches;
+  }
+
+  get logs(): LogLine[] {
+    return this.world.logs;
+  }
+
+  get executions(): ExecutionRecord[] {
+    return this.executionList.map((e) => e.record());
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/** Loads the built bundle (or `code`) into a new stand-in. */
+export async function loadAppsScript(options: LoadOptions = {}): Promise<AppsScriptStandIn> {
+  const projectDir = options.projectDir ?? DIST_DIR;
+  let code = options.code;
+  if (code === undefined) {
+    const file = path.join(projectDir, 'Code.js');
+    if (!fs.existsSync(file))
+      throw new Error(`${file} is missing: run "npm run build" (or node apps-script/build.mjs) first`);
+    code = fs.readFileSync(file, 'utf8');
+  }
+  return new AppsScriptStandIn(code, projectDir, options);
+}

@@ -1,0 +1,98 @@
+// One Apps Script execution as the stand-in tracks it: who runs it, in which mode, since when, until when.
+import type { Clock } from './clock';
+import { ExecutionKilled } from './errors';
+import { TIME_LIMIT_MESSAGE } from './limits';
+
+export type ExecutionKind = 'custom-function' | 'server';
+export type AuthMode = 'NONE' | 'LIMITED' | 'FULL' | 'CUSTOM_FUNCTION';
+
+/** Every fake service object the realm can call extends this; methods starting with `_` are not callable. */
+export abstract class AppsScriptObject {
+  abstract readonly kind: string;
+}
+
+export interface ExecutionRecord {
+  id: number;
+  functionName: string;
+  kind: ExecutionKind;
+  user: string;
+  startedAt: number;
+  elapsedMs?: number;
+  status: 'running' | 'ok' | 'error' | 'killed';
+  error?: string;
+}
+
+export class Execution {
+  readonly handles = new Map<number, object>();
+  readonly roots = new Map<string, object>();
+  private nextHandle = 1;
+  status: ExecutionRecord['status'] = 'running';
+  error?: string;
+  endedAt?: number;
+  /** Set by the pool: stops the worker running this execution. */
+  onKill?: (message: string) => void;
+
+  constructor(
+    readonly id: number,
+    readonly functionName: string,
+    readonly kind: ExecutionKind,
+    readonly authMode: AuthMode,
+    /** Whose UserProperties, user cache and user lock the execution uses. */
+    readonly user: string,
+    /** What Session.getActiveUser().getEmail() answers ('' in custom functions). */
+    readonly activeUserEmail: string,
+    readonly startedAt: number,
+    readonly limitMs: number,
+    private readonly clock: Clock,
+    /** For a custom function: the cell whose formula runs it. */
+    readonly cell?: { sheetId: number; row: number; column: number },
+  ) {}
+
+  get deadline(): number {
+    return this.startedAt + this.limitMs;
+  }
+
+  /** Milliseconds of stand-in time left before the limit. */
+  remainingMs(): number {
+    return this.deadline - this.clock.now();
+  }
+
+  get isCustomFunction(): boolean {
+    return this.kind === 'custom-function';
+  }
+
+  register(object: object): number {
+    const id = this.nextHandle++;
+    this.handles.set(id, object);
+    return id;
+  }
+
+  /** Throws (and stops the worker) once the execution is past its time limit. */
+  checkTime(): void {
+    if (this.status !== 'running') throw new ExecutionKilled(this.error ?? TIME_LIMIT_MESSAGE);
+    if (this.clock.now() > this.deadline) this.kill(TIME_LIMIT_MESSAGE);
+  }
+
+  kill(message: string): never {
+    if (this.status === 'running') {
+      this.status = 'killed';
+      this.error = message;
+      this.endedAt = this.clock.now();
+      this.onKill?.(message);
+    }
+    throw new ExecutionKilled(message);
+  }
+
+  record(): ExecutionRecord {
+    return {
+      id: this.id,
+      functionName: this.functionName,
+      kind: this.kind,
+      user: this.user,
+      startedAt: this.startedAt,
+      elapsedMs: this.endedAt === undefined ? undefined : this.endedAt - this.startedAt,
+      status: this.status,
+      error: this.error,
+    };
+  }
+}

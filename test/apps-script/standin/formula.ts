@@ -1,0 +1,62 @@
+// Evaluating a cell formula in the stand-in: only a call of one of the script's own functions with literal or
+// range arguments (=DAPA(A2:A21, "da,pa", TRUE)); anything else shows #NAME?, as the stand-in is not a spreadsheet.
+import { type A1, parseA1 } from './a1';
+
+export type FormulaArg =
+  | { kind: 'range'; ref: A1; text: string }
+  | { kind: 'value'; value: string | number | boolean }
+  | { kind: 'omitted' };
+
+export interface FormulaCall {
+  name: string;
+  args: FormulaArg[];
+}
+
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote = '';
+  let current = '';
+  for (const ch of text) {
+    if (quote) {
+      if (ch === quote) quote = '';
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '(' || ch === '{') depth++;
+    else if (ch === ')' || ch === '}') depth--;
+    else if ((ch === ',' || ch === ';') && depth === 0) {
+      parts.push(current);
+      current = '';
+      continue;
+    }
+    current += ch;
+  }
+  parts.push(current);
+  return parts;
+}
+
+function parseArg(raw: string): FormulaArg | undefined {
+  const text = raw.trim();
+  if (text === '') return { kind: 'omitted' };
+  const string = /^"((?:[^"]|"")*)"$/.exec(text);
+  if (string) return { kind: 'value', value: string[1].replace(/""/g, '"') };
+  if (/^(TRUE|FALSE)$/i.test(text)) return { kind: 'value', value: text.toUpperCase() === 'TRUE' };
+  if (/^[+-]?\d+(\.\d+)?$/.test(text)) return { kind: 'value', value: Number(text) };
+  const ref = parseA1(text);
+  return ref ? { kind: 'range', ref, text } : undefined;
+}
+
+/** Parses "=NAME(args)"; undefined for anything else (nested calls, operators, unknown syntax). */
+export function parseFormula(formula: string): FormulaCall | undefined {
+  const m = /^=\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(([\s\S]*)\)\s*$/.exec(formula);
+  if (!m) return undefined;
+  const inner = m[2];
+  if (inner.trim() === '') return { name: m[1], args: [] };
+  const args: FormulaArg[] = [];
+  for (const part of splitTopLevel(inner)) {
+    const arg = parseArg(part);
+    if (!arg) return undefined;
+    args.push(arg);
+  }
+  while (args.length > 0 && args[args.length - 1].kind === 'omitted') args.pop();
+  return { name: m[1], args };
+}

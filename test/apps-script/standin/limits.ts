@@ -1,0 +1,37 @@
+// Apps Script's documented limits that the stand-in enforces (developers.google.com/apps-script/guides/services/quotas
+// and the Cache, Properties, Lock and Utilities references), in one place.
+
+/** A custom function's execution: 30 seconds ("Custom function runtime"). */
+export const CUSTOM_FUNCTION_MS = 30_000;
+/** Any other execution (menu item, google.script.run): 6 minutes ("Script runtime"). */
+export const EXECUTION_MS = 6 * 60_000;
+/** The message Apps Script gives an execution it stops at its limit. */
+export const TIME_LIMIT_MESSAGE = 'Exceeded maximum execution time';
+
+/** CacheService: key ≤ 250 characters, value ≤ 100 KB, expiration 1 s to 21,600 s (default 600), ~1,000 items. */
+export const CACHE_KEY_MAX_CHARS = 250;
+export const CACHE_VALUE_MAX_BYTES = 100 * 1024;
+export const CACHE_MAX_EXPIRATION_S = 21_600;
+export const CACHE_DEFAULT_EXPIRATION_S = 600;
+export const CACHE_MAX_ITEMS = 1000;
+
+/** PropertiesService: 9 KB per value, 500 KB per store, 50,000 reads/writes a day (consumer accounts). */
+export const PROPERTY_VALUE_MAX_BYTES = 9 * 1024;
+export const PROPERTY_STORE_MAX_BYTES = 500 * 1024;
+export const PROPERTY_CALLS_PER_DAY = 50_000;
+
+/** UrlFetchApp: 20,000 calls a day, URL ≤ 2 KB, ≤ 100 headers, response ≤ 50 MB; a fetch gives up after 60 s. */
+export const URL_FETCH_CALLS_PER_DAY = 20_000;
+export const URL_FETCH_URL_MAX_CHARS = 2 * 1024;
+export const URL_FETCH_MAX_HEADERS = 100;
+export const URL_FETCH_RESPONSE_MAX_BYTES = 50 * 1024 * 1024;
+export const URL_FETCH_TIMEOUT_MS = 60_000;
+
+/** LockService: tryLock/waitLock wait at most 5 minutes. Utilities.sleep: at most 5 minutes. */
+export const LOCK_MAX_WAIT_MS = 300_000;
+export const SLEEP_MAX_MS = 300_000;
+
+/** Sheets: 50,000 characters in a cell. New sheets have 1,000 rows and 26 columns. */
+export const CELL_MAX_CHARS = 50_000;
+export const DEFAULT_ROWS = 1000;
+export const DEFAULT_COLUMNS = 26;

@@ -1,0 +1,137 @@
+// LockService: script, document and per-user locks that really exclude concurrent executions (each runs in its own
+// worker), with tryLock/waitLock timeouts and release when the execution ends.
+import { AppsScriptException, noPermission } from './errors';
+import { AppsScriptObject, type Execution } from './execution';
+import { LOCK_MAX_WAIT_MS } from './limits';
+
+interface Waiter {
+  execution: number;
+  grant: () => void;
+}
+
+/** Who holds each named lock, and who waits for it. */
+export class LockTable {
+  private readonly holders = new Map<string, number>();
+  private readonly waiters = new Map<string, Waiter[]>();
+
+  holder(name: string): number | undefined {
+    return this.holders.get(name);
+  }
+
+  async acquire(name: string, execution: number, timeoutMs: number): Promise<boolean> {
+    const holder = this.holders.get(name);
+    if (holder === undefined || holder === execution) {
+      this.holders.set(name, execution);
+      return true;
+    }
+    if (timeoutMs <= 0) return false;
+    return new Promise<boolean>((resolve) => {
+      const queue = this.waiters.get(name) ?? [];
+      const waiter: Waiter = {
+        execution,
+        grant: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        const q = this.waiters.get(name) ?? [];
+        this.waiters.set(
+          name,
+          q.filter((w) => w !== waiter),
+        );
+        resolve(false);
+      }, timeoutMs);
+      queue.push(waiter);
+      this.waiters.set(name, queue);
+    });
+  }
+
+  release(name: string, execution: number): void {
+    if (this.holders.get(name) !== execution) return;
+    const next = (this.waiters.get(name) ?? []).shift();
+    if (next) {
+      this.holders.set(name, next.execution);
+      next.grant();
+    } else this.holders.delete(name);
+  }
+
+  /** Everything an execution holds is released when it ends, as in Apps Script. */
+  releaseAll(execution: number): void {
+    for (const [name, holder] of [...this.holders]) if (holder === execution) this.release(name, execution);
+    for (const [name, queue] of this.waiters) {
+      this.waiters.set(
+        name,
+        queue.filter((w) => w.execution !== execution),
+      );
+    }
+  }
+}
+
+function waitMs(timeoutInMillis: unknown): number {
+  const ms = Number(timeoutInMillis);
+  if (!Number.isFinite(ms) || ms < 0) throw new AppsScriptException('Invalid argument: timeoutInMillis');
+  if (ms > LOCK_MAX_WAIT_MS)
+    throw new AppsScriptException(`Invalid argument: timeoutInMillis (at most ${LOCK_MAX_WAIT_MS})`);
+  return ms;
+}
+
+export class Lock extends AppsScriptObject {
+  readonly kind = 'Lock';
+
+  constructor(
+    private readonly table: LockTable,
+    private readonly name: string,
+    private readonly execution: Execution,
+  ) {
+    super();
+  }
+
+  async tryLock(timeoutInMillis: unknown): Promise<boolean> {
+    const ms = waitMs(timeoutInMillis);
+    const remaining = Math.max(0, this.execution.remainingMs());
+    return this.table.acquire(this.name, this.execution.id, Math.min(ms, remaining));
+  }
+
+  async waitLock(timeoutInMillis: unknown): Promise<void> {
+    if (!(await this.tryLock(timeoutInMillis))) {
+      throw new AppsScriptException('Lock timeout: another process was holding the lock for too long.');
+    }
+  }
+
+  hasLock(): boolean {
+    return this.table.holder(this.name) === this.execution.id;
+  }
+
+  releaseLock(): void {
+    this.table.release(this.name, this.execution.id);
+  }
+}
+
+export class LockService extends AppsScriptObject {
+  readonly kind = 'LockService';
+
+  constructor(
+    private readonly execution: Execution,
+    private readonly table: LockTable,
+  ) {
+    super();
+  }
+
+  private _lock(name: string, what: string): Lock {
+    if (this.execution.authMode === 'NONE') throw noPermission(`LockService.${what}`);
+    return new Lock(this.table, name, this.execution);
+  }
+
+  getScriptLock(): Lock {
+    return this._lock('script', 'getScriptLock');
+  }
+
+  getDocumentLock(): Lock {
+    return this._lock('document', 'getDocumentLock');
+  }
+
+  getUserLock(): Lock {
+    return this._lock(`user:${this.execution.user}`, 'getUserLock');
+  }
+}

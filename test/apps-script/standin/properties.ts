@@ -1,0 +1,136 @@
+// PropertiesService: script, document and per-user stores with the documented 9 KB value, 500 KB store and
+// 50,000 calls-a-day limits.
+import { AppsScriptException, noPermission } from './errors';
+import { AppsScriptObject, type Execution } from './execution';
+import { PROPERTY_CALLS_PER_DAY, PROPERTY_STORE_MAX_BYTES, PROPERTY_VALUE_MAX_BYTES } from './limits';
+
+const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/** The data of one property store, kept by the stand-in across executions. */
+export class PropertyStore {
+  readonly values = new Map<string, string>();
+  calls = 0;
+
+  size(): number {
+    let total = 0;
+    for (const [k, v] of this.values) total += bytes(k) + bytes(v);
+    return total;
+  }
+
+  snapshot(): Record<string, string> {
+    return Object.fromEntries(this.values);
+  }
+}
+
+export class Properties extends AppsScriptObject {
+  readonly kind = 'Properties';
+
+  constructor(private readonly store: PropertyStore) {
+    super();
+  }
+
+  private _count(): void {
+    if (++this.store.calls > PROPERTY_CALLS_PER_DAY) {
+      throw new AppsScriptException('Service invoked too many times for one day: properties.');
+    }
+  }
+
+  private _put(key: unknown, value: unknown, staged: Map<string, string>): void {
+    if (key === null || key === undefined) throw new AppsScriptException('Invalid argument: key');
+    const k = String(key);
+    const v = String(value);
+    if (bytes(v) > PROPERTY_VALUE_MAX_BYTES) throw new AppsScriptException('Argument too large: value');
+    staged.set(k, v);
+  }
+
+  private _commit(staged: Map<string, string>): void {
+    let total = 0;
+    for (const [k, v] of staged) total += bytes(k) + bytes(v);
+    if (total > PROPERTY_STORE_MAX_BYTES) {
+      throw new AppsScriptException(
+        'You have exceeded the property storage quota. Please remove some properties and try again.',
+      );
+    }
+    this.store.values.clear();
+    for (const [k, v] of staged) this.store.values.set(k, v);
+  }
+
+  getProperty(key: unknown): string | null {
+    this._count();
+    return this.store.values.get(String(key)) ?? null;
+  }
+
+  getProperties(): Record<string, string> {
+    this._count();
+    return this.store.snapshot();
+  }
+
+  getKeys(): string[] {
+    this._count();
+    return [...this.store.values.keys()];
+  }
+
+  setProperty(key: unknown, value: unknown): this {
+    this._count();
+    const staged = new Map(this.store.values);
+    this._put(key, value, staged);
+    this._commit(staged);
+    return this;
+  }
+
+  setProperties(properties: unknown, deleteAllOthers?: unknown): this {
+    this._count();
+    if (properties === null || typeof properties !== 'object')
+      throw new AppsScriptException('Invalid argument: properties');
+    const staged = deleteAllOthers === true ? new Map<string, string>() : new Map(this.store.values);
+    for (const [k, v] of Object.entries(properties as Record<string, unknown>)) this._put(k, v, staged);
+    this._commit(staged);
+    return this;
+  }
+
+  deleteProperty(key: unknown): this {
+    this._count();
+    this.store.values.delete(String(key));
+    return this;
+  }
+
+  deleteAllProperties(): this {
+    this._count();
+    this.store.values.clear();
+    return this;
+  }
+}
+
+export class PropertiesService extends AppsScriptObject {
+  readonly kind = 'PropertiesService';
+
+  constructor(
+    private readonly execution: Execution,
+    private readonly stores: {
+      script: PropertyStore;
+      document: PropertyStore;
+      user: (email: string) => PropertyStore;
+    },
+  ) {
+    super();
+  }
+
+  private _allowed(what: string): void {
+    if (this.execution.authMode === 'NONE') throw noPermission(`PropertiesService.${what}`);
+  }
+
+  getScriptProperties(): Properties {
+    this._allowed('getScriptProperties');
+    return new Properties(this.stores.script);
+  }
+
+  getDocumentProperties(): Properties {
+    this._allowed('getDocumentProperties');
+    return new Properties(this.stores.document);
+  }
+
+  getUserProperties(): Properties {
+    this._allowed('getUserProperties');
+    return new Properties(this.stores.user(this.execution.user));
+  }
+}

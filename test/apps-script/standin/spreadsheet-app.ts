@@ -1,0 +1,451 @@
+// SpreadsheetApp as a script sees it: the active spreadsheet, its sheets and ranges over the SpreadsheetModel.
+// Custom functions get a read-only view (every write throws "You do not have permission to call ...") and no UI.
+import { formatA1, parseA1 } from './a1';
+import { AppsScriptException, noPermission } from './errors';
+import { AppsScriptObject, type Execution } from './execution';
+import { type CellValue, displayOf, type SheetModel, type SpreadsheetModel } from './sheet-model';
+import { Ui, type UiRecorder } from './ui';
+
+export interface SheetsContext {
+  model: SpreadsheetModel;
+  ui: UiRecorder;
+}
+
+function sameDims(values: unknown, rows: number, columns: number): unknown[][] {
+  if (!Array.isArray(values))
+    throw new AppsScriptException(
+      "The parameters (String) don't match the method signature for SpreadsheetApp.Range.setValues.",
+    );
+  if (values.length !== rows) {
+    throw new AppsScriptException(
+      `The number of rows in the data does not match the number of rows in the range. The data has ${values.length} but the range has ${rows}.`,
+    );
+  }
+  for (const row of values) {
+    if (!Array.isArray(row) || row.length !== columns) {
+      throw new AppsScriptException(
+        `The number of columns in the data does not match the number of columns in the range. The data has ${Array.isArray(row) ? row.length : 0} but the range has ${columns}.`,
+      );
+    }
+  }
+  return values as unknown[][];
+}
+
+export class Range extends AppsScriptObject {
+  readonly kind = 'Range';
+
+  constructor(
+    private readonly context: SheetsContext,
+    private readonly execution: Execution,
+    private readonly sheet: SheetModel,
+    private readonly row: number,
+    private readonly column: number,
+    private readonly rows: number,
+    private readonly columns: number,
+  ) {
+    super();
+    if (rows < 1) throw new AppsScriptException('The number of rows in the range must be at least 1.');
+    if (columns < 1) throw new AppsScriptException('The number of columns in the range must be at least 1.');
+    if (row < 1 || column < 1 || row + rows - 1 > sheet.maxRows || column + columns - 1 > sheet.maxColumns) {
+      throw new AppsScriptException('The coordinates of the range are outside the dimensions of the sheet.');
+    }
+  }
+
+  private _write(method: string): void {
+    if (this.execution.isCustomFunction) throw noPermission(method);
+  }
+
+  private _grid<T>(cell: (row: number, column: number) => T): T[][] {
+    const grid: T[][] = [];
+    for (let r = 0; r < this.rows; r++) {
+      const line: T[] = [];
+      for (let c = 0; c < this.columns; c++) line.push(cell(this.row + r, this.column + c));
+      grid.push(line);
+    }
+    return grid;
+  }
+
+  private _changed(): void {
+    this.context.model.changed({
+      sheetId: this.sheet.id,
+      row: this.row,
+      column: this.column,
+      rows: this.rows,
+      columns: this.columns,
+    });
+  }
+
+  getValues(): CellValue[][] {
+    return this._grid((r, c) => this.sheet.value(r, c));
+  }
+  getValue(): CellValue {
+    return this.sheet.value(this.row, this.column);
+  }
+  getDisplayValues(): string[][] {
+    return this._grid((r, c) => displayOf(this.sheet.value(r, c)));
+  }
+  getDisplayValue(): string {
+    return displayOf(this.sheet.value(this.row, this.column));
+  }
+  getFormulas(): string[][] {
+    return this._grid((r, c) => this.sheet.get(r, c)?.formula ?? '');
+  }
+  getFormula(): string {
+    return this.sheet.get(this.row, this.column)?.formula ?? '';
+  }
+  getNote(): string {
+    return this.sheet.get(this.row, this.column)?.note ?? '';
+  }
+  isBlank(): boolean {
+    return this._grid((r, c) => this.sheet.hasContent(r, c)).every((line) => line.every((has) => !has));
+  }
+
+  setValues(values: unknown): this {
+    this._write('setValues');
+    const grid = sameDims(values, this.rows, this.columns);
+    grid.forEach((line, r) =>
+      line.forEach((v, c) => this.context.model.write(this.sheet, this.row + r, this.column + c, v)),
+    );
+    this._changed();
+    return this;
+  }
+  setValue(value: unknown): this {
+    this._write('setValue');
+    this._grid((r, c) => this.context.model.write(this.sheet, r, c, value));
+    this._changed();
+    return this;
+  }
+  setFormula(formula: unknown): this {
+    this._write('setFormula');
+    this._grid((r, c) => this.context.model.write(this.sheet, r, c, String(formula), String(formula) !== ''));
+    this._changed();
+    return this;
+  }
+  setFormulas(formulas: unknown): this {
+    this._write('setFormulas');
+    const grid = sameDims(formulas, this.rows, this.columns);
+    grid.forEach((line, r) =>
+      line.forEach((f, c) =>
+        this.context.model.write(this.sheet, this.row + r, this.column + c, String(f), String(f) !== ''),
+      ),
+    );
+    this._changed();
+    return this;
+  }
+  setNumberFormat(format: unknown): this {
+    this._write('setNumberFormat');
+    this._grid((r, c) => {
+      const cell = this.sheet.get(r, c) ?? { value: '' };
+      this.sheet.put(r, c, { ...cell, textFormat: String(format) === '@' });
+    });
+    return this;
+  }
+  clearContent(): this {
+    this._write('clearContent');
+    this._grid((r, c) => this.context.model.clear(this.sheet, r, c));
+    this._changed();
+    return this;
+  }
+  clear(): this {
+    this._write('clear');
+    return this.clearContent();
+  }
+
+  getA1Notation(): string {
+    return formatA1(this.row, this.column, this.rows, this.columns);
+  }
+  getRow(): number {
+    return this.row;
+  }
+  getColumn(): number {
+    return this.column;
+  }
+  getLastRow(): number {
+    return this.row + this.rows - 1;
+  }
+  getLastColumn(): number {
+    return this.column + this.columns - 1;
+  }
+  getNumRows(): number {
+    return this.rows;
+  }
+  getNumColumns(): number {
+    return this.columns;
+  }
+  getSheet(): Sheet {
+    return new Sheet(this.context, this.execution, this.sheet);
+  }
+  getCell(row: unknown, column: unknown): Range {
+    return new Range(
+      this.context,
+      this.execution,
+      this.sheet,
+      this.row + Number(row) - 1,
+      this.column + Number(column) - 1,
+      1,
+      1,
+    );
+  }
+  offset(rowOffset: unknown, columnOffset: unknown, numRows?: unknown, numColumns?: unknown): Range {
+    return new Range(
+      this.context,
+      this.execution,
+      this.sheet,
+      this.row + Number(rowOffset),
+      this.column + Number(columnOffset),
+      numRows === undefined ? this.rows : Number(numRows),
+      numColumns === undefined ? this.columns : Number(numColumns),
+    );
+  }
+  activate(): this {
+    this._write('activate');
+    this.context.model.activeSheetId = this.sheet.id;
+    this.context.model.selection = {
+      sheetId: this.sheet.id,
+      row: this.row,
+      column: this.column,
+      rows: this.rows,
+      columns: this.columns,
+    };
+    return this;
+  }
+}
+
+export class Sheet extends AppsScriptObject {
+  readonly kind = 'Sheet';
+
+  constructor(
+    private readonly context: SheetsContext,
+    private readonly execution: Execution,
+    private readonly sheet: SheetModel,
+  ) {
+    super();
+  }
+
+  getName(): string {
+    return this.sheet.name;
+  }
+  getSheetName(): string {
+    return this.sheet.name;
+  }
+  getSheetId(): number {
+    return this.sheet.id;
+  }
+  getIndex(): number {
+    return this.context.model.sheets.indexOf(this.sheet) + 1;
+  }
+  getLastRow(): number {
+    return this.sheet.lastRow();
+  }
+  getLastColumn(): number {
+    return this.sheet.lastColumn();
+  }
+  getMaxRows(): number {
+    return this.sheet.maxRows;
+  }
+  getMaxColumns(): number {
+    return this.sheet.maxColumns;
+  }
+  getRange(a: unknown, column?: unknown, numRows?: unknown, numColumns?: unknown): Range {
+    if (typeof a === 'string') {
+      const ref = parseA1(a);
+      if (!ref || (ref.sheetName !== undefined && ref.sheetName !== this.sheet.name)) {
+        throw new AppsScriptException('Range not found');
+      }
+      return rangeOf(this.context, this.execution, this.sheet, ref);
+    }
+    const row = Number(a);
+    const col = Number(column);
+    if (!Number.isInteger(row) || !Number.isInteger(col)) throw new AppsScriptException('Range not found');
+    return new Range(
+      this.context,
+      this.execution,
+      this.sheet,
+      row,
+      col,
+      numRows === undefined ? 1 : Number(numRows),
+      numColumns === undefined ? 1 : Number(numColumns),
+    );
+  }
+  getDataRange(): Range {
+    return new Range(
+      this.context,
+      this.execution,
+      this.sheet,
+      1,
+      1,
+      Math.max(1, this.sheet.lastRow()),
+      Math.max(1, this.sheet.lastColumn()),
+    );
+  }
+  getActiveRange(): Range | null {
+    const selection = this.context.model.selection;
+    if (!selection || selection.sheetId !== this.sheet.id) return null;
+    return new Range(
+      this.context,
+      this.execution,
+      this.sheet,
+      selection.row,
+      selection.column,
+      selection.rows,
+      selection.columns,
+    );
+  }
+  setActiveRange(range: unknown): Range {
+    if (!(range instanceof Range)) throw new AppsScriptException('Invalid argument: range');
+    return range.activate();
+  }
+  activate(): this {
+    if (this.execution.isCustomFunction) throw noPermission('activate');
+    this.context.model.activeSheetId = this.sheet.id;
+    return this;
+  }
+  insertColumnsAfter(afterPosition: unknown, howMany: unknown): this {
+    if (this.execution.isCustomFunction) throw noPermission('insertColumnsAfter');
+    this.sheet.insertColumnsAfter(Number(afterPosition), Number(howMany));
+    return this;
+  }
+  insertRowsAfter(afterPosition: unknown, howMany: unknown): this {
+    if (this.execution.isCustomFunction) throw noPermission('insertRowsAfter');
+    this.sheet.insertRowsAfter(Number(afterPosition), Number(howMany));
+    return this;
+  }
+  getParent(): Spreadsheet {
+    return new Spreadsheet(this.context, this.execution);
+  }
+}
+
+function rangeOf(
+  context: SheetsContext,
+  execution: Execution,
+  sheet: SheetModel,
+  ref: ReturnType<typeof parseA1> & object,
+): Range {
+  const row = ref.row ?? 1;
+  const column = ref.column ?? 1;
+  const lastRow =
+    ref.lastRow ?? (ref.row !== undefined && ref.lastColumn === undefined ? ref.row : sheet.maxRows);
+  const lastColumn =
+    ref.lastColumn ?? (ref.column !== undefined && ref.lastRow === undefined ? ref.column : sheet.maxColumns);
+  return new Range(context, execution, sheet, row, column, lastRow - row + 1, lastColumn - column + 1);
+}
+
+export class Spreadsheet extends AppsScriptObject {
+  readonly kind = 'Spreadsheet';
+
+  constructor(
+    private readonly context: SheetsContext,
+    private readonly execution: Execution,
+  ) {
+    super();
+  }
+
+  getId(): string {
+    return this.context.model.id;
+  }
+  getName(): string {
+    return this.context.model.name;
+  }
+  getUrl(): string {
+    return `https://docs.google.com/spreadsheets/d/${this.context.model.id}/edit`;
+  }
+  getSheets(): Sheet[] {
+    return this.context.model.sheets.map((s) => new Sheet(this.context, this.execution, s));
+  }
+  getSheetByName(name: unknown): Sheet | null {
+    const sheet = this.context.model.sheetByName(String(name));
+    return sheet ? new Sheet(this.context, this.execution, sheet) : null;
+  }
+  getActiveSheet(): Sheet {
+    const cell = this.execution.cell;
+    const sheet = cell ? this.context.model.sheetById(cell.sheetId) : undefined;
+    return new Sheet(this.context, this.execution, sheet ?? this.context.model.activeSheet());
+  }
+  getActiveRange(): Range | null {
+    const cell = this.execution.cell;
+    if (cell) {
+      const sheet = this.context.model.sheetById(cell.sheetId);
+      if (sheet) return new Range(this.context, this.execution, sheet, cell.row, cell.column, 1, 1);
+    }
+    const selection = this.context.model.selection;
+    const sheet = selection && this.context.model.sheetById(selection.sheetId);
+    if (!selection || !sheet) return null;
+    return new Range(
+      this.context,
+      this.execution,
+      sheet,
+      selection.row,
+      selection.column,
+      selection.rows,
+      selection.columns,
+    );
+  }
+  getRange(a1: unknown): Range {
+    const ref = parseA1(String(a1));
+    if (!ref) throw new AppsScriptException('Range not found');
+    const sheet =
+      ref.sheetName === undefined
+        ? this.context.model.activeSheet()
+        : this.context.model.sheetByName(ref.sheetName);
+    if (!sheet) throw new AppsScriptException('Range not found');
+    return rangeOf(this.context, this.execution, sheet, ref);
+  }
+  insertSheet(name?: unknown): Sheet {
+    if (this.execution.isCustomFunction) throw noPermission('insertSheet');
+    const sheet = this.context.model.addSheet(
+      name === undefined ? `Sheet${this.context.model.sheets.length + 1}` : String(name),
+    );
+    this.context.model.activeSheetId = sheet.id;
+    return new Sheet(this.context, this.execution, sheet);
+  }
+  toast(message: unknown, title?: unknown): void {
+    if (this.execution.isCustomFunction) throw noPermission('toast');
+    this.context.ui.events.push({
+      type: 'toast',
+      title: title === undefined ? '' : String(title),
+      message: String(message),
+    });
+  }
+}
+
+export class SpreadsheetApp extends AppsScriptObject {
+  readonly kind = 'SpreadsheetApp';
+
+  constructor(
+    private readonly context: SheetsContext,
+    private readonly execution: Execution,
+  ) {
+    super();
+  }
+
+  private _readable(what: string): void {
+    if (this.execution.authMode === 'NONE') throw noPermission(`SpreadsheetApp.${what}`);
+  }
+
+  getActive(): Spreadsheet {
+    this._readable('getActive');
+    return new Spreadsheet(this.context, this.execution);
+  }
+  getActiveSpreadsheet(): Spreadsheet {
+    this._readable('getActiveSpreadsheet');
+    return new Spreadsheet(this.context, this.execution);
+  }
+  getActiveSheet(): Sheet {
+    return this.getActive().getActiveSheet();
+  }
+  getActiveRange(): Range | null {
+    return this.getActive().getActiveRange();
+  }
+  getCurrentCell(): Range | null {
+    const range = this.getActiveRange();
+    return range ? range.getCell(1, 1) : null;
+  }
+  flush(): void {
+    // The stand-in applies every change at once; nothing is pending.
+  }
+  getUi(): Ui {
+    if (this.execution.isCustomFunction)
+      throw new AppsScriptException('Cannot call SpreadsheetApp.getUi() from this context.');
+    return new Ui(this.context.ui);
+  }
+}

@@ -1,0 +1,179 @@
+// Everything the stand-in keeps across executions (the spreadsheet, property stores, caches, locks, UI record,
+// fetch log, logs, clock) and the dispatcher that runs a realm's call on the right fake object.
+import { CacheService, CacheStore } from './cache';
+import type { Clock } from './clock';
+import { AppsScriptException } from './errors';
+import { AppsScriptObject, type Execution } from './execution';
+import { LockService, LockTable } from './lock';
+import { PropertiesService, PropertyStore } from './properties';
+import type { HandleRef, RpcReply, Target } from './protocol';
+import { SpreadsheetModel } from './sheet-model';
+import { SpreadsheetApp } from './spreadsheet-app';
+import { HtmlService, UiRecorder } from './ui';
+import { type FetchRecord, UrlFetchApp } from './url-fetch';
+
+export interface LogLine {
+  executionId: number;
+  level: string;
+  text: string;
+}
+
+class User extends AppsScriptObject {
+  readonly kind = 'User';
+  constructor(private readonly email: string) {
+    super();
+  }
+  getEmail(): string {
+    return this.email;
+  }
+}
+
+class Session extends AppsScriptObject {
+  readonly kind = 'Session';
+  constructor(private readonly execution: Execution) {
+    super();
+  }
+  getActiveUser(): User {
+    return new User(this.execution.activeUserEmail);
+  }
+  getEffectiveUser(): User {
+    return new User(this.execution.isCustomFunction ? '' : this.execution.user);
+  }
+  getScriptTimeZone(): string {
+    return 'Etc/UTC';
+  }
+  getActiveUserLocale(): string {
+    return 'en';
+  }
+}
+
+export class World {
+  readonly spreadsheet = new SpreadsheetModel('1StandInSpreadsheetId0000000000000000000000', 'DAPA stand-in');
+  readonly ui = new UiRecorder();
+  readonly scriptProperties = new PropertyStore();
+  readonly documentProperties = new PropertyStore();
+  readonly userProperties = new Map<string, PropertyStore>();
+  readonly scriptCache: CacheStore;
+  readonly documentCache: CacheStore;
+  readonly userCaches = new Map<string, CacheStore>();
+  readonly locks = new LockTable();
+  readonly fetches: FetchRecord[] = [];
+  readonly fetchCalls = { count: 0 };
+  readonly logs: LogLine[] = [];
+  extraLatencyMs = 0;
+
+  constructor(
+    readonly clock: Clock,
+    /** The pushed project (apps-script/dist): HtmlService reads its .html files. */
+    readonly projectDir: string,
+  ) {
+    this.scriptCache = new CacheStore(clock);
+    this.documentCache = new CacheStore(clock);
+  }
+
+  userStore(email: string): PropertyStore {
+    let store = this.userProperties.get(email);
+    if (!store) this.userProperties.set(email, (store = new PropertyStore()));
+    return store;
+  }
+
+  userCache(email: string): CacheStore {
+    let cache = this.userCaches.get(email);
+    if (!cache) this.userCaches.set(email, (cache = new CacheStore(this.clock)));
+    return cache;
+  }
+
+  private root(execution: Execution, name: string): object | undefined {
+    const existing = execution.roots.get(name);
+    if (existing) return existing;
+    let root: object | undefined;
+    switch (name) {
+      case 'SpreadsheetApp':
+        root = new SpreadsheetApp({ model: this.spreadsheet, ui: this.ui }, execution);
+        break;
+      case 'PropertiesService':
+        root = new PropertiesService(execution, {
+          script: this.scriptProperties,
+          document: this.documentProperties,
+          user: (email) => this.userStore(email),
+        });
+        break;
+      case 'CacheService':
+        root = new CacheService(execution, {
+          script: this.scriptCache,
+          document: this.documentCache,
+          user: (email) => this.userCache(email),
+        });
+        break;
+      case 'LockService':
+        root = new LockService(execution, this.locks);
+        break;
+      case 'UrlFetchApp':
+        root = new UrlFetchApp(execution, {
+          log: this.fetches,
+          calls: this.fetchCalls,
+          extraLatencyMs: this.extraLatencyMs,
+          advanceClock: (ms) => this.clock.advance(this.clock.mode === 'virtual' ? ms : 0),
+          now: () => this.clock.now(),
+        });
+        break;
+      case 'HtmlService':
+        root = new HtmlService(this.projectDir);
+        break;
+      case 'Session':
+        root = new Session(execution);
+        break;
+    }
+    if (root) execution.roots.set(name, root);
+    return root;
+  }
+
+  private toWire(execution: Execution, value: unknown): unknown {
+    if (value instanceof AppsScriptObject) {
+      const ref: HandleRef = { $handle: execution.register(value), kind: value.kind };
+      return ref;
+    }
+    if (Array.isArray(value)) return value.map((v) => this.toWire(execution, v));
+    return value;
+  }
+
+  private fromWire(execution: Execution, value: unknown): unknown {
+    if (value && typeof value === 'object' && '$handle' in (value as object)) {
+      return execution.handles.get((value as HandleRef).$handle);
+    }
+    if (Array.isArray(value)) return value.map((v) => this.fromWire(execution, v));
+    return value;
+  }
+
+  /** Runs one call from the realm on its fake object; errors become the realm's exceptions. */
+  async call(execution: Execution, target: Target, method: string, args: unknown[]): Promise<RpcReply> {
+    try {
+      execution.checkTime();
+      const object =
+        'root' in target ? this.root(execution, target.root) : execution.handles.get(target.handle);
+      if (!object)
+        throw new AppsScriptException(`${'root' in target ? target.root : 'object'} is not defined`);
+      const kind = object instanceof AppsScriptObject ? object.kind : 'object';
+      const fn = (object as Record<string, unknown>)[method];
+      if (
+        typeof fn !== 'function' ||
+        method.startsWith('_') ||
+        method === 'constructor' ||
+        method in Object.prototype
+      ) {
+        const error = new TypeError(`${kind}.${method} is not a function`);
+        return { ok: false, error: { name: error.name, message: error.message } };
+      }
+      const value = await (fn as (...a: unknown[]) => unknown).apply(
+        object,
+        args.map((a) => this.fromWire(execution, a)),
+      );
+      execution.checkTime();
+      return { ok: true, value: this.toWire(execution, value) };
+    } catch (error) {
+      if ((error as Error).name === 'ExecutionKilled') throw error;
+      const e = error as Error;
+      return { ok: false, error: { name: e.name || 'Exception', message: e.message } };
+    }
+  }
+}
