@@ -308,16 +308,12 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
     const processedTimes = recent(urlTimes, key, now);
     const data: Record<string, string | number>[] = [];
     const skipped: { index: number; url: string; reason: SkipReason; message: string }[] = [];
-    let limitReached = false;
     for (const [index, check] of checks.entries()) {
       const url = typeof urls[index] === 'string' ? (urls[index] as string) : '';
       if (!check.ok) {
         skipped.push({ index, url, reason: check.reason, message: check.message });
-      } else if (
-        limitReached ||
-        (plan.urlsPerMinute !== undefined && processedTimes.length >= plan.urlsPerMinute)
-      ) {
-        limitReached = true; // this URL and every following valid one
+      } else if (plan.urlsPerMinute !== undefined && processedTimes.length >= plan.urlsPerMinute) {
+        // the window cannot free up within one request, so every following valid URL lands here too
         s.rateLimitSkips++;
         skipped.push({ index, url, reason: 'rate_limit_reached', message: MESSAGES.rateLimit });
       } else if (roll(faults.lookupFailedRate)) {

@@ -97,9 +97,14 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
       for (const [name, value] of Object.entries(req.headers)) {
         if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
-      const out = path.startsWith('/__sandbox/')
-        ? control(sandbox, method, path, body)
-        : sandbox.handle({ method, path: fullPath, headers, body }, Date.now());
+      let out: SandboxResponse;
+      try {
+        out = path.startsWith('/__sandbox/')
+          ? control(sandbox, method, path, body)
+          : sandbox.handle({ method, path: fullPath, headers, body }, Date.now());
+      } catch (err) {
+        out = json(500, { error: 'An unexpected error occurred', sandboxBug: String(err) }); // never hang a client
+      }
       const send = (): void => {
         res.writeHead(out.status, { ...out.headers, 'content-length': String(Buffer.byteLength(out.body)) });
         res.end(out.body);
