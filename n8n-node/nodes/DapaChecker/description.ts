@@ -5,7 +5,7 @@ import type { INodeProperties } from 'n8n-workflow';
 /** The credential type the node uses (the same name as in the node's `credentials` list). */
 export const CREDENTIAL_NAME = 'dapaCheckerApi';
 
-/** Option names, as read by the node. */
+/** The options as the node uses them (names as in the "Options" collection below). */
 export interface CheckSettings {
   includeInputFields: boolean;
   maxUrlsPerRequest: number;
@@ -15,6 +15,7 @@ export interface CheckSettings {
   timeLimitSeconds: number;
 }
 
+/** The defaults of the options below (the editor shows the literals there; a unit test keeps both equal). */
 export const DEFAULT_SETTINGS: CheckSettings = {
   includeInputFields: true,
   maxUrlsPerRequest: 0,
@@ -34,7 +35,7 @@ export const dapaCheckerProperties: INodeProperties[] = [
     required: true,
     placeholder: 'example.com',
     description:
-      'The URL or domain to check for each item, such as example.com or https://www.example.com/page. By default the field "url" of the item.',
+      'The URL or domain to check for each item, such as example.com or https://www.example.com/page. By default it is read from the URL field of the incoming item.',
   },
   {
     displayName:
@@ -54,15 +55,15 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Include Input Fields',
         name: 'includeInputFields',
         type: 'boolean',
-        default: DEFAULT_SETTINGS.includeInputFields,
+        default: true,
         description:
-          'Whether to copy the fields of each input item into its output item. When off, output items carry only "url" and the result or the reason.',
+          'Whether to copy the fields of each input item into its output item. When off, output items carry only the URL and the result or the reason.',
       },
       {
         displayName: 'Max URLs per Request',
         name: 'maxUrlsPerRequest',
         type: 'number',
-        default: DEFAULT_SETTINGS.maxUrlsPerRequest,
+        default: 0,
         typeOptions: { minValue: 0 },
         description:
           "How many URLs to send in one request. 0 means automatic: the node learns the plan's maximum (the service refuses a request that is too large without billing it, and the node splits it).",
@@ -71,7 +72,7 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Maximum Total Wait (Seconds)',
         name: 'maxWaitSeconds',
         type: 'number',
-        default: DEFAULT_SETTINGS.maxWaitSeconds,
+        default: 300,
         typeOptions: { minValue: 0 },
         description:
           'The longest time, in all, that the node waits for rate limits to reset. URLs still waiting after that go to the Skipped output with the reason "unfinished".',
@@ -80,7 +81,7 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Retries',
         name: 'retries',
         type: 'number',
-        default: DEFAULT_SETTINGS.retries,
+        default: 3,
         typeOptions: { minValue: 0, maxValue: 10 },
         description:
           'How many times a domain is sent again after the service could not fetch its data ("lookup_failed") or answered without it. Server errors and 429 answers are retried separately.',
@@ -89,7 +90,7 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Time Limit (Seconds)',
         name: 'timeLimitSeconds',
         type: 'number',
-        default: DEFAULT_SETTINGS.timeLimitSeconds,
+        default: 600,
         typeOptions: { minValue: 1 },
         description:
           'The node sends no request after this many seconds. URLs not checked by then go to the Skipped output with the reason "unfinished".',
@@ -98,7 +99,7 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Wait for Rate Limits',
         name: 'waitForRateLimits',
         type: 'boolean',
-        default: DEFAULT_SETTINGS.waitForRateLimits,
+        default: true,
         description:
           'Whether to wait for the plan\'s per-minute limits to reset and then check the remaining URLs. When off, those URLs go to the Skipped output at once with the reason "rate_limit_reached".',
       },
