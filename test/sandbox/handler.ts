@@ -98,7 +98,7 @@ const HOST_RE = new RegExp(`^(?:${LABEL}\\.)+(?:\\p{L}{2,}|xn--[a-z0-9-]+)$`, 'u
 // optional scheme, host, optional port, then optional path / query / fragment
 const URL_RE = /^(?:https?:\/\/)?([^/?#:\s]+)(?::\d{1,5})?(?:[/?#][\s\S]*)?$/i;
 
-type EntryCheck =
+export type EntryCheck =
   { ok: true; host: string; domain: string } | { ok: false; reason: SkipReason; message: string };
 
 /** The per-entry rules: non-text, empty after trim, or not a domain with a valid extension. */
