@@ -1,0 +1,143 @@
+// The built bundle itself: what clasp pushes, its size, the top-level functions Apps Script sees, and no use of
+// globals that Apps Script does not have.
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { DIST_DIR } from './harness';
+import { assertBundleIsCurrent } from './support';
+
+const FORBIDDEN = [
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'queueMicrotask',
+  'fetch',
+  'URL',
+  'URLSearchParams',
+  'TextEncoder',
+  'TextDecoder',
+  'atob',
+  'btoa',
+  'process',
+  'require',
+  'module',
+  'exports',
+  'Buffer',
+  'window',
+  'document',
+  'structuredClone',
+];
+
+/** Identifiers the code reads as free variables (not property names, not declared anywhere in the file). */
+function freeIdentifiers(code: string): Set<string> {
+  const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
+  const declared = new Set<string>();
+  const used = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node)) {
+      const parent = node.parent;
+      const isName =
+        (ts.isPropertyAccessExpression(parent) && parent.name === node) ||
+        (ts.isPropertyAssignment(parent) && parent.name === node) ||
+        (ts.isMethodDeclaration(parent) && parent.name === node) ||
+        (ts.isPropertyDeclaration(parent) && parent.name === node) ||
+        (ts.isBindingElement(parent) && parent.propertyName === node) ||
+        ts.isLabeledStatement(parent);
+      const isDeclaration =
+        ((ts.isVariableDeclaration(parent) ||
+          ts.isFunctionDeclaration(parent) ||
+          ts.isFunctionExpression(parent) ||
+          ts.isClassDeclaration(parent) ||
+          ts.isClassExpression(parent) ||
+          ts.isParameter(parent) ||
+          ts.isBindingElement(parent)) &&
+          (parent as ts.NamedDeclaration).name === node) ||
+        ts.isCatchClause(parent);
+      if (isDeclaration) declared.add(node.text);
+      else if (!isName) used.add(node.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return new Set([...used].filter((name) => !declared.has(name)));
+}
+
+describe('the Apps Script bundle (apps-script/dist)', () => {
+  const code = fs.readFileSync(path.join(DIST_DIR, 'Code.js'), 'utf8');
+
+  beforeAll(() => assertBundleIsCurrent());
+
+  it('is one script of at most 60 KB, with no module syntax', () => {
+    const kb = Buffer.byteLength(code) / 1024;
+    console.log(`apps-script/dist/Code.js: ${kb.toFixed(1)} KB minified`);
+    expect(kb).toBeLessThanOrEqual(60);
+    const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
+    const moduleSyntax = file.statements.filter(
+      (s) => ts.isImportDeclaration(s) || ts.isExportDeclaration(s) || ts.isExportAssignment(s),
+    );
+    expect(moduleSyntax).toHaveLength(0);
+  });
+
+  it('reads none of the globals Apps Script lacks (timers, fetch, URL, TextEncoder, atob, process, ...)', () => {
+    const free = freeIdentifiers(code);
+    expect(FORBIDDEN.filter((name) => free.has(name))).toEqual([]);
+    // What it does read are Apps Script services and standard JavaScript.
+    const services = [
+      'UrlFetchApp',
+      'PropertiesService',
+      'CacheService',
+      'LockService',
+      'Utilities',
+      'SpreadsheetApp',
+      'HtmlService',
+    ];
+    for (const service of services) expect(free.has(service)).toBe(true);
+  });
+
+  it('declares every entry point as a top-level function, and DAPA with its @customfunction JSDoc', () => {
+    const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
+    const functions = file.statements.filter(ts.isFunctionDeclaration).map((f) => f.name?.text);
+    expect(functions.sort()).toEqual(
+      [
+        'DAPA',
+        'onOpen',
+        'onInstall',
+        'showSidebar',
+        'promptApiKey',
+        'checkSelection',
+        'refreshDapaFormulas',
+        'showHelp',
+        'getSettings',
+        'saveSettings',
+        'testKey',
+        'getSelection',
+        'startJob',
+        'continueJob',
+        'cancelJob',
+        'getJob',
+        'retrySkipped',
+      ].sort(),
+    );
+    const doc =
+      /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*function DAPA\(urls, metrics, header\)/.exec(code)?.[1] ?? '';
+    expect(doc).toMatch(/@customfunction/);
+    expect(doc).toMatch(/@param \{A2:A50\} urls/);
+    expect(doc).toMatch(/@param \{"da,pa,mr,spam"\} metrics/);
+    expect(doc).toMatch(/@param \{TRUE\} header/);
+  });
+
+  it('ships a V8 manifest with exactly the three scopes it needs', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(DIST_DIR, 'appsscript.json'), 'utf8')) as {
+      runtimeVersion: string;
+      oauthScopes: string[];
+    };
+    expect(manifest.runtimeVersion).toBe('V8');
+    expect(manifest.oauthScopes.sort()).toEqual(
+      [
+        'https://www.googleapis.com/auth/script.external_request',
+        'https://www.googleapis.com/auth/spreadsheets.currentonly',
+        'https://www.googleapis.com/auth/script.container.ui',
+      ].sort(),
+    );
+  });
+});

@@ -1,0 +1,61 @@
+// Shared by the Apps Script suites: a sandbox per suite, a stand-in with the user's settings pointing at it, and
+// a guard that the bundle under test is built from the current sources.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SandboxConfig, KeyStats } from '../sandbox/handler';
+import { type RunningSandbox, startSandbox } from '../sandbox/server';
+import { type AppsScriptStandIn, DIST_DIR, loadAppsScript, type LoadOptions } from './harness';
+
+const SRC_DIR = path.resolve(__dirname, '../../apps-script/src');
+
+/** Fails loudly when apps-script/dist/Code.js is missing or older than a source file. */
+export function assertBundleIsCurrent(): void {
+  const bundle = path.join(DIST_DIR, 'Code.js');
+  if (!fs.existsSync(bundle))
+    throw new Error('apps-script/dist/Code.js is missing: run "npm run build" first');
+  const built = fs.statSync(bundle).mtimeMs;
+  const sources = [SRC_DIR, path.resolve(__dirname, '../../shared')].flatMap((dir) =>
+    fs.readdirSync(dir).map((f) => path.join(dir, f)),
+  );
+  const newer = sources.filter((file) => fs.statSync(file).mtimeMs > built);
+  if (newer.length > 0) {
+    throw new Error(
+      `apps-script/dist/Code.js is older than ${newer.map((f) => path.basename(f)).join(', ')}: run "npm run build"`,
+    );
+  }
+}
+
+export async function sandboxWith(config?: SandboxConfig): Promise<RunningSandbox> {
+  return startSandbox({ port: 0, config });
+}
+
+/** A stand-in whose owner has `apiKey` saved and the sandbox as custom base URL. */
+export async function standInFor(
+  sandbox: RunningSandbox,
+  apiKey: string | undefined,
+  options: LoadOptions = {},
+): Promise<AppsScriptStandIn> {
+  assertBundleIsCurrent();
+  const gas = await loadAppsScript(options);
+  await gas.run('saveSettings', { apiKey: apiKey ?? '', environment: 'custom', baseUrl: sandbox.url });
+  return gas;
+}
+
+export function statsOf(sandbox: RunningSandbox, key: string): KeyStats {
+  return (
+    sandbox.sandbox.stats()[key] ?? {
+      requests: 0,
+      responsesByStatus: {},
+      billed: 0,
+      urlsSubmitted: 0,
+      billedByDomain: {},
+      rateLimitSkips: 0,
+      lookupFailedSkips: 0,
+    }
+  );
+}
+
+/** Domains that the sandbox (and the core) take as distinct: d0.example-N.com ... */
+export function domains(count: number, prefix = 'site'): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}-${i}.example-${i % 7}.com`);
+}
