@@ -1,0 +1,102 @@
+// The benchmark's targets for scenarios 1–3, asserted on the virtual clock (deterministic), so that a regression of
+// the core in requests, billing, pacing or retries fails CI. `npm run bench` prints the same figures with ratios.
+import {
+  CALM,
+  FAULTY,
+  PLAN,
+  rateBoundScenario,
+  sheetScenario,
+  type RateBoundFigures,
+  type SheetFigures,
+} from './scenarios';
+import { virtualEnv } from './virtual';
+
+let sheet: SheetFigures;
+let rate: RateBoundFigures;
+let faulty: SheetFigures;
+
+beforeAll(async () => {
+  sheet = await sheetScenario(virtualEnv, CALM);
+  rate = await rateBoundScenario(virtualEnv);
+  faulty = await sheetScenario(virtualEnv, FAULTY, { again: false });
+}, 60_000);
+
+describe('scenario 1: a sheet of 500 rows, 200 distinct domains in mixed spellings, plan maximum 50', () => {
+  it('the first run needs at most the fewest possible requests + 2, while it learns the maximum', () => {
+    expect(sheet.fewest).toBe(Math.ceil(sheet.column.distinctValid / PLAN.maxUrlsPerRequest));
+    expect(sheet.core.learnedMax).toBe(PLAN.maxUrlsPerRequest);
+    expect(sheet.core.first.requests).toBeLessThanOrEqual(sheet.fewest + 2);
+  });
+
+  it('a later run with the learned maximum needs exactly the fewest possible requests', () => {
+    expect(sheet.core.later?.requests).toBe(sheet.fewest);
+  });
+
+  it('each distinct valid domain is billed once, however many rows and spellings it has', () => {
+    expect(sheet.core.first.billed).toBe(sheet.column.distinctValid);
+    expect(sheet.core.first.billedTwice).toBe(0);
+    expect(sheet.core.later?.billed).toBe(sheet.column.distinctValid);
+  });
+
+  it('a recalculation with the cache sends no request and bills nothing', () => {
+    expect(sheet.core.recalc?.requests).toBe(0);
+    expect(sheet.core.recalc?.billed).toBe(0);
+  });
+
+  it('every row shows its own record or its reason, on every run', () => {
+    const validRows = sheet.column.rows - sheet.column.blank - sheet.column.invalid;
+    for (const run of [sheet.core.first, sheet.core.later, sheet.core.recalc]) {
+      expect(run?.score).toMatchObject({
+        records: validRows,
+        reasons: sheet.column.blank + sheet.column.invalid,
+        lost: 0,
+      });
+    }
+  });
+});
+
+describe('scenario 2: 5,000 distinct domains on 50 per request, 60 requests and 500 URLs per minute', () => {
+  it('finishes within 1.10 × the lower bound the plan sets', () => {
+    expect(rate.lowerBoundMs).toBe(10 * 60_000);
+    expect(rate.core.timeMs).toBeLessThanOrEqual(1.1 * rate.lowerBoundMs);
+  });
+
+  it('gets at most three 429 responses in the whole run', () => {
+    expect(rate.core.rateLimited).toBeLessThanOrEqual(3);
+  });
+
+  it('loses no domain and bills none twice', () => {
+    expect(rate.core.score.records).toBe(rate.domains);
+    expect(rate.core.score.lost).toBe(0);
+    expect(rate.core.billed).toBe(rate.domains);
+    expect(rate.core.billedTwice).toBe(0);
+  });
+});
+
+describe('scenario 3: the sheet with lookup failures, 500s, HTML 502 pages and answers taking up to 5 s', () => {
+  it('still resolves every row, and bills no domain twice', () => {
+    expect(faulty.core.first.score.lost).toBe(0);
+    expect(faulty.core.first.score.records).toBe(sheet.core.first.score.records);
+    expect(faulty.core.first.billed).toBe(sheet.column.distinctValid);
+    expect(faulty.core.first.billedTwice).toBe(0);
+  });
+
+  it('needs at most 1.3 × the requests of the fault-free run', () => {
+    expect(faulty.core.first.requests).toBeLessThanOrEqual(1.3 * sheet.core.first.requests);
+  });
+});
+
+describe('the benchmark itself', () => {
+  it('repeats exactly: the same scenario gives the same figures', async () => {
+    const again = await sheetScenario(virtualEnv, FAULTY, { again: false, perRow: false });
+    expect(again.core.first).toEqual(faulty.core.first);
+    expect(again.fixed.first).toEqual(faulty.fixed.first);
+  });
+
+  it('compares against honest baselines: fixed batches lose nothing on a calm server, per row sends every row', () => {
+    expect(sheet.fixed.first.score.lost).toBe(0);
+    expect(sheet.fixed.first.requests).toBe(Math.ceil(sheet.column.rows / 50));
+    expect(sheet.perRow?.first.requests).toBe(sheet.column.rows);
+    expect(sheet.perRow?.first.rateLimited).toBeGreaterThan(0);
+  });
+});
