@@ -1,0 +1,427 @@
+// The DAPA Checker node as an n8n user sees it, run through a test double of IExecuteFunctions whose HTTP goes to
+// the sandbox API over real HTTP: values, pairing, skips, duplicates, faults, a wrong key, an expired plan, waits,
+// cancellation, and the credential test.
+import {
+  NodeApiError,
+  NodeOperationError,
+  type ICredentialDataDecryptedObject,
+  type IDataObject,
+  type INodeExecutionData,
+} from 'n8n-workflow';
+import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
+import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
+import { DEFAULT_CONFIG, metricsFor, type SandboxConfig } from '../sandbox/handler';
+import { startSandbox, type RunningSandbox } from '../sandbox/server';
+import { createExecuteContext, type ContextSetup } from './executeContext';
+
+let server: RunningSandbox;
+
+beforeAll(async () => {
+  server = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+});
+beforeEach(() => {
+  server.sandbox.configure(DEFAULT_CONFIG);
+});
+
+function credentials(apiKey: string): ICredentialDataDecryptedObject {
+  return { apiKey, environment: 'custom', baseUrl: server.url };
+}
+
+async function execute(setup: Omit<ContextSetup, 'credentials'> & { apiKey?: string }) {
+  const { apiKey = 'sandbox-premium', ...rest } = setup;
+  const double = createExecuteContext({ ...rest, credentials: credentials(apiKey) });
+  const [results, skipped] = await new DapaChecker().execute.call(double.context);
+  return { results, skipped, ...double };
+}
+
+const pairedIndex = (item: INodeExecutionData) => (item.pairedItem as { item: number }).item;
+
+function expectMetrics(json: IDataObject, domain: string) {
+  const expected = metricsFor(domain);
+  expect({
+    domain: json.domain,
+    site_da: json.site_da,
+    site_pa: json.site_pa,
+    site_mr: json.site_mr,
+    spam_score: json.spam_score,
+  }).toEqual({ domain, ...expected });
+}
+
+function configure(config: Partial<SandboxConfig>) {
+  server.sandbox.configure({ ...DEFAULT_CONFIG, ...config });
+}
+
+describe('DAPA Checker node', () => {
+  test('every item comes out once, on Results or Skipped, paired with its input and keeping its fields', async () => {
+    const urls: Array<string | number | undefined> = [
+      'example.com',
+      'https://www.Example.com/some/page?x=1',
+      'moz.com',
+      '',
+      '   ',
+      'not a domain',
+      42,
+      'sub.wikipedia.org',
+      undefined,
+    ];
+    const { results, skipped } = await execute({ items: urls.map((url, id) => ({ id, url })) });
+
+    expect(results.length + skipped.length).toBe(urls.length);
+    const seen = [...results, ...skipped].map(pairedIndex).sort((a, b) => a - b);
+    expect(seen).toEqual(urls.map((_u, i) => i));
+    for (const item of [...results, ...skipped]) expect(item.json.id).toBe(pairedIndex(item));
+
+    const byIndex = new Map(results.map((item) => [pairedIndex(item), item.json]));
+    expectMetrics(byIndex.get(0)!, 'example.com');
+    expectMetrics(byIndex.get(1)!, 'example.com');
+    expectMetrics(byIndex.get(2)!, 'moz.com');
+    expectMetrics(byIndex.get(7)!, 'sub.wikipedia.org');
+    expect(byIndex.get(1)!.url).toBe('https://www.Example.com/some/page?x=1');
+
+    const reasons = Object.fromEntries(skipped.map((item) => [pairedIndex(item), item.json.reason]));
+    expect(reasons).toEqual({
+      3: 'empty_url',
+      4: 'empty_url',
+      5: 'invalid_url_format',
+      6: 'invalid_url_format',
+      8: 'empty_url',
+    });
+    const blank = skipped.find((item) => pairedIndex(item) === 3)!;
+    expect(blank.json.message).toBe(BLANK_URL_MESSAGE);
+    expect(String(skipped.find((item) => pairedIndex(item) === 6)!.json.message)).toMatch(/number 42/);
+  });
+
+  test('a mere skip never carries an error: no json.error and no item.error on either output', async () => {
+    const { results, skipped } = await execute({
+      items: [{ url: 'not a domain' }, { url: '' }, { url: 'example.com' }],
+    });
+    expect(skipped).toHaveLength(2);
+    for (const item of [...results, ...skipped]) {
+      expect(item.json).not.toHaveProperty('error');
+      expect(item.error).toBeUndefined();
+    }
+  });
+
+  test('1,000 items with 400 distinct domains: each domain billed once, in few requests', async () => {
+    const items = Array.from({ length: 1000 }, (_v, i) => ({
+      row: i,
+      url: i % 3 === 0 ? `https://WWW.site${i % 400}.com/page${i}` : `site${i % 400}.com`,
+    }));
+    const started = Date.now();
+    const { results, skipped, sent } = await execute({ items });
+    const ms = Date.now() - started;
+
+    expect(results).toHaveLength(1000);
+    expect(skipped).toHaveLength(0);
+    for (const item of results) expectMetrics(item.json, `site${pairedIndex(item) % 400}.com`);
+    const stats = server.sandbox.stats()['sandbox-premium'];
+    expect(stats.billed).toBe(400);
+    expect(Object.values(stats.billedByDomain).every((times) => times === 1)).toBe(true);
+    // One refused oversized first request (422, not billed), then batches of the plan's 50.
+    expect(stats.requests).toBeLessThanOrEqual(9);
+    expect(sent).toHaveLength(stats.requests);
+    console.log(
+      `n8n node, 1,000 items / 400 domains: ${stats.requests} requests, ${stats.billed} billed, ${ms} ms`,
+    );
+  });
+
+  test('the API key goes only into the Authorization header, never into a URL, body or output', async () => {
+    const { results, sent, hints } = await execute({ items: [{ url: 'example.com' }] });
+    expect(sent.length).toBeGreaterThan(0);
+    for (const request of sent) {
+      expect(request.headers.Authorization).toBe('Bearer sandbox-premium');
+      expect(request.url).not.toContain('sandbox-premium');
+      expect(request.body).not.toContain('sandbox-premium');
+    }
+    expect(JSON.stringify({ results, hints })).not.toContain('sandbox-premium');
+  });
+
+  test('a wrong key fails the node with a NodeApiError that says the key is wrong, without quoting it', async () => {
+    const secret = 'wrong-key-d41d8cd98f00b204';
+    const run = execute({ apiKey: secret, items: [{ url: 'example.com' }, { url: 'moz.com' }] });
+    await expect(run).rejects.toBeInstanceOf(NodeApiError);
+    const error = (await run.catch((e: unknown) => e)) as NodeApiError;
+    expect(error.message).toMatch(/^Wrong API key/);
+    expect(error.description).toMatch(/credential/i);
+    expect(error.httpCode).toBe('401');
+    expect(error.context.itemIndex).toBe(0);
+    expect(`${error.message} ${error.description}`).not.toContain(secret);
+  });
+
+  test('an expired plan fails the node, saying the plan expired and what to do', async () => {
+    const run = execute({ apiKey: 'sandbox-expired', items: [{ url: 'example.com' }] });
+    const error = (await run.catch((e: unknown) => e)) as NodeApiError;
+    expect(error).toBeInstanceOf(NodeApiError);
+    expect(error.message).toMatch(/^Plan expired/);
+    expect(error.description).toMatch(/Renew or upgrade the plan/);
+  });
+
+  test('an expired plan with continue on fail: every item to check gets the error, paired, and the run goes on', async () => {
+    const { results, skipped } = await execute({
+      apiKey: 'sandbox-expired',
+      continueOnFail: true,
+      onError: 'continueErrorOutput',
+      items: [
+        { id: 'a', url: 'example.com' },
+        { id: 'b', url: 'moz.com' },
+        { id: 'c', url: 'example.com' },
+      ],
+    });
+    expect(skipped).toHaveLength(0);
+    expect(results.map(pairedIndex)).toEqual([0, 1, 2]);
+    for (const item of results) {
+      expect(item.json.error).toMatch(/^Plan expired/);
+      expect(item.error).toBeInstanceOf(NodeApiError);
+      expect(item.json.id).toBe(['a', 'b', 'c'][pairedIndex(item)]);
+      expect(item.json).not.toHaveProperty('site_da');
+    }
+    expect(server.sandbox.stats()['sandbox-expired'].billed).toBe(0);
+  });
+
+  test('faults (lookup failures, 500s, HTML 502s, shuffled and oddly spelled data) still resolve every item', async () => {
+    configure({
+      faults: {
+        seed: 7,
+        lookupFailedRate: 0.2,
+        serverErrorRate: 0.15,
+        html502Rate: 0.1,
+        shuffleData: true,
+        domainSpelling: 'mixed',
+        numericStrings: true,
+      },
+    });
+    const items = Array.from({ length: 150 }, (_v, i) => ({ url: `fault${i % 120}.org` }));
+    const { results, skipped } = await execute({ items, options: { maxUrlsPerRequest: 25 } });
+
+    expect(results.length + skipped.length).toBe(150);
+    for (const item of results) expectMetrics(item.json, `fault${pairedIndex(item) % 120}.org`);
+    for (const item of skipped) expect(item.json.reason).toBe('lookup_failed');
+    const stats = server.sandbox.stats()['sandbox-premium'];
+    expect(Object.values(stats.billedByDomain).every((times) => times === 1)).toBe(true);
+    expect(stats.responsesByStatus['500'] ?? 0).toBeGreaterThan(0);
+    expect(results.length).toBeGreaterThanOrEqual(140);
+  });
+
+  test('a plan that expires mid-run keeps the results already paid for; the rest go to Skipped with the reason', async () => {
+    const plan = { keys: { 'sandbox-premium': { maxUrlsPerRequest: 2 } } };
+    let midRun: RunningSandbox | undefined = undefined;
+    midRun = await startSandbox({
+      port: 0,
+      config: plan,
+      onRequest: (entry) => {
+        if (entry.status === 200)
+          midRun?.sandbox.configure({ keys: { 'sandbox-premium': { expired: true } } });
+      },
+    });
+    try {
+      const items = ['a.com', 'b.com', 'c.com', 'd.com', 'e.com'].map((url) => ({ url }));
+      const setup = {
+        items,
+        options: { maxUrlsPerRequest: 2 },
+        credentials: { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: midRun.url },
+      };
+      const stopped = createExecuteContext(setup);
+      const [results, skipped] = await new DapaChecker().execute.call(stopped.context);
+      expect(results.map((item) => item.json.domain)).toEqual(['a.com', 'b.com']);
+      expect(skipped.map((item) => [pairedIndex(item), item.json.reason])).toEqual([
+        [2, 'not_premium'],
+        [3, 'not_premium'],
+        [4, 'not_premium'],
+      ]);
+      expect(stopped.hints[0]).toMatchObject({
+        type: 'warning',
+        message: expect.stringMatching(/^Stopped early/),
+      });
+
+      midRun.sandbox.configure(plan);
+      const continued = createExecuteContext({ ...setup, continueOnFail: true });
+      const [withErrors, none] = await new DapaChecker().execute.call(continued.context);
+      expect(none).toEqual([]);
+      expect(withErrors.map((item) => [pairedIndex(item), item.json.error === undefined])).toEqual([
+        [0, true],
+        [1, true],
+        [2, false],
+        [3, false],
+        [4, false],
+      ]);
+    } finally {
+      await midRun.close();
+    }
+  });
+
+  test('a URL expression that fails for one item fails the node on that item, before anything is sent', async () => {
+    const url = (json: IDataObject) => {
+      if (json.broken) throw new Error("Referenced node doesn't exist");
+      return json.url;
+    };
+    const items = [{ url: 'example.com' }, { broken: true }, { url: 'moz.com' }];
+    const error = (await execute({ items, url }).catch((e: unknown) => e)) as NodeOperationError;
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error.message).toBe('The URL parameter could not be read for item 1');
+    expect(error.context.itemIndex).toBe(1);
+    expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(0);
+
+    const { results, skipped } = await execute({ items, url, continueOnFail: true });
+    expect(skipped).toEqual([]);
+    expect(results.map((item) => [pairedIndex(item), item.json.domain ?? item.json.error])).toEqual([
+      [0, 'example.com'],
+      [1, 'The URL parameter could not be read for item 1'],
+      [2, 'moz.com'],
+    ]);
+  });
+
+  test('nothing is kept between executions: a second execution checks its items again', async () => {
+    await execute({ items: [{ url: 'example.com' }] });
+    const { results } = await execute({ items: [{ url: 'example.com' }] });
+    expect(results).toHaveLength(1);
+    expect(server.sandbox.stats()['sandbox-premium'].billed).toBe(2);
+  });
+
+  test('a body that n8n hands over already parsed as JSON is read the same', async () => {
+    const { results, skipped } = await execute({
+      parsedBodies: true,
+      items: [{ url: 'example.com' }, { url: 'not a domain' }, { url: 'moz.com' }],
+    });
+    expect(results.map((item) => item.json.domain)).toEqual(['example.com', 'moz.com']);
+    expect(skipped.map((item) => item.json.reason)).toEqual(['invalid_url_format']);
+  });
+
+  test('without waiting for rate limits, URLs over the per-minute limit go to Skipped as rate_limit_reached', async () => {
+    const items = Array.from({ length: 130 }, (_v, i) => ({ url: `upm${i}.net` }));
+    const { results, skipped } = await execute({
+      apiKey: 'sandbox-upm',
+      items,
+      options: { waitForRateLimits: false },
+    });
+    expect(results).toHaveLength(100);
+    expect(skipped).toHaveLength(30);
+    for (const item of skipped) {
+      expect(item.json.reason).toBe('rate_limit_reached');
+      expect(item.json).not.toHaveProperty('error');
+    }
+    expect(server.sandbox.stats()['sandbox-upm'].billed).toBe(100);
+  });
+
+  test('a wait longer than the maximum total wait ends the rest as "unfinished", with the results kept', async () => {
+    const items = Array.from({ length: 130 }, (_v, i) => ({ url: `wait${i}.net` }));
+    const started = Date.now();
+    const { results, skipped } = await execute({
+      apiKey: 'sandbox-upm',
+      items,
+      options: { maxWaitSeconds: 2 },
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(results).toHaveLength(100);
+    expect(skipped).toHaveLength(30);
+    for (const item of skipped) {
+      expect(item.json.reason).toBe('unfinished');
+      expect(item.json.message).toMatch(/maximum total wait/);
+    }
+  });
+
+  test('cancelling the execution stops the wait at once and ends the open URLs as "cancelled"', async () => {
+    const controller = new AbortController();
+    const items = Array.from({ length: 130 }, (_v, i) => ({ url: `cancel${i}.net` }));
+    const started = Date.now();
+    const running = execute({ apiKey: 'sandbox-upm', items, cancelSignal: controller.signal });
+    setTimeout(() => controller.abort(), 1500);
+    const { results, skipped } = await running;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(results).toHaveLength(100);
+    expect(skipped.map((item) => item.json.reason)).toEqual(Array(30).fill('cancelled'));
+  });
+
+  test('with input fields off, output items carry only the URL and the result or the reason', async () => {
+    const { results, skipped } = await execute({
+      items: [
+        { url: 'example.com', secretNote: 'x' },
+        { url: '', secretNote: 'y' },
+      ],
+      options: { includeInputFields: false },
+    });
+    expect(Object.keys(results[0].json).sort()).toEqual(
+      ['domain', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
+    );
+    expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'url']);
+  });
+
+  test('an option that is not a number fails the node with a message naming the option', async () => {
+    const run = execute({ items: [{ url: 'example.com' }], options: { retries: 'many' } });
+    const error = (await run.catch((e: unknown) => e)) as NodeOperationError;
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error.message).toBe('The option "Retries" must be a number from 0 to 10');
+    expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(0);
+  });
+
+  test('a credential without an API key fails with a message saying so, before anything is sent', async () => {
+    const run = execute({ apiKey: '  ', items: [{ url: 'example.com' }] });
+    await expect(run).rejects.toThrow('The DAPA Checker API credential has no API key.');
+    expect(server.sandbox.stats()['(missing)']).toBeUndefined();
+  });
+
+  test('no items in, no request and two empty outputs', async () => {
+    const { results, skipped, sent } = await execute({ items: [] });
+    expect([results, skipped, sent]).toEqual([[], [], []]);
+  });
+
+  test('the summary hint reports requests and billed queries', async () => {
+    const { hints } = await execute({ items: [{ url: 'example.com' }, { url: 'example.com' }] });
+    expect(hints.map((h) => h.message)).toEqual([
+      expect.stringMatching(/^2 items, 1 distinct domains: \d+ requests, 1 billed/),
+    ]);
+  });
+});
+
+describe('DAPA Checker credential test', () => {
+  const test_ = async (data: ICredentialDataDecryptedObject) => {
+    const credentialTest = new DapaChecker().methods.credentialTest.dapaCheckerApiTest;
+    const context = {
+      helpers: {
+        request: () => {
+          throw new Error('not used');
+        },
+      },
+    };
+    return await credentialTest.call(context as never, {
+      id: '1',
+      name: 'DAPA',
+      type: 'dapaCheckerApi',
+      data,
+    });
+  };
+
+  test('tells a valid key, a wrong key and an expired plan apart, and bills nothing', async () => {
+    const valid = await test_(credentials('sandbox-premium'));
+    const wrong = await test_(credentials('not-a-key'));
+    const expired = await test_(credentials('sandbox-expired'));
+    expect(valid.status).toBe('OK');
+    expect(wrong).toEqual({ status: 'Error', message: expect.stringMatching(/^Incorrect API key/) });
+    expect(expired).toEqual({ status: 'Error', message: expect.stringMatching(/plan .*expired/) });
+    expect(server.sandbox.stats()['sandbox-premium'].billed).toBe(0);
+    expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(1);
+  });
+
+  test('a custom environment without a usable base URL is reported without sending anything', async () => {
+    const result = await test_({
+      apiKey: 'sandbox-premium',
+      environment: 'custom',
+      baseUrl: 'localhost:8787',
+    });
+    expect(result.status).toBe('Error');
+    expect(result.message).toMatch(/must start with http:\/\/ or https:\/\//);
+    expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(0);
+  });
+
+  test('an address that does not answer is reported as unreachable, naming the address', async () => {
+    const result = await test_({
+      apiKey: 'sandbox-premium',
+      environment: 'custom',
+      baseUrl: 'http://127.0.0.1:1',
+    });
+    expect(result.status).toBe('Error');
+    expect(result.message).toMatch(/^Could not reach the DAPA service at http:\/\/127\.0\.0\.1:1/);
+  });
+});

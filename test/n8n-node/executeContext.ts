@@ -1,0 +1,137 @@
+// A test double of n8n's IExecuteFunctions for the DAPA Checker node: items, parameters, the stored credential,
+// continue-on-fail, the cancel signal, and `httpRequestWithAuthentication` doing real HTTP (Node's fetch) with the
+// credential's own `authenticate` header, the way n8n 2.8 applies it. Everything the node sends is recorded.
+import type {
+  ICredentialDataDecryptedObject,
+  IDataObject,
+  IExecuteFunctions,
+  IHttpRequestOptions,
+  INode,
+  INodeExecutionData,
+  NodeExecutionHint,
+} from 'n8n-workflow';
+import { DapaCheckerApi } from '../../n8n-node/credentials/DapaCheckerApi.credentials';
+
+export interface SentRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface ContextSetup {
+  /** Input items, as their `json`. */
+  items: IDataObject[];
+  credentials: ICredentialDataDecryptedObject;
+  /** What the URL parameter gives for an item; default: like `={{ $json.url }}`. */
+  url?: (json: IDataObject, index: number) => unknown;
+  options?: IDataObject;
+  continueOnFail?: boolean;
+  onError?: INode['onError'];
+  cancelSignal?: AbortSignal;
+  /** Hand the body over as n8n does without `encoding: 'text'` (parsed JSON), to check the node re-reads it. */
+  parsedBodies?: boolean;
+}
+
+export interface ExecuteContext {
+  context: IExecuteFunctions;
+  sent: SentRequest[];
+  hints: NodeExecutionHint[];
+}
+
+/** The Authorization header the credential's `authenticate` block produces for this credential data. */
+function authenticationHeaders(credentials: ICredentialDataDecryptedObject): Record<string, string> {
+  const generic = new DapaCheckerApi().authenticate;
+  const out: Record<string, string> = {};
+  for (const [name, template] of Object.entries(generic.properties.headers ?? {})) {
+    out[name] = String(template)
+      .replace(/^=/, '')
+      .replace(/\{\{\s*\$credentials\.(\w+)\s*\}\}/g, (_m, field: string) =>
+        String(credentials[field] ?? ''),
+      );
+  }
+  return out;
+}
+
+async function realHttp(options: IHttpRequestOptions, sent: SentRequest[], parsedBodies: boolean) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name] = String(value);
+  const body =
+    options.body === undefined || typeof options.body === 'string'
+      ? (options.body as string | undefined)
+      : JSON.stringify(options.body);
+  sent.push({ method: options.method ?? 'GET', url: options.url, headers, body: body ?? '' });
+  const signals = [options.abortSignal, options.timeout ? AbortSignal.timeout(options.timeout) : undefined];
+  const response = await fetch(options.url, {
+    method: options.method ?? 'GET',
+    headers,
+    body,
+    signal: AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined)),
+  });
+  const text = await response.text();
+  if (!options.ignoreHttpStatusErrors && response.status >= 400) {
+    throw new Error(`Request failed with status code ${response.status}`);
+  }
+  const isJson = (response.headers.get('content-type') ?? '').includes('json');
+  let parsed: unknown = text;
+  if (options.encoding !== 'text' || parsedBodies) {
+    try {
+      parsed = isJson ? JSON.parse(text) : text;
+    } catch {
+      parsed = text;
+    }
+  }
+  if (!options.returnFullResponse) return parsed;
+  return {
+    body: parsed,
+    headers: Object.fromEntries(response.headers.entries()),
+    statusCode: response.status,
+    statusMessage: response.statusText,
+  };
+}
+
+export function createExecuteContext(setup: ContextSetup): ExecuteContext {
+  const sent: SentRequest[] = [];
+  const hints: NodeExecutionHint[] = [];
+  const items: INodeExecutionData[] = setup.items.map((json) => ({ json }));
+  const node: INode = {
+    id: 'dapa-checker-under-test',
+    name: 'DAPA Checker',
+    type: 'n8n-nodes-dapa-checker.dapaChecker',
+    typeVersion: 1,
+    position: [0, 0],
+    parameters: {},
+    onError: setup.onError,
+  };
+  const urlOf = setup.url ?? ((json: IDataObject) => json.url);
+
+  const context = {
+    getInputData: () => items,
+    getNode: () => node,
+    continueOnFail: () => setup.continueOnFail ?? false,
+    getExecutionCancelSignal: () => setup.cancelSignal,
+    addExecutionHints: (...added: NodeExecutionHint[]) => hints.push(...added),
+    getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
+      if (name === 'url') return urlOf(items[itemIndex].json, itemIndex);
+      if (name === 'options') return setup.options ?? fallback ?? {};
+      throw new Error(`The double has no parameter "${name}"`);
+    },
+    async getCredentials(type: string) {
+      if (type !== 'dapaCheckerApi') throw new Error(`Unknown credential type ${type}`);
+      return { ...setup.credentials };
+    },
+    helpers: {
+      async httpRequestWithAuthentication(type: string, options: IHttpRequestOptions) {
+        if (type !== 'dapaCheckerApi') throw new Error(`Unknown credential type ${type}`);
+        const withAuth: IHttpRequestOptions = {
+          ...options,
+          headers: { ...options.headers, ...authenticationHeaders(setup.credentials) },
+          // n8n 2.8 ties every authenticated request to the execution's cancel signal.
+          abortSignal: setup.cancelSignal,
+        };
+        return await realHttp(withAuth, sent, setup.parsedBodies ?? false);
+      },
+    },
+  };
+  return { context: context as unknown as IExecuteFunctions, sent, hints };
+}

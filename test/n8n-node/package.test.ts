@@ -1,0 +1,106 @@
+// The installable package as n8n loads it: the manifest, and the built bundles in n8n-node/dist (built here first)
+// requiring nothing at run time but n8n-workflow and Node's own modules, and checking items against the sandbox.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { builtinModules, createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { IExecuteFunctions, INodeExecutionData, INodeType } from 'n8n-workflow';
+import { DEFAULT_SETTINGS } from '../../n8n-node/nodes/DapaChecker/description';
+import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
+import { metricsFor } from '../sandbox/handler';
+import { startSandbox, type RunningSandbox } from '../sandbox/server';
+import { createExecuteContext } from './executeContext';
+
+const packageDir = join(__dirname, '../../n8n-node');
+const dist = join(packageDir, 'dist');
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+let server: RunningSandbox;
+beforeAll(async () => {
+  execFileSync(process.execPath, [join(packageDir, 'build.mjs')], { stdio: 'pipe' });
+  server = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('n8n-nodes-dapa-checker package', () => {
+  test('the manifest is an n8n community package with n8n-workflow as its only peer and no dependencies', () => {
+    expect(manifest.name).toBe('n8n-nodes-dapa-checker');
+    expect(manifest.keywords).toContain('n8n-community-node-package');
+    expect(manifest.n8n).toEqual({
+      n8nNodesApiVersion: 1,
+      strict: true,
+      credentials: ['dist/credentials/DapaCheckerApi.credentials.js'],
+      nodes: ['dist/nodes/DapaChecker/DapaChecker.node.js'],
+    });
+    expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*' });
+    expect(manifest.dependencies).toBeUndefined();
+    expect(manifest.files).toEqual(['dist']);
+  });
+
+  test('the build writes every file the manifest names, with both icons and the codex', () => {
+    const expected = [
+      ...manifest.n8n.nodes,
+      ...manifest.n8n.credentials,
+      'dist/nodes/DapaChecker/dapa.svg',
+      'dist/nodes/DapaChecker/dapa.dark.svg',
+      'dist/nodes/DapaChecker/DapaChecker.node.json',
+    ];
+    for (const file of expected) expect(existsSync(join(packageDir, file))).toBe(true);
+    const codex = JSON.parse(readFileSync(join(dist, 'nodes/DapaChecker/DapaChecker.node.json'), 'utf8'));
+    expect(codex.node).toBe('n8n-nodes-dapa-checker.dapaChecker');
+  });
+
+  test('the bundles require nothing at run time but n8n-workflow and Node built-in modules', () => {
+    const allowed = new Set(['n8n-workflow', ...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+    const required = new Set<string>();
+    for (const file of filesUnder(dist).filter((f) => f.endsWith('.js'))) {
+      const code = readFileSync(file, 'utf8');
+      for (const match of code.matchAll(/\brequire\(\s*["'`]([^"'`]+)["'`]\s*\)/g)) required.add(match[1]);
+      expect(code).not.toMatch(/\bimport\(/);
+    }
+    expect(required.has('n8n-workflow')).toBe(true);
+    expect([...required].filter((name) => !allowed.has(name))).toEqual([]);
+  });
+
+  test('the built node loads like n8n loads it and checks items against the API', async () => {
+    const load = createRequire(__filename);
+    const built = load(join(dist, 'nodes/DapaChecker/DapaChecker.node.js')) as {
+      DapaChecker: new () => INodeType;
+    };
+    const node = new built.DapaChecker();
+    expect(node.description.name).toBe('dapaChecker');
+    const double = createExecuteContext({
+      items: [{ url: 'example.com' }, { url: 'nope' }],
+      credentials: { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: server.url },
+    });
+    const [results, skipped] = (await node.execute!.call(
+      double.context as IExecuteFunctions,
+    )) as INodeExecutionData[][];
+    expect(results.map((item) => item.json)).toEqual([
+      { url: 'example.com', domain: 'example.com', ...metricsFor('example.com') },
+    ]);
+    expect(skipped.map((item) => [item.json.reason, item.pairedItem])).toEqual([
+      ['invalid_url_format', { item: 1 }],
+    ]);
+  });
+
+  test('the defaults shown in the editor are the defaults the node uses', () => {
+    const options = new DapaChecker().description.properties.find((p) => p.name === 'options');
+    const shown = Object.fromEntries(
+      (options?.options ?? []).map((o) => [
+        'name' in o ? o.name : '',
+        'default' in o ? o.default : undefined,
+      ]),
+    );
+    expect(shown).toEqual({ ...DEFAULT_SETTINGS });
+  });
+});
