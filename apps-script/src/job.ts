@@ -20,7 +20,7 @@ const OUTPUT_WIDTH = OUTPUT_HEADER.length;
 /** Rows read, checked and written together. */
 const WINDOW_ROWS = 500;
 /** A step starts no new window after this long, and its check stops by STEP_BUDGET_MS. */
-const STEP_START_MS = 18_000;
+const STEP_START_MS = 10_000;
 const STEP_BUDGET_MS = 25_000;
 /** While a step runs it holds a lease on the job, so that a second step (a reopened sidebar) does not overlap. */
 const LEASE_MS = 60_000;

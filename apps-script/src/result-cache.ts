@@ -1,7 +1,7 @@
 // Fetched records cached for 6 hours in the document cache, one entry per domain: a recalculation, a reopened sheet
 // or the same domain in another formula costs no request. Only records are cached, never a skip or an error.
 import type { DomainRecord } from '../../shared';
-import { documentCache, sha256 } from './gas';
+import { documentCache, now, sha256 } from './gas';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -14,37 +14,57 @@ export function cacheKeyOf(baseUrl: string, domainKey: string): string {
   return CACHE_PREFIX + sha256(baseUrl + '\n' + domainKey);
 }
 
-function parseRecord(text: string | undefined): DomainRecord | undefined {
+/** What a cache entry holds: the record and when it was fetched (ms), so its 6 hours never stretch. */
+interface CachedRecord extends DomainRecord {
+  fetchedAt: number;
+}
+
+function parseRecord(text: string | undefined): CachedRecord | undefined {
   if (!text) return undefined;
   try {
-    const r = JSON.parse(text) as Partial<DomainRecord>;
+    const r = JSON.parse(text) as Partial<CachedRecord>;
     const metric = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-    if (typeof r.domain !== 'string') return undefined;
+    if (typeof r.domain !== 'string' || typeof r.fetchedAt !== 'number') return undefined;
     return {
       domain: r.domain,
       site_da: metric(r.site_da),
       site_pa: metric(r.site_pa),
       site_mr: metric(r.site_mr),
       spam_score: metric(r.spam_score),
+      fetchedAt: r.fetchedAt,
     };
   } catch {
     return undefined;
   }
 }
 
-/** The cached records among these domain keys. */
+/**
+ * The cached records among these domain keys. The records found are put back with the rest of their 6 hours:
+ * CacheService keeps about 1,000 items and drops the oldest-written first, so a domain in use stays cached
+ * through a long sidebar job instead of being paid for again.
+ */
 export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
   if (domainKeys.length === 0) return found;
   const cache = documentCache();
+  const at = now();
   for (let i = 0; i < domainKeys.length; i += BATCH) {
     const keys = domainKeys.slice(i, i + BATCH);
     const cacheKeys = keys.map((k) => cacheKeyOf(baseUrl, k));
     const values = cache.getAll(cacheKeys);
+    const refresh = new Map<number, Record<string, string>>();
     keys.forEach((key, j) => {
-      const record = parseRecord(values[cacheKeys[j]]);
-      if (record) found.set(key, record);
+      const text = values[cacheKeys[j]];
+      const cached = parseRecord(text);
+      const secondsLeft = cached ? Math.floor((cached.fetchedAt + CACHE_SECONDS * 1000 - at) / 1000) : 0;
+      if (!cached || secondsLeft < 1) return;
+      const { fetchedAt: _fetchedAt, ...record } = cached;
+      found.set(key, record);
+      const group = refresh.get(secondsLeft) ?? {};
+      group[cacheKeys[j]] = text as string;
+      refresh.set(secondsLeft, group);
     });
+    for (const [seconds, group] of refresh) cache.putAll(group, seconds);
   }
   return found;
 }
@@ -56,10 +76,11 @@ export function cacheRecords(
 ): void {
   if (fresh.length === 0) return;
   const cache = documentCache();
+  const fetchedAt = now();
   for (let i = 0; i < fresh.length; i += BATCH) {
     const values: Record<string, string> = {};
     for (const { key, record } of fresh.slice(i, i + BATCH)) {
-      const text = JSON.stringify(record);
+      const text = JSON.stringify({ ...record, fetchedAt });
       if (text.length <= MAX_VALUE_CHARS) values[cacheKeyOf(baseUrl, key)] = text;
     }
     cache.putAll(values, CACHE_SECONDS);

@@ -365,6 +365,12 @@ export class AppsScriptStandIn {
   readonly sheet = {
     setValues: (a1: string, values: unknown[][]): void => {
       const { sheet, rect } = this.resolve(a1);
+      const width = Math.max(1, ...values.map((line) => line.length));
+      if (rect.row + values.length - 1 > sheet.maxRows || rect.column + width - 1 > sheet.maxColumns) {
+        throw new Error(
+          `${a1}: ${values.length}×${width} values do not fit in ${sheet.name} (${sheet.maxRows} rows, ${sheet.maxColumns} columns)`,
+        );
+      }
       values.forEach((line, r) =>
         line.forEach((value, c) => this.world.spreadsheet.write(sheet, rect.row + r, rect.column + c, value)),
       );
