@@ -1,0 +1,224 @@
+// Drives the pinned real n8n (installed in test/n8n-e2e/n8n/) headless through its CLI: a fresh user folder,
+// imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed into the run data it prints.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const E2E_DIR = path.resolve(__dirname, '..');
+export const REPO_ROOT = path.resolve(E2E_DIR, '..', '..');
+export const N8N_BIN = path.join(E2E_DIR, 'n8n', 'node_modules', '.bin', 'n8n');
+/** The built community node package: n8n loads every `*.node.js` / `*.credentials.js` below it. */
+export const NODE_DIST = path.join(REPO_ROOT, 'n8n-node', 'dist');
+
+export interface CredentialJson {
+  id: string;
+  name: string;
+  type: string;
+  /** Plain values: `import:credentials` encrypts an object with the instance's encryption key. */
+  data: Record<string, string>;
+}
+
+export interface WorkflowJson {
+  id: string;
+  name: string;
+  active: false;
+  nodes: NodeJson[];
+  connections: Record<string, { main: Array<Array<{ node: string; type: 'main'; index: number }>> }>;
+  settings: Record<string, unknown>;
+}
+
+export interface NodeJson {
+  id: string;
+  name: string;
+  type: string;
+  typeVersion: number;
+  position: [number, number];
+  parameters: Record<string, unknown>;
+  credentials?: Record<string, { id: string; name: string }>;
+  onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput';
+  retryOnFail?: boolean;
+  maxTries?: number;
+  waitBetweenTries?: number;
+}
+
+export interface OutputItem {
+  json: Record<string, unknown>;
+  pairedItem?: { item: number; input?: number } | Array<{ item: number; input?: number }> | number;
+  error?: unknown;
+}
+
+export interface NodeRun {
+  startTime: number;
+  executionTime: number;
+  executionStatus?: string;
+  data?: { main: Array<OutputItem[] | null> };
+  error?: { message?: string; description?: string; name?: string };
+}
+
+/** What `n8n execute --rawOutput` prints: the whole run (also when it failed, after "Execution error:"). */
+export interface ExecutionRun {
+  status: string;
+  startedAt: string;
+  stoppedAt: string;
+  data: {
+    resultData: {
+      runData: Record<string, NodeRun[]>;
+      error?: { message?: string; description?: string; name?: string; node?: { name?: string } };
+    };
+  };
+}
+
+export interface CliResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  elapsedMs: number;
+}
+
+export interface Execution extends CliResult {
+  run?: ExecutionRun;
+}
+
+/** A free TCP port on the loopback interface (for the task broker of each n8n process). */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Finds the JSON document n8n prints (a line that is exactly `{` up to the next line that is exactly `}`). */
+export function parseRunOutput(stdout: string): ExecutionRun | undefined {
+  const lines = stdout.split('\n');
+  const start = lines.indexOf('{');
+  if (start < 0) return undefined;
+  const end = lines.indexOf('}', start);
+  if (end < 0) return undefined;
+  try {
+    return JSON.parse(lines.slice(start, end + 1).join('\n')) as ExecutionRun;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The items a node put on one of its outputs in its first run; none when the node did not run. */
+export function outputOf(run: ExecutionRun | undefined, nodeName: string, outputIndex = 0): OutputItem[] {
+  const nodeRun = run?.data.resultData.runData[nodeName]?.[0];
+  return nodeRun?.data?.main[outputIndex] ?? [];
+}
+
+/** The input item an output item is paired with (first pairing when there are several). */
+export function pairedIndex(item: OutputItem): number | undefined {
+  const paired = Array.isArray(item.pairedItem) ? item.pairedItem[0] : item.pairedItem;
+  if (typeof paired === 'number') return paired;
+  return paired?.item;
+}
+
+export class N8nCli {
+  readonly userFolder: string;
+
+  constructor(
+    readonly workDir: string,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
+    this.userFolder = path.join(workDir, 'user');
+  }
+
+  /** Empties the user folder: a new SQLite database, no credentials, no workflows, no settings. */
+  reset(): void {
+    rmSync(this.workDir, { recursive: true, force: true });
+    mkdirSync(this.userFolder, { recursive: true });
+  }
+
+  private env(brokerPort: number): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    // Only what a shell needs; nothing N8N_* leaks in from the caller's environment.
+    for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS']) {
+      if (process.env[name] !== undefined) env[name] = process.env[name];
+    }
+    return {
+      ...env,
+      N8N_USER_FOLDER: this.userFolder,
+      N8N_ENCRYPTION_KEY: 'dapa-e2e-fixed-encryption-key',
+      N8N_CUSTOM_EXTENSIONS: NODE_DIST,
+      N8N_DIAGNOSTICS_ENABLED: 'false',
+      N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+      N8N_TEMPLATES_ENABLED: 'false',
+      N8N_PERSONALIZATION_ENABLED: 'false',
+      N8N_COMMUNITY_PACKAGES_ENABLED: 'false',
+      N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+      N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
+      N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+      N8N_LOG_LEVEL: 'info',
+      N8N_LOG_OUTPUT: 'console',
+      DB_TYPE: 'sqlite',
+      EXECUTIONS_MODE: 'regular',
+      GENERIC_TIMEZONE: 'UTC',
+    };
+  }
+
+  /** Runs one n8n CLI command; the whole process group is killed when it outlives `timeoutMs`. */
+  async run(args: string[], timeoutMs: number): Promise<CliResult> {
+    if (!existsSync(N8N_BIN))
+      throw new Error(`n8n is not installed at ${N8N_BIN}: run bash test/n8n-e2e/run.sh`);
+    const env = this.env(await freePort());
+    const started = Date.now();
+    return await new Promise((resolve, reject) => {
+      const child = spawn(N8N_BIN, args, { cwd: this.workDir, env, detached: true });
+      let stdout = '';
+      let stderr = '';
+      let timedOut = false;
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const timer = setTimeout(() => {
+        timedOut = true;
+        this.log(`n8n ${args[0]} still running after ${timeoutMs} ms: killing it`);
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      }, timeoutMs);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('close', (exitCode) => {
+        clearTimeout(timer);
+        resolve({ exitCode, stdout, stderr, timedOut, elapsedMs: Date.now() - started });
+      });
+    });
+  }
+
+  private async importFile(kind: 'credentials' | 'workflow', name: string, content: unknown): Promise<void> {
+    const file = path.join(this.workDir, name);
+    writeFileSync(file, JSON.stringify(content, null, 2));
+    const result = await this.run([`import:${kind}`, `--input=${file}`], 120_000);
+    if (result.exitCode !== 0 || !/Successfully imported/.test(result.stdout + result.stderr)) {
+      throw new Error(
+        `n8n import:${kind} failed (exit ${result.exitCode}):\n${tail(result.stdout + result.stderr, 30)}`,
+      );
+    }
+  }
+
+  async importCredentials(credentials: CredentialJson[]): Promise<void> {
+    await this.importFile('credentials', 'credentials.json', credentials);
+  }
+
+  async importWorkflows(workflows: WorkflowJson[]): Promise<void> {
+    await this.importFile('workflow', 'workflows.json', workflows);
+  }
+
+  /** `n8n execute --id=… --rawOutput`; `run` is the printed run data (present for failed runs too). */
+  async execute(workflowId: string, timeoutMs = 300_000): Promise<Execution> {
+    const result = await this.run(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs);
+    return { ...result, run: parseRunOutput(result.stdout) };
+  }
+}
+
+/** The last `lines` lines of a text, for failure messages. */
+export function tail(text: string, lines: number): string {
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
