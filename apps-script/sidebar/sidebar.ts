@@ -303,6 +303,13 @@ function setJob(next: JobState | null): void {
   refreshControls();
 }
 
+/** After a step that moved nothing (a rate limit, another step holding the job), wait before the next one. */
+const IDLE_PAUSE_MS = [1_000, 2_000, 4_000, 8_000];
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** Calls continueJob() until the job is no longer running; each call is one short server execution. */
 async function drive(): Promise<void> {
   if (driving) return;
@@ -310,13 +317,19 @@ async function drive(): Promise<void> {
   byId('resume').hidden = true;
   hideFailure();
   refreshControls();
+  let idleSteps = 0;
   try {
     while (job && job.status === 'running') {
       if (stopRequested) {
         setJob(await jobCalls.cancel());
         break;
       }
+      const before = job.done;
       setJob(await jobCalls.continue());
+      idleSteps = job.done > before ? 0 : idleSteps + 1;
+      if (idleSteps > 0 && job.status === 'running' && !stopRequested) {
+        await pause(IDLE_PAUSE_MS[Math.min(idleSteps, IDLE_PAUSE_MS.length) - 1]);
+      }
     }
   } catch (error) {
     if (stopRequested) {
@@ -393,6 +406,12 @@ async function loadJob(): Promise<void> {
 
 // ---- rendering -------------------------------------------------------------------------------------------
 
+/** Rows that "Retry skipped rows" checks again: retryable skips, plus rows a cancel or an error left unchecked. */
+function retryableRows(state: JobState): number {
+  const unchecked = state.status === 'cancelled' || state.status === 'error' ? state.total - state.done : 0;
+  return (state.counts.retryable ?? 0) + Math.max(0, unchecked);
+}
+
 function renderJob(): void {
   const section = byId('job');
   section.hidden = !job;
@@ -429,11 +448,11 @@ function renderJob(): void {
   setText('sum-requests', formatCount(counts.requests));
   setText('sum-billed', formatCount(counts.billed));
   setText('sum-cached', formatCount(counts.cached));
-  setText('sum-retryable', formatCount(counts.retryable));
+  setText('sum-retryable', formatCount(retryableRows(job)));
   renderSkipReasons(job.skippedByReason ?? {});
 
   const retry = byId('retry-skipped');
-  retry.textContent = `Retry ${plural(counts.retryable, 'skipped row', 'skipped rows')}`;
+  retry.textContent = `Retry ${plural(retryableRows(job), 'skipped row', 'skipped rows')}`;
 }
 
 function renderSkipReasons(byReason: Record<string, number>): void {
@@ -487,7 +506,7 @@ function refreshControls(): void {
   cancel.hidden = !running;
   cancel.disabled = busy || stopRequested;
   const retry = byId<HTMLButtonElement>('retry-skipped');
-  retry.hidden = running || !job || (job.counts.retryable ?? 0) <= 0;
+  retry.hidden = running || !job || retryableRows(job) <= 0;
   retry.disabled = busy || driving;
   byId<HTMLButtonElement>('resume-job').disabled = busy || driving;
   byId<HTMLButtonElement>('discard-job').disabled = busy || driving;

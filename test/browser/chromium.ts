@@ -31,6 +31,11 @@ export interface LaunchedChromium {
   close(): Promise<void>;
 }
 
+/** An Error that keeps the original failure as its cause (the project's lib is ES2020, before `{ cause }`). */
+function withCause(message: string, cause: unknown): Error {
+  return Object.assign(new Error(message), { cause });
+}
+
 async function findExecutable(): Promise<string> {
   const fromEnv = process.env.CHROMIUM_PATH?.trim();
   if (fromEnv) return fromEnv;
@@ -38,7 +43,7 @@ async function findExecutable(): Promise<string> {
     const { default: packaged } = await import('@sparticuz/chromium');
     return await packaged.executablePath();
   } catch (error) {
-    throw new Error(`No Chromium found (${(error as Error).message}). ${INSTALL_HELP}`, { cause: error });
+    throw withCause(`No Chromium found (${(error as Error).message}). ${INSTALL_HELP}`, error);
   }
 }
 
@@ -56,10 +61,10 @@ export async function launchChromium(): Promise<LaunchedChromium> {
     });
   } catch (error) {
     rmSync(userDataDir, { recursive: true, force: true });
-    throw new Error(
+    throw withCause(
       `Chromium at ${executablePath} did not start: ${(error as Error).message}\n` +
         `If a shared library is missing, install it (e.g. apt-get install -y libnss3). ${INSTALL_HELP}`,
-      { cause: error },
+      error,
     );
   }
   return {
