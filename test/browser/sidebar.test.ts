@@ -354,11 +354,45 @@ describe('the DAPA sidebar in a real browser', () => {
     });
   });
 
+  it('checks a whole column by its letter, and rows checked before come from the cache at no cost', async () => {
+    await page.click('input[name="source"][value="column"]');
+    await page.$eval('#column', (input) => ((input as HTMLInputElement).value = ''));
+    await page.type('#column', '1B');
+    await page.click('#start');
+    await until(page, 'the column letter complaint', () => !document.getElementById('failure')?.hidden);
+    expect(await textOf(page, '#failure-text')).toBe(
+      '“1B” is not a column letter. Enter a letter such as B.',
+    );
+
+    await page.$eval('#column', (input) => ((input as HTMLInputElement).value = ''));
+    await page.type('#column', 'a');
+    expect(await page.$eval('#header-row', (box) => (box as HTMLInputElement).checked)).toBe(true);
+    const before = statsOf(sandbox, KEY);
+    await page.click('#start');
+    await until(
+      page,
+      'the column check to finish from the cache',
+      () =>
+        document.getElementById('job-title')?.textContent === 'Finished' &&
+        document.getElementById('sum-cached')?.textContent === '60',
+    );
+    expect(await isShown(page, '#failure')).toBe(false);
+    expect(await textOf(page, '#job-range')).toBe('More · A2:A61');
+    expect(await textOf(page, '#sum-requests')).toBe('0');
+    expect(await textOf(page, '#sum-billed')).toBe('0');
+    expect(statsOf(sandbox, KEY).requests).toBe(before.requests);
+    const m = metricsFor('more-7.example.net');
+    expect(gas.sheet.getValues('More!B9:F9')).toEqual([[m.site_da, m.site_pa, m.site_mr, m.spam_score, '']]);
+  });
+
   it('shows text from the sheet as text: a sheet named like an HTML tag injects nothing', async () => {
     gas.sheet.addSheet(PAYLOAD);
     gas.sheet.setValues(`'${PAYLOAD}'!A1:A4`, [['URL'], ['moz.com'], [`${PAYLOAD}.com`], ['example.org']]);
     gas.sheet.select(`'${PAYLOAD}'!A2:A4`);
     await page.click('#refresh-selection');
+    expect(
+      await page.$eval('input[name="source"][value="selection"]', (r) => (r as HTMLInputElement).checked),
+    ).toBe(true);
     await until(page, 'the new selection', () =>
       (document.getElementById('selection-info')?.textContent ?? '').includes('A2:A4'),
     );
@@ -377,6 +411,19 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(await page.$$eval('img', (images) => images.length)).toBe(0);
     expect(dialogs).toEqual([]);
     expect(gas.sheet.getValues(`'${PAYLOAD}'!F3`)[0][0]).toMatch(/^invalid_url_format/);
+  });
+
+  it('removes the saved key', async () => {
+    await page.click('#settings-details > summary');
+    await page.click('#remove-key');
+    await until(
+      page,
+      'the key to be removed',
+      () => document.getElementById('key-status')?.textContent === 'No API key saved yet.',
+    );
+    expect(await textOf(page, '#settings-message')).toBe('Key removed.');
+    expect(await page.$eval('#test-key', (b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    expect(await gas.run('getSettings')).toMatchObject({ hasKey: false, keyHint: '' });
   });
 
   it('loads nothing from the network and throws no script errors', () => {
