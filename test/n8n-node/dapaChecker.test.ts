@@ -362,6 +362,21 @@ describe('DAPA Checker node', () => {
     expect(server.sandbox.stats()['(missing)']).toBeUndefined();
   });
 
+  test('with continue on fail, a credential problem becomes the error of every item', async () => {
+    const { results, skipped, sent } = await execute({
+      apiKey: ' sandbox-premium\n',
+      continueOnFail: true,
+      items: [{ url: 'example.com' }, { url: 'moz.com' }],
+    });
+    expect(sent).toEqual([]);
+    expect(skipped).toEqual([]);
+    expect(results.map((item) => [pairedIndex(item), item.json.error])).toEqual([
+      [0, 'The API key in the DAPA Checker API credential has spaces or line breaks around it.'],
+      [1, 'The API key in the DAPA Checker API credential has spaces or line breaks around it.'],
+    ]);
+    expect(results.every((item) => item.error instanceof NodeOperationError)).toBe(true);
+  });
+
   test('no items in, no request and two empty outputs', async () => {
     const { results, skipped, sent } = await execute({ items: [] });
     expect([results, skipped, sent]).toEqual([[], [], []]);
