@@ -26,7 +26,7 @@ const SAMPLE: unknown[] = [
 
 function cell(text: string, width: number): string {
   const t = text.length > width ? text.slice(0, width - 1) + '…' : text;
-  return t.padEnd(width);
+  return t.padEnd(width) + ' ';
 }
 
 function describe(o: Outcome): string {
