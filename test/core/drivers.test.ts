@@ -1,7 +1,15 @@
 // Both drivers against the sandbox over real HTTP, and the pacer against the sandbox's own handling on a
 // virtual clock.
-import { CheckRun, runAsync, runSync, type HttpRequest, type Report } from '../../shared';
-import { createSandbox, metricsFor } from '../sandbox/handler';
+import {
+  CheckRun,
+  DAPA_PATH,
+  runAsync,
+  runSync,
+  type HttpRequest,
+  type Report,
+  type RunOptions,
+} from '../../shared';
+import { createSandbox, metricsFor, type Sandbox } from '../sandbox/handler';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -149,35 +157,39 @@ describe('the sync driver over real HTTP', () => {
   });
 });
 
+/** Runs the core against the sandbox's own handling in this process, on a virtual clock. */
+function runOnVirtualSandbox(
+  sandbox: Sandbox,
+  key: string,
+  values: string[],
+  options: Partial<RunOptions> = {},
+) {
+  let t = 0;
+  const run = new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000, ...options });
+  const report = runSync(run, {
+    now: () => t,
+    sleep: (ms) => (t += ms),
+    send: (request) => {
+      const headers = { authorization: `Bearer ${key}` };
+      const res = sandbox.handle({ method: 'POST', path: DAPA_PATH, headers, body: request.body }, t);
+      t += res.latencyMs + 20;
+      return res;
+    },
+  });
+  return { report, elapsed: t, stats: sandbox.stats()[key] };
+}
+
 describe('pacing against the sandbox on a virtual clock', () => {
   test('a URLs-per-minute plan is learned from rate_limit_reached and paced with nothing lost', () => {
     const sandbox = createSandbox({ keys: { upm: { maxUrlsPerRequest: 50, urlsPerMinute: 100 } } });
-    let t = 0;
     const values = domains(400, 'u');
-    const run = new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000 });
-    const report = runSync(run, {
-      now: () => t,
-      sleep: (ms) => (t += ms),
-      send: (request) => {
-        const res = sandbox.handle(
-          {
-            method: 'POST',
-            path: '/api/user/dapa-checker',
-            headers: { authorization: 'Bearer upm' },
-            body: request.body,
-          },
-          t,
-        );
-        t += res.latencyMs + 20;
-        return res;
-      },
-    });
+    const { report, elapsed, stats } = runOnVirtualSandbox(sandbox, 'upm', values);
     expectAllRecordsCorrect(report, values);
     expect(report.learned.urlsPerMinute).toBe(100);
     // 400 URLs at 100 per minute: the last batch can go 3 minutes after the first
-    expect(t).toBeLessThan(3.2 * 60_000);
-    expect(sandbox.stats()['upm'].rateLimitSkips).toBeLessThanOrEqual(100);
-    expect(Object.values(sandbox.stats()['upm'].billedByDomain).every((n) => n === 1)).toBe(true);
+    expect(elapsed).toBeLessThan(3.2 * 60_000);
+    expect(stats.rateLimitSkips).toBeLessThanOrEqual(100);
+    expect(Object.values(stats.billedByDomain).every((n) => n === 1)).toBe(true);
   });
 
   test('a requests-per-minute plan is learned from 429 and paced so that 429s stay rare', () => {
@@ -185,30 +197,8 @@ describe('pacing against the sandbox on a virtual clock', () => {
       keys: { rpm: { maxUrlsPerRequest: 5, requestsPerMinute: 10 } },
       faults: { retryAfter: 'none' },
     });
-    let t = 0;
     const values = domains(100, 'r');
-    const run = new CheckRun(values, {
-      baseUrl: 'http://virtual',
-      deadline: 3_600_000,
-      maxUrlsPerRequest: 5,
-    });
-    const report = runSync(run, {
-      now: () => t,
-      sleep: (ms) => (t += ms),
-      send: (request) => {
-        const res = sandbox.handle(
-          {
-            method: 'POST',
-            path: '/api/user/dapa-checker',
-            headers: { authorization: 'Bearer rpm' },
-            body: request.body,
-          },
-          t,
-        );
-        t += 20;
-        return res;
-      },
-    });
+    const { report } = runOnVirtualSandbox(sandbox, 'rpm', values, { maxUrlsPerRequest: 5 });
     expectAllRecordsCorrect(report, values);
     expect(report.learned.requestsPerMinute).toBe(10);
     expect(report.totals.responses.rateLimited).toBeLessThanOrEqual(2);
