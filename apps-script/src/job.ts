@@ -17,6 +17,7 @@ type CellValue = string | number | boolean | Date;
 /** The columns written right of the URL column, in this order, with this header. */
 export const OUTPUT_HEADER = ['DA', 'PA', 'MR', 'Spam Score', 'Status'];
 const OUTPUT_WIDTH = OUTPUT_HEADER.length;
+const BLANK_STATUS = 'empty_url: Empty cell: nothing to check.';
 /** Rows read, checked and written together. */
 const WINDOW_ROWS = 500;
 /** A step starts no new window after this long, and its check stops by STEP_BUDGET_MS. */
@@ -109,7 +110,7 @@ function stateOf(job: StoredJob, note?: string): JobState {
     sheetName: job.sheetName,
     a1: a1Of(job),
     total: job.total,
-    done: Math.min(job.done, job.total),
+    done: job.done,
     status: job.status,
     counts: { ...job.counts },
     skippedByReason: { ...job.skippedByReason },
@@ -317,9 +318,8 @@ function outputRow(outcome: Outcome): CellValue[] {
     return [...metrics.map((m) => (m === null ? '' : m)), status];
   }
   const code = outcome.kind === 'skip' ? outcome.reason : outcome.code;
-  const message =
-    outcome.kind === 'skip' && outcome.blank ? 'Empty cell: nothing to check.' : outcome.message;
-  return ['', '', '', '', asCellText(`${code}: ${message}`)];
+  if (outcome.kind === 'skip' && outcome.blank) return ['', '', '', '', BLANK_STATUS];
+  return ['', '', '', '', asCellText(`${code}: ${outcome.message}`)];
 }
 
 function tally(job: StoredJob, outcome: Outcome): void {
@@ -420,8 +420,11 @@ export function continueJob(): JobState {
   });
   if (!claim) throw new Error('There is no DAPA job in this spreadsheet: start one from the sidebar.');
   if (claim.idle) return stateOf(claim.job);
-  if (claim.busy)
+  if (claim.busy) {
+    // Another step holds the job (a second sidebar): wait a little instead of being called again at once.
+    sleep(Math.max(0, Math.min(5_000, (claim.job.leaseUntil ?? 0) - startedAt)));
     return stateOf(claim.job, 'Another step of this job is running (is the sidebar open twice?).');
+  }
   const job = claim.job;
   const cancelled = () => {
     const stored = loadJob(spreadsheetId);
@@ -458,7 +461,7 @@ export function continueJob(): JobState {
     job.leaseUntil = undefined;
     if (stored?.status === 'cancelled') {
       job.status = 'cancelled';
-      job.message = `Cancelled after ${Math.min(job.done, job.total)} of ${job.total} rows. ${summary(job)}`;
+      job.message = `Cancelled after ${job.done} of ${job.total} rows. ${summary(job)}`;
     } else if (fatal) {
       job.status = 'error';
       job.message = fatal;
@@ -468,7 +471,7 @@ export function continueJob(): JobState {
     } else {
       job.status = 'running';
       job.message = progressed
-        ? `Checked ${Math.min(job.done, job.total)} of ${job.total} rows.`
+        ? `Checked ${job.done} of ${job.total} rows.`
         : "Waiting for the plan's rate limit before the next rows.";
     }
     storeJob(job);
@@ -483,7 +486,7 @@ export function cancelJob(): JobState {
     if (!job) throw new Error('There is no DAPA job in this spreadsheet to cancel.');
     if (job.status === 'running' || job.status === 'error') {
       job.status = 'cancelled';
-      job.message = `Cancelled after ${Math.min(job.done, job.total)} of ${job.total} rows. ${summary(job)}`;
+      job.message = `Cancelled after ${job.done} of ${job.total} rows. ${summary(job)}`;
       storeJob(job);
     }
     return stateOf(job);
@@ -519,7 +522,8 @@ export function retrySkipped(): JobState {
   const rewritten = outputs.map((row, i) => {
     const unchecked = row.every(isEmptyCell);
     const retry = unchecked || RETRYABLE_CODES.includes(statusCode(row[OUTPUT_WIDTH - 1]));
-    if (retry && !isEmptyCell(inputs[i][0])) {
+    if (retry && isEmptyCell(inputs[i][0])) return ['', '', '', '', BLANK_STATUS];
+    if (retry) {
       again += 1;
       return row.map(() => '');
     }

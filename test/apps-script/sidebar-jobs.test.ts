@@ -216,7 +216,7 @@ describe('the sidebar checking rows in the sheet', () => {
   it('cancels a running step before its next request; the job can be seen again and the rest retried', async () => {
     sandbox.sandbox.configure({ ...CONFIG, faults: { latencyMs: [25, 25] } });
     gas = await standInFor(sandbox, 'sandbox-small');
-    const list = domains(600, 'cancel');
+    const list = domains(600, 'cancel').map((d, i) => (i % 50 === 10 ? '' : d));
     gas.sheet.setValues('A1:A601', [['URL'], ...list.map((d) => [d])]);
     gas.sheet.addSheet('Spare');
     await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
@@ -235,12 +235,20 @@ describe('the sidebar checking rows in the sheet', () => {
       done: stepState.done,
     });
 
+    // Retry takes the rows the cancel left unchecked; blank ones among them need no request and are marked at once.
     sandbox.sandbox.configure(CONFIG);
+    const left = gas.sheet.getValues('A2:F601').filter((row) => row.slice(1).every((v) => v === ''));
+    const leftBlank = left.filter((row) => row[0] === '').length;
+    expect(left.length).toBe(600 - stepState.done);
     const retry = await gas.run<JobState>('retrySkipped');
-    expect(retry.total).toBe(600 - stepState.done);
+    expect(retry.total).toBe(left.length - leftBlank);
     const { state } = await finish(gas, retry);
-    expect(state).toMatchObject({ status: 'done', done: 600 - stepState.done });
-    expect(gas.sheet.getValues('B2:B601').every(([v]) => typeof v === 'number')).toBe(true);
+    expect(state).toMatchObject({ status: 'done', done: retry.total, counts: { records: retry.total } });
+    const results = gas.sheet.getValues('B2:F601');
+    results.forEach((row, i) => {
+      if (list[i] === '') expect(row[4]).toBe('empty_url: Empty cell: nothing to check.');
+      else expect(typeof row[0]).toBe('number');
+    });
     expect(Object.values(statsOf(sandbox, 'sandbox-small').billedByDomain).every((n) => n === 1)).toBe(true);
   }, 30_000);
 
