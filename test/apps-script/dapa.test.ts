@@ -69,6 +69,34 @@ describe('=DAPA in a sheet', () => {
     expect(onlyPa).toEqual([[m.site_pa], [n.site_pa]]);
   });
 
+  it("reads the service's answer whatever its order, domain spelling and number format", async () => {
+    sandbox.sandbox.configure({
+      ...CONFIG,
+      faults: { shuffleData: true, domainSpelling: 'mixed', numericStrings: true, seed: 3 },
+    });
+    const list = domains(40, 'spelling');
+    gas.sheet.setValues(
+      'A1:A40',
+      list.map((d) => [`https://www.${d}/page`]),
+    );
+    const rows = await gas.runCustomFunction('=DAPA(A1:A40)', { cell: 'B1' });
+    expect(rows).toEqual(list.map(expected));
+  });
+
+  it('rides out server errors and HTML 502 pages from a proxy', async () => {
+    sandbox.sandbox.configure({ ...CONFIG, faults: { serverErrorRate: 0.3, html502Rate: 0.2, seed: 5 } });
+    const list = domains(150, 'flaky');
+    gas.sheet.setValues(
+      'A1:A150',
+      list.map((d) => [d]),
+    );
+    const rows = await gas.runCustomFunction('=DAPA(A1:A150)', { cell: 'B1' });
+    expect(rows).toEqual(list.map(expected));
+    const stats = statsOf(sandbox, KEY);
+    expect((stats.responsesByStatus['500'] ?? 0) + (stats.responsesByStatus['502'] ?? 0)).toBeGreaterThan(0);
+    expect(stats.billed).toBe(150);
+  });
+
   it('says which metric name is unknown instead of guessing', async () => {
     gas.sheet.setValues('A2', [['example.com']]);
     await expect(gas.runCustomFunction('=DAPA(A2, "da,authority")', { cell: 'B2' })).rejects.toThrow(
