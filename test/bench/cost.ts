@@ -74,7 +74,7 @@ function timed(runs: number, once: () => number): number {
   return median(Array.from({ length: runs }, once));
 }
 
-export function cpuPer10kRows(runs = 7): CpuFigures {
+export function cpuPer10kRows(runs = 9): CpuFigures {
   const column = sheetColumn(10_000, 4_000, { seed: 11, prefix: 'cpu' });
   const { rows } = column;
   let coreRequests = 0;

@@ -29,20 +29,27 @@ function kb(bytes: number | undefined): string {
 
 const COLUMNS = ['contender · run', 'requests', 'billed queries', '429 responses', 'rows lost', 'time'];
 
-/** One row of a scenario table: the core's figures plain, a baseline's with its ratio to the core's. */
-function runRow(label: string, run: RunFigures, core?: RunFigures): string[] {
-  const withRatio = (value: number, reference: number | undefined, text = String(value)) =>
-    core === undefined || reference === undefined ? text : `${text} (${versus(value, reference)})`;
+/**
+ * One row of a scenario table: the core's figures plain, a baseline's with its ratio to the core's run of the same
+ * kind; against a recalculation (which costs the core nothing) the core's own figure is shown instead of a ratio.
+ */
+function runRow(label: string, run: RunFigures, core?: RunFigures, coreIsRecalc = false): string[] {
+  const compare = (value: number, reference: number | undefined, text: string, referenceText: string) => {
+    if (core === undefined || reference === undefined) return text;
+    return `${text} (${coreIsRecalc ? `core: ${referenceText}` : versus(value, reference)})`;
+  };
+  const count = (value: number, reference: number | undefined) =>
+    compare(value, reference, String(value), String(reference));
   const lost =
     run.score.wrong > 0 ? `${run.score.lost} (${run.score.wrong} wrong record)` : String(run.score.lost);
   return [
     label,
-    withRatio(run.requests, core?.requests),
-    withRatio(run.billed, core?.billed) +
+    count(run.requests, core?.requests),
+    count(run.billed, core?.billed) +
       (run.billedTwice > 0 ? `, ${run.billedTwice} domains billed again` : ''),
     String(run.rateLimited),
     lost,
-    withRatio(run.timeMs, core?.timeMs, duration(run.timeMs)),
+    compare(run.timeMs, core?.timeMs, duration(run.timeMs), duration(core?.timeMs ?? 0)),
   ];
 }
 
@@ -53,10 +60,10 @@ export function sheetTable(sheet: SheetFigures, note?: string): string {
   if (core.recalc) rows.push(runRow('**core**, recalculation (cache)', core.recalc));
   if (perRow) {
     rows.push(runRow('per row, first run', perRow.first, core.first));
-    if (perRow.recalc) rows.push(runRow('per row, recalculation', perRow.recalc, core.recalc));
+    if (perRow.recalc) rows.push(runRow('per row, recalculation', perRow.recalc, core.recalc, true));
   } else if (note) rows.push(['per row', note, '', '', '', '']);
   rows.push(runRow('fixed batches, first run', fixed.first, core.first));
-  if (fixed.recalc) rows.push(runRow('fixed batches, recalculation', fixed.recalc, core.recalc));
+  if (fixed.recalc) rows.push(runRow('fixed batches, recalculation', fixed.recalc, core.recalc, true));
   return table(COLUMNS, rows);
 }
 
@@ -114,11 +121,12 @@ export function requestBreakdown(exchanges: readonly Exchange[], max: number): s
   const batches = exchanges.filter((e) => e.status === 200 || (e.status === 422 && e.sent <= max));
   const sends = batches.reduce((sum, e) => sum + e.sent, 0);
   const fewest = Math.ceil(sends / max);
+  const partial = batches.filter((e) => e.sent < max).length;
   return (
     `${exchanges.length} requests = ${probes} plan-maximum probe(s) (422 Limit Exceeded) + ${failures} server failure(s)` +
     (throttled > 0 ? ` + ${throttled} 429(s)` : '') +
-    ` + ${batches.length} answered batches carrying ${sends} URL sends (at least ⌈${sends} / ${max}⌉ = ${fewest} batches;` +
-    ` ${batches.length - fewest} more because a retry of a URL that failed in a later batch needs a request of its own)`
+    ` + ${batches.length} answered batches carrying ${sends} URL sends, retries included` +
+    ` (at least ⌈${sends} / ${max}⌉ = ${fewest} batches; ${partial} of the ${batches.length} were partial)`
   );
 }
 
