@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as prettier from 'prettier';
 import { DEFAULT_CONFIG, type KeyStats, type PlanConfig, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox } from '../sandbox/server';
 import { thousandItemsOver400Domains, type TestItem } from './lib/datasets';
@@ -116,7 +117,7 @@ function wallMsOf(exec: Execution): number {
 }
 
 function ratio(value: number, base: number): string {
-  if (base === 0) return value === 0 ? '=' : 'n/a (node: 0)';
+  if (base === 0) return value === 0 ? 'same' : 'node: 0';
   const r = value / base;
   return `${r >= 10 ? r.toFixed(0) : r.toFixed(1)}x`;
 }
@@ -275,7 +276,9 @@ ${measured
 ## Why this plan
 ${bench.why}
 `;
-  writeFileSync(out, doc);
+  // Formatted like every other Markdown file of the repository, so that `prettier --check .` accepts it.
+  const options = (await prettier.resolveConfig(out)) ?? {};
+  writeFileSync(out, await prettier.format(doc, { ...options, filepath: out }));
   console.log(`\n${table(measured)}\n\nwritten to ${path.relative(process.cwd(), out)}`);
 
   const node = measured[0];

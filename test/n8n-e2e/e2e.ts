@@ -763,6 +763,7 @@ function scenarios(): Scenario[] {
           `exit ${exec.exitCode}, status ${exec.run?.status}`,
         );
         t.check(s, 'the error names the DAPA node', error?.node?.name === 'DAPA', clip(error?.node));
+        t.equal(s, 'the error is a NodeApiError', error?.name, 'NodeApiError');
         t.check(
           s,
           'the message says the API key is wrong',

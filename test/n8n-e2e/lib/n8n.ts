@@ -196,6 +196,7 @@ export class N8nCli {
     const file = path.join(this.workDir, name);
     writeFileSync(file, JSON.stringify(content, null, 2));
     const result = await this.run([`import:${kind}`, `--input=${file}`], 120_000);
+    if (kind === 'credentials') rmSync(file); // plain API keys: not left on disk once n8n has encrypted them
     if (result.exitCode !== 0 || !/Successfully imported/.test(result.stdout + result.stderr)) {
       throw new Error(
         `n8n import:${kind} failed (exit ${result.exitCode}):\n${tail(result.stdout + result.stderr, 30)}`,
