@@ -247,12 +247,18 @@ async function onTestKey(): Promise<void> {
 
 function renderSelection(): void {
   if (!selection) return;
-  const { sheetName, a1, rows, columns, firstColumn } = selection;
-  const size =
-    columns > 1
-      ? `${plural(rows, 'row', 'rows')}; column ${firstColumn} is checked`
-      : plural(rows, 'row', 'rows');
-  setText('selection-info', `${sheetName} · ${a1} (${size})`);
+  const { sheetName, a1, rows, columns } = selection;
+  const info = byId('selection-info');
+  if (!a1 || rows < 1) {
+    info.textContent = `Nothing is selected in ${sheetName}: select the cells with the URLs.`;
+  } else if (columns > 1) {
+    info.textContent =
+      `${sheetName} · ${a1} has ${plural(columns, 'column', 'columns')}: ` +
+      'select one column of URLs (the results go into the 5 columns to its right).';
+  } else {
+    info.textContent = `${sheetName} · ${a1} (${plural(rows, 'row', 'rows')})`;
+  }
+  info.classList.toggle('error', !a1 || rows < 1 || columns > 1);
 }
 
 async function loadSelection(): Promise<void> {
@@ -261,6 +267,7 @@ async function loadSelection(): Promise<void> {
     renderSelection();
   } catch (error) {
     setText('selection-info', `Could not read the selection: ${errorMessage(error)}`);
+    byId('selection-info').classList.add('error');
   }
 }
 
