@@ -134,7 +134,7 @@ let selection: SelectionInfo | null = null;
 let job: JobState | null = null;
 /** A continueJob() loop is active. */
 let driving = false;
-/** The user pressed Cancel while a step was in flight: cancel once it returns. */
+/** The user pressed Cancel while a step was in flight: the loop stops (and cancels, if the server has not). */
 let stopRequested = false;
 /** Server calls in flight other than the loop (settings, start, retry). */
 let busyCalls = 0;
