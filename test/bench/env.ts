@@ -74,10 +74,15 @@ export interface ServerCost {
   billed: number;
   /** Domains billed more than once within the run. */
   billedTwice: number;
+  /** Answers that were themselves faults (HTTP 5xx), and `lookup_failed` skips the server drew. */
+  failedAnswers: number;
+  lookupFailed: number;
 }
 
 export function costBetween(before: KeyStats, after: KeyStats): ServerCost {
   const status429 = (s: KeyStats) => s.responsesByStatus['429'] ?? 0;
+  const status5xx = (s: KeyStats) =>
+    Object.entries(s.responsesByStatus).reduce((sum, [code, n]) => sum + (Number(code) >= 500 ? n : 0), 0);
   let billedTwice = 0;
   for (const [domain, times] of Object.entries(after.billedByDomain)) {
     if (times - (before.billedByDomain[domain] ?? 0) > 1) billedTwice += 1;
@@ -87,6 +92,8 @@ export function costBetween(before: KeyStats, after: KeyStats): ServerCost {
     rateLimited: status429(after) - status429(before),
     billed: after.billed - before.billed,
     billedTwice,
+    failedAnswers: status5xx(after) - status5xx(before),
+    lookupFailed: after.lookupFailedSkips - before.lookupFailedSkips,
   };
 }
 

@@ -250,6 +250,18 @@ export interface Target {
   met: boolean;
 }
 
+/**
+ * The fewest requests any client needs facing the same fault draws: the fault-free run's learning requests, one
+ * request per failed answer (each 5xx must be re-sent), and full batches for every send the domains need
+ * (each distinct valid domain once, plus once more per `lookup_failed` the server drew). Without faults this is the
+ * fault-free run itself, so "≤ 1.3 × this" is the issue's target, with the cost of the faults themselves allowed.
+ */
+export function faultForcedRequests(sheet: SheetFigures, faulty: SheetFigures): number {
+  const learning = sheet.core.first.requests - sheet.fewest;
+  const sends = sheet.column.distinctValid + faulty.core.first.lookupFailed;
+  return learning + faulty.core.first.failedAnswers + Math.ceil(sends / PLAN.maxUrlsPerRequest);
+}
+
 /** The issue's targets for scenarios 1–3, checked against one run's figures (printed; asserted by the test). */
 export function targetsOf(sheet: SheetFigures, rate: RateBoundFigures, faulty: SheetFigures): Target[] {
   const t: Target[] = [];
@@ -286,10 +298,18 @@ export function targetsOf(sheet: SheetFigures, rate: RateBoundFigures, faulty: S
   const growth = faulty.core.first.requests / sheet.core.first.requests;
   add(
     '3 faults',
-    'requests / fault-free first run',
+    'requests / fault-free first run (literal target)',
     growth,
     `≤ 1.3 (${faulty.core.first.requests} vs ${sheet.core.first.requests})`,
     growth <= 1.3,
+  );
+  const forced = faultForcedRequests(sheet, faulty);
+  add(
+    '3 faults',
+    'requests / fewest the faults allow any client',
+    faulty.core.first.requests / forced,
+    `≤ 1.3 (${faulty.core.first.requests} vs ${forced})`,
+    faulty.core.first.requests <= 1.3 * forced,
   );
   add(
     '3 faults',
