@@ -16,7 +16,14 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', URL: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        URL: 'readonly',
+      },
     },
   },
 );

@@ -2,6 +2,7 @@
 // wired to the Apps Script stand-in running the built Code.js against the sandbox API. Saves sidebar.png.
 /// <reference lib="dom" />
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'puppeteer-core';
 import type { AppsScriptStandIn } from '../apps-script/harness';
@@ -15,7 +16,10 @@ import { launchChromium, type LaunchedChromium } from './chromium';
 const KEY = 'sandbox-premium';
 const SIDEBAR_HTML = path.resolve(__dirname, '../../apps-script/dist/Sidebar.html');
 const SIDEBAR_SOURCES = path.resolve(__dirname, '../../apps-script/sidebar');
-const SCREENSHOT = path.join(__dirname, 'sidebar.png');
+// The committed screenshot (linked from the README) is refreshed with UPDATE_SCREENSHOT=1; other runs write to tmp.
+const SCREENSHOT = process.env.UPDATE_SCREENSHOT
+  ? path.join(__dirname, 'sidebar.png')
+  : path.join(os.tmpdir(), 'dapa-sidebar.png');
 /** What google.script.run reports when Apps Script itself fails a call. */
 const APPS_SCRIPT_HICCUP = "We're sorry, a server error occurred. Please wait a bit and try again.";
 const PAYLOAD = '<img src=x onerror=alert(1)>';
