@@ -348,6 +348,19 @@ describe('DAPA Checker node', () => {
     expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'url']);
   });
 
+  test('binary data of an input item stays with it on Results and Skipped, unless input fields are off', async () => {
+    const file = { data: 'aGVsbG8=', mimeType: 'text/plain', fileName: 'note.txt' };
+    const setup = {
+      items: [{ url: 'example.com' }, { url: 'nope' }],
+      binaries: { 0: { file }, 1: { file } },
+    };
+    const kept = await execute(setup);
+    expect(kept.results[0].binary).toEqual({ file });
+    expect(kept.skipped[0].binary).toEqual({ file });
+    const dropped = await execute({ ...setup, options: { includeInputFields: false } });
+    expect([dropped.results[0].binary, dropped.skipped[0].binary]).toEqual([undefined, undefined]);
+  });
+
   test('an option that is not a number fails the node with a message naming the option', async () => {
     const run = execute({ items: [{ url: 'example.com' }], options: { retries: 'many' } });
     const error = (await run.catch((e: unknown) => e)) as NodeOperationError;

@@ -2,6 +2,7 @@
 // continue-on-fail, the cancel signal, and `httpRequestWithAuthentication` doing real HTTP (Node's fetch) with the
 // credential's own `authenticate` header, the way n8n 2.8 applies it. Everything the node sends is recorded.
 import type {
+  IBinaryKeyData,
   ICredentialDataDecryptedObject,
   IDataObject,
   IExecuteFunctions,
@@ -22,6 +23,8 @@ export interface SentRequest {
 export interface ContextSetup {
   /** Input items, as their `json`. */
   items: IDataObject[];
+  /** Binary data of some input items, by index. */
+  binaries?: Record<number, IBinaryKeyData>;
   credentials: ICredentialDataDecryptedObject;
   /** What the URL parameter gives for an item; default: like `={{ $json.url }}`. */
   url?: (json: IDataObject, index: number) => unknown;
@@ -93,7 +96,9 @@ async function realHttp(options: IHttpRequestOptions, sent: SentRequest[], parse
 export function createExecuteContext(setup: ContextSetup): ExecuteContext {
   const sent: SentRequest[] = [];
   const hints: NodeExecutionHint[] = [];
-  const items: INodeExecutionData[] = setup.items.map((json) => ({ json }));
+  const items: INodeExecutionData[] = setup.items.map((json, i) =>
+    setup.binaries?.[i] ? { json, binary: setup.binaries[i] } : { json },
+  );
   const node: INode = {
     id: 'dapa-checker-under-test',
     name: 'DAPA Checker',

@@ -34,12 +34,14 @@ function baseFields(input: RouteInput, index: number): IDataObject {
 export function routeOutcomes(input: RouteInput): RoutedItems {
   const results: INodeExecutionData[] = [];
   const skipped: INodeExecutionData[] = [];
-  input.items.forEach((_item, index) => {
+  input.items.forEach((item, index) => {
     const fields = baseFields(input, index);
+    // Binary data of the input item travels with it when its fields do.
+    const binary = input.includeInputFields && item.binary ? { binary: item.binary } : {};
     const pairedItem = { item: index };
     const error = input.errors.get(index);
     if (error) {
-      results.push({ json: { ...fields, error: error.message }, error, pairedItem });
+      results.push({ json: { ...fields, error: error.message }, ...binary, error, pairedItem });
       return;
     }
     const outcome = input.outcomes[index];
@@ -48,6 +50,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
         const { site_da, site_pa, site_mr, spam_score } = outcome.record;
         results.push({
           json: { ...fields, domain: outcome.key, site_da, site_pa, site_mr, spam_score },
+          ...binary,
           pairedItem,
         });
         return;
@@ -59,11 +62,16 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
             reason: outcome.reason,
             message: outcome.blank ? BLANK_URL_MESSAGE : outcome.message,
           },
+          ...binary,
           pairedItem,
         });
         return;
       case 'error':
-        skipped.push({ json: { ...fields, reason: outcome.code, message: outcome.message }, pairedItem });
+        skipped.push({
+          json: { ...fields, reason: outcome.code, message: outcome.message },
+          ...binary,
+          pairedItem,
+        });
         return;
     }
   });
