@@ -4,19 +4,24 @@ import type { Report } from './outcome';
 import type { CheckRun, HttpRequest, NetworkFailure } from './run';
 import type { HttpAnswer } from './wire';
 
-export interface SyncIo {
-  send(request: HttpRequest): HttpAnswer;
-  sleep(ms: number): void;
+interface Io {
   now(): number;
-}
-
-export interface AsyncIo {
-  send(request: HttpRequest): Promise<HttpAnswer>;
-  sleep(ms: number): Promise<void>;
-  now(): number;
-  /** Checked between steps; when it says so, the run is cancelled. */
+  /** Checked between steps (and, in the sync driver, every 2 s of a wait); when true, the run is cancelled. */
   cancelled?: () => boolean;
 }
+
+export interface SyncIo extends Io {
+  send(request: HttpRequest): HttpAnswer;
+  sleep(ms: number): void;
+}
+
+export interface AsyncIo extends Io {
+  send(request: HttpRequest): Promise<HttpAnswer>;
+  sleep(ms: number): Promise<void>;
+}
+
+/** A cancellable sync wait is slept in slices this long, so that Cancel is seen within them. */
+const CANCEL_SLICE_MS = 2000;
 
 function failure(error: unknown): NetworkFailure {
   return { error: error instanceof Error ? error.message : String(error) };
@@ -24,10 +29,17 @@ function failure(error: unknown): NetworkFailure {
 
 export function runSync(run: CheckRun, io: SyncIo): Report {
   for (;;) {
+    if (io.cancelled?.()) run.cancel();
     const step = run.next(io.now());
     if (step.type === 'done') return run.report();
     if (step.type === 'wait') {
-      io.sleep(step.ms);
+      if (!io.cancelled) io.sleep(step.ms);
+      else {
+        const until = io.now() + step.ms;
+        for (let left = step.ms; left > 0 && !io.cancelled(); left = until - io.now()) {
+          io.sleep(Math.min(left, CANCEL_SLICE_MS));
+        }
+      }
       continue;
     }
     let answer: HttpAnswer | NetworkFailure;

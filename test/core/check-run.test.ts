@@ -1,4 +1,4 @@
-import { CheckRun, matchRecords } from '../../shared';
+import { CheckRun, matchRecords, runSync } from '../../shared';
 import { FakeApi, metricsOf } from './fake-api';
 import { runVirtual } from './virtual';
 
@@ -256,6 +256,30 @@ describe('a check run', () => {
     run.next(0);
     run.cancel();
     expect(run.report().outcomes.every((o) => o.kind === 'error' && o.code === 'cancelled')).toBe(true);
+  });
+
+  test('the sync driver sees a cancel within a long rate-limit wait and ends the rest as cancelled', () => {
+    const api = new FakeApi({ faults: ['429'], maxUrls: 1 });
+    let t = 0;
+    const slept: number[] = [];
+    const run = new CheckRun(['a.com', 'b.com'], {
+      baseUrl: 'http://fake',
+      deadline: 1e9,
+      maxUrlsPerRequest: 1,
+    });
+    run.next(0); // learn nothing: just make the first backoff long
+    run.receive(1, { status: 429, headers: { 'retry-after': '60' }, body: '' }, 0);
+    const report = runSync(run, {
+      now: () => t,
+      sleep: (ms) => {
+        slept.push(ms);
+        t += ms;
+      },
+      send: (request) => api.handle(request),
+      cancelled: () => t >= 4000,
+    });
+    expect(slept).toEqual([2000, 2000]);
+    expect(report.outcomes.every((o) => o.kind === 'error' && o.code === 'cancelled')).toBe(true);
   });
 
   test('records the server returns that cannot be matched are not sent again', () => {
