@@ -443,13 +443,13 @@ describe('DAPA Checker credential test', () => {
     expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(0);
   });
 
-  test('an address that does not answer is reported as unreachable, naming the address', async () => {
-    const result = await test_({
-      apiKey: 'sandbox-premium',
-      environment: 'custom',
-      baseUrl: 'http://127.0.0.1:1',
-    });
+  test('an address that does not answer is reported as unreachable, naming the address and the cause', async () => {
+    const closed = await startSandbox({ port: 0 });
+    await closed.close();
+    const result = await test_({ apiKey: 'sandbox-premium', environment: 'custom', baseUrl: closed.url });
     expect(result.status).toBe('Error');
-    expect(result.message).toMatch(/^Could not reach the DAPA service at http:\/\/127\.0\.0\.1:1/);
+    expect(result.message).toContain(
+      `Could not reach the DAPA service at ${closed.url} (fetch failed: ECONNREFUSED)`,
+    );
   });
 });

@@ -20,6 +20,20 @@ const NEXT_STEP: Record<string, string> = {
   unexpected: 'Check the environment and the base URL, then test again.',
 };
 
+/** Why fetch failed, with the network cause (`ENOTFOUND api.example.com`) rather than just "fetch failed". */
+function failureReason(error: unknown): string {
+  // Duck-typed: the error may come from another realm than this module's `Error`.
+  const failure = (typeof error === 'object' && error !== null ? error : {}) as {
+    message?: unknown;
+    cause?: { code?: unknown; message?: unknown };
+  };
+  const message = typeof failure.message === 'string' ? failure.message : String(error);
+  const cause = failure.cause;
+  const detail =
+    typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  return detail ? `${message}: ${detail}` : message;
+}
+
 /** Runs the probe against the credential's address; the key goes only into the Authorization header. */
 export async function testDapaCheckerCredential(
   this: ICredentialTestFunctions,
@@ -48,10 +62,9 @@ export async function testDapaCheckerCredential(
       body: await response.text(),
     };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
     return {
       status: 'Error',
-      message: `Could not reach the DAPA service at ${baseUrl} (${reason}). Check the environment and the base URL.`,
+      message: `Could not reach the DAPA service at ${baseUrl} (${failureReason(error)}). Check the environment and the base URL.`,
     };
   }
   const result = readKeyProbe(answer, Date.now());
