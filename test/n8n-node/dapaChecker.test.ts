@@ -289,15 +289,17 @@ describe('DAPA Checker node', () => {
     expect(skipped.map((item) => item.json.reason)).toEqual(['invalid_url_format']);
   });
 
-  test('without waiting for rate limits, URLs over the per-minute limit go to Skipped as rate_limit_reached', async () => {
-    const items = Array.from({ length: 130 }, (_v, i) => ({ url: `upm${i}.net` }));
+  test('without waiting for rate limits, URLs over the per-minute limit go to Skipped as rate_limit_reached at once', async () => {
+    const items = Array.from({ length: 230 }, (_v, i) => ({ url: `upm${i}.net` }));
+    const started = Date.now();
     const { results, skipped } = await execute({
       apiKey: 'sandbox-upm',
       items,
       options: { waitForRateLimits: false },
     });
     expect(results).toHaveLength(100);
-    expect(skipped).toHaveLength(30);
+    expect(skipped).toHaveLength(130);
+    expect(Date.now() - started).toBeLessThan(5_000);
     for (const item of skipped) {
       expect(item.json.reason).toBe('rate_limit_reached');
       expect(item.json).not.toHaveProperty('error');
