@@ -16,6 +16,7 @@ import {
   N8nCli,
   outputOf,
   pairedIndex,
+  snapshotNodePackage,
   tail,
   type Execution,
   type OutputItem,
@@ -188,6 +189,10 @@ async function main(): Promise<number> {
     const dapaCred = dapaCredential('benchCredDapa', 'DAPA bench plan', bench.key, sandbox.url);
     const httpCred = bearerHeaderCredential('benchCredHttp', 'Bearer bench plan', bench.key);
     n8n.reset();
+    const packageCopy = await snapshotNodePackage(n8n.workDir);
+    if (!packageCopy)
+      throw new Error('The DAPA Checker node is not built in n8n-node/dist: run npm run build');
+    n8n.extensionsDir = packageCopy;
     await n8n.importCredentials([dapaCred, httpCred]);
     await n8n.importWorkflows(
       variants.map((v) =>

@@ -1,7 +1,7 @@
 // The real-n8n end-to-end suite: starts the sandbox API in this process, imports credentials and one workflow per
 // scenario into a fresh n8n user folder, runs each with `n8n execute`, and asserts on what n8n printed and on the
 // sandbox's own request/billing counters. Run by test/n8n-e2e/run.sh; ends with `N passed, N failed`.
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   DEFAULT_CONFIG,
@@ -25,6 +25,7 @@ import {
   N8nCli,
   NODE_DIST,
   outputOf,
+  snapshotNodePackage,
   pairedIndex,
   tail,
   type CredentialJson,
@@ -901,12 +902,18 @@ async function main(): Promise<number> {
       'see its output above',
     );
   }
-  const nodeBuilt = existsSync(path.join(NODE_DIST, 'nodes', 'DapaChecker', 'DapaChecker.node.js'));
-  t.check('package', 'the built node is in n8n-node/dist (npm run build)', nodeBuilt, NODE_DIST);
-
   const sandbox = await startSandbox({ port: 0, config: PLAIN });
   const n8n = new N8nCli(WORK_DIR, (line) => console.log(`        ${line}`));
   try {
+    n8n.reset();
+    const packageCopy = await snapshotNodePackage(WORK_DIR);
+    t.check(
+      'package',
+      'the node and credential are built in n8n-node/dist (npm run build)',
+      !!packageCopy,
+      NODE_DIST,
+    );
+    if (packageCopy) n8n.extensionsDir = packageCopy;
     const credentials: Context['credentials'] = {
       premium: dapaCredential('e2eCredPremium', 'DAPA premium', 'sandbox-premium', sandbox.url),
       wrong: dapaCredential('e2eCredWrong', 'DAPA wrong key', WRONG_KEY, sandbox.url),
@@ -917,8 +924,9 @@ async function main(): Promise<number> {
     };
     const ctx: Context = { baseUrl: sandbox.url, credentials };
     const selected = scenarios().filter((s) => !only || only.includes(s.id));
-    console.log(`n8n user folder: ${n8n.userFolder}; sandbox: ${sandbox.url}`);
-    n8n.reset();
+    console.log(
+      `n8n user folder: ${n8n.userFolder}; sandbox: ${sandbox.url}; node package: ${n8n.extensionsDir}`,
+    );
     await n8n.importCredentials(Object.values(credentials));
     await n8n.importWorkflows(selected.map((s) => s.build(ctx)));
 

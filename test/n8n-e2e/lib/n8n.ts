@@ -1,7 +1,7 @@
 // Drives the pinned real n8n (installed in test/n8n-e2e/n8n/) headless through its CLI: a fresh user folder,
 // imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed into the run data it prints.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -10,6 +10,8 @@ export const REPO_ROOT = path.resolve(E2E_DIR, '..', '..');
 export const N8N_BIN = path.join(E2E_DIR, 'n8n', 'node_modules', '.bin', 'n8n');
 /** The built community node package: n8n loads every `*.node.js` / `*.credentials.js` below it. */
 export const NODE_DIST = path.join(REPO_ROOT, 'n8n-node', 'dist');
+const BUILT_NODE = path.join('nodes', 'DapaChecker', 'DapaChecker.node.js');
+const BUILT_CREDENTIAL = path.join('credentials', 'DapaCheckerApi.credentials.js');
 
 export interface CredentialJson {
   id: string;
@@ -120,8 +122,25 @@ export function pairedIndex(item: OutputItem): number | undefined {
   return paired?.item;
 }
 
+/**
+ * Copies the built package (n8n-node/dist) into `workDir`, so that a rebuild in the shared checkout during the run
+ * cannot pull it from under n8n; waits up to a minute for a build in progress. Undefined when nothing is built.
+ */
+export async function snapshotNodePackage(workDir: string): Promise<string | undefined> {
+  const built = () => [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(NODE_DIST, file)));
+  for (let waited = 0; !built() && waited < 60_000; waited += 1000) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  if (!built()) return undefined;
+  const copy = path.join(workDir, 'n8n-nodes-dapa-checker');
+  cpSync(NODE_DIST, copy, { recursive: true });
+  return [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(copy, file))) ? copy : undefined;
+}
+
 export class N8nCli {
   readonly userFolder: string;
+  /** Where n8n looks for custom nodes (N8N_CUSTOM_EXTENSIONS); see snapshotNodePackage. */
+  extensionsDir = NODE_DIST;
 
   constructor(
     readonly workDir: string,
@@ -146,7 +165,7 @@ export class N8nCli {
       ...env,
       N8N_USER_FOLDER: this.userFolder,
       N8N_ENCRYPTION_KEY: 'dapa-e2e-fixed-encryption-key',
-      N8N_CUSTOM_EXTENSIONS: NODE_DIST,
+      N8N_CUSTOM_EXTENSIONS: this.extensionsDir,
       N8N_DIAGNOSTICS_ENABLED: 'false',
       N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
       N8N_TEMPLATES_ENABLED: 'false',
