@@ -70,6 +70,8 @@ export class CheckRun {
   private readonly pacer: Pacer;
   private readonly random: () => number;
   private notBefore = -Infinity;
+  /** What `notBefore` waits for: the plan's rate limit, or a failing server. */
+  private waitingFor: 'rate_limit' | 'failure' = 'failure';
   private failuresInRow = 0;
   private rateLimitsInRow = 0;
   private spentWindowsInRow = 0;
@@ -145,6 +147,17 @@ export class CheckRun {
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       const ms = slot.at - now;
+      const forRateLimit = slot.at > Math.max(now, this.notBefore) || this.waitingFor === 'rate_limit';
+      if (forRateLimit && this.options.waitForRateLimits === false) {
+        return this.finish(
+          undefined,
+          undefined,
+          true,
+          rateLimitSkip(
+            `Not sent: the plan's per-minute limit was reached and waiting for it is off (it frees in ${seconds(ms)}).`,
+          ),
+        );
+      }
       if (slot.at + latency > this.options.deadline) {
         return this.finish(
           'unfinished',
@@ -352,7 +365,7 @@ export class CheckRun {
     if (learned === 0) {
       // The minute's budget was spent before this run (another run with the same key): back off instead.
       this.spentWindowsInRow += 1;
-      this.notBefore = now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000);
+      this.waitUntil(now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000), 'rate_limit');
     }
   }
 
@@ -374,18 +387,16 @@ export class CheckRun {
     this.rateLimitsInRow += 1;
     this.pacer.learnRequestLimit(now);
     if (this.options.waitForRateLimits === false || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
-      for (const key of keys) {
-        this.settle(key, {
-          kind: 'skip',
-          reason: 'rate_limit_reached',
-          message: "The plan's request rate limit was reached (429 Too Many Requests). Run again later.",
-          retryable: true,
-          key,
-        });
-      }
+      // Not waiting: this batch and everything not sent yet end as rate_limit_reached, with no further request.
+      this.finish(
+        undefined,
+        undefined,
+        true,
+        rateLimitSkip("The plan's request rate limit was reached (429 Too Many Requests)."),
+      );
       return;
     }
-    this.notBefore = now + (retryAfterMs ?? fullJitter(this.rateLimitsInRow, this.random));
+    this.waitUntil(now + (retryAfterMs ?? fullJitter(this.rateLimitsInRow, this.random)), 'rate_limit');
     this.requeue(keys, 'front');
   }
 
@@ -401,7 +412,7 @@ export class CheckRun {
         true,
       );
     }
-    this.notBefore = now + fullJitter(this.failuresInRow, this.random);
+    this.waitUntil(now + fullJitter(this.failuresInRow, this.random), 'failure');
     this.requeue(keys, 'front');
   }
 
@@ -437,15 +448,30 @@ export class CheckRun {
     return d;
   }
 
+  private waitUntil(at: number, reason: 'rate_limit' | 'failure'): void {
+    this.notBefore = at;
+    this.waitingFor = reason;
+  }
+
   private latencyEstimate(): number {
     return this.latencies.length > 0 ? Math.max(...this.latencies) : 0;
   }
 
-  /** Ends every unsettled domain with an error (when given) and marks the run finished. */
-  private finish(code?: ErrorCode, message?: string, retryable = true): Step {
-    if (code && message) {
+  /** Ends every unsettled domain with an error (or the outcome `make` gives) and marks the run finished. */
+  private finish(
+    code?: ErrorCode,
+    message?: string,
+    retryable = true,
+    make?: (key: string) => Outcome,
+  ): Step {
+    const outcomeOf =
+      make ??
+      (code && message
+        ? (key: string): Outcome => ({ kind: 'error', code, message, retryable, key })
+        : undefined);
+    if (outcomeOf) {
       for (const domain of this.domains.values()) {
-        if (!domain.outcome) domain.outcome = { kind: 'error', code, message, retryable, key: domain.key };
+        if (!domain.outcome) domain.outcome = outcomeOf(domain.key);
       }
     }
     this.queue = [];
@@ -523,6 +549,17 @@ export function matchRecords(
     rest = [];
   }
   return { matched, unmatched: rest };
+}
+
+/** The outcome of a domain not sent (or sent in vain) because of the plan's rate limit, when the run does not wait. */
+function rateLimitSkip(why: string): (key: string) => Outcome {
+  return (key) => ({
+    kind: 'skip',
+    reason: 'rate_limit_reached',
+    message: `${why} Run again later.`,
+    retryable: true,
+    key,
+  });
 }
 
 function defaultSkipMessage(reason: string): string {

@@ -258,6 +258,27 @@ describe('a check run', () => {
     expect(run.report().outcomes.every((o) => o.kind === 'error' && o.code === 'cancelled')).toBe(true);
   });
 
+  test('with waiting for rate limits off, a 429 ends the rest as rate_limit_reached with no further request', () => {
+    const api = new FakeApi({ faults: [undefined, '429ra'] });
+    const domains = Array.from({ length: 6 }, (_, i) => `w${i}.com`);
+    const { report, waits } = runVirtual(domains, api, { maxUrlsPerRequest: 2, waitForRateLimits: false });
+    expect(api.requests).toBe(2);
+    expect(waits).toEqual([]);
+    expect(report.totals.records).toBe(2);
+    expect(report.totals.skippedByReason).toEqual({ rate_limit_reached: 4 });
+  });
+
+  test('with waiting for rate limits off, a learned URL limit is not waited for: the rest is skipped', () => {
+    let processed = 0;
+    const api = new FakeApi({ skip: () => (processed++ >= 3 ? 'rate_limit_reached' : undefined) });
+    const domains = Array.from({ length: 8 }, (_, i) => `u${i}.com`);
+    const { report, waits } = runVirtual(domains, api, { maxUrlsPerRequest: 4, waitForRateLimits: false });
+    expect(waits).toEqual([]);
+    expect(api.requests).toBe(1);
+    expect(report.totals.records).toBe(3);
+    expect(report.totals.skippedByReason).toEqual({ rate_limit_reached: 5 });
+  });
+
   test('the sync driver sees a cancel within a long rate-limit wait and ends the rest as cancelled', () => {
     const api = new FakeApi({ faults: ['429'], maxUrls: 1 });
     let t = 0;
