@@ -1,7 +1,8 @@
-// The installable package as n8n loads it: the manifest, and the built bundles in n8n-node/dist (built here first)
-// requiring nothing at run time but n8n-workflow and Node's own modules, and checking items against the sandbox.
+// The installable package as n8n loads it: the manifest, and the built bundles (built here into a folder of their own,
+// so that an n8n-node/dist/ in use elsewhere is left alone) requiring nothing at run time but n8n-workflow and Node's
+// own modules, and checking items against the sandbox.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { IExecuteFunctions, INodeExecutionData, INodeType } from 'n8n-workflow';
@@ -12,7 +13,6 @@ import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { createExecuteContext } from './executeContext';
 
 const packageDir = join(__dirname, '../../n8n-node');
-const dist = join(packageDir, 'dist');
 const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 
 function filesUnder(dir: string): string[] {
@@ -22,13 +22,23 @@ function filesUnder(dir: string): string[] {
   });
 }
 
+// Under the root node_modules (ignored by git and the linters), so that the bundle resolves n8n-workflow from there,
+// as it resolves it from the host n8n once installed.
+const cacheDir = join(packageDir, '../node_modules/.cache');
+mkdirSync(cacheDir, { recursive: true });
+const buildDir = mkdtempSync(join(cacheDir, 'n8n-nodes-dapa-checker-'));
+/** The built file for a path of the manifest (`dist/...`). */
+const built = (manifestPath: string) => join(buildDir, manifestPath.replace(/^dist\//, ''));
+const dist = built('dist/');
+
 let server: RunningSandbox;
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(packageDir, 'build.mjs')], { stdio: 'pipe' });
+  execFileSync(process.execPath, [join(packageDir, 'build.mjs'), '--outdir', buildDir], { stdio: 'pipe' });
   server = await startSandbox({ port: 0 });
 });
 afterAll(async () => {
   await server.close();
+  rmSync(buildDir, { recursive: true, force: true });
 });
 
 describe('n8n-nodes-dapa-checker package', () => {
@@ -54,8 +64,8 @@ describe('n8n-nodes-dapa-checker package', () => {
       'dist/nodes/DapaChecker/dapa.dark.svg',
       'dist/nodes/DapaChecker/DapaChecker.node.json',
     ];
-    for (const file of expected) expect(existsSync(join(packageDir, file))).toBe(true);
-    const codex = JSON.parse(readFileSync(join(dist, 'nodes/DapaChecker/DapaChecker.node.json'), 'utf8'));
+    for (const file of expected) expect(existsSync(built(file))).toBe(true);
+    const codex = JSON.parse(readFileSync(built('dist/nodes/DapaChecker/DapaChecker.node.json'), 'utf8'));
     expect(codex.node).toBe('n8n-nodes-dapa-checker.dapaChecker');
   });
 
@@ -73,10 +83,10 @@ describe('n8n-nodes-dapa-checker package', () => {
 
   test('the built node loads like n8n loads it and checks items against the API', async () => {
     const load = createRequire(__filename);
-    const built = load(join(dist, 'nodes/DapaChecker/DapaChecker.node.js')) as {
+    const bundle = load(built('dist/nodes/DapaChecker/DapaChecker.node.js')) as {
       DapaChecker: new () => INodeType;
     };
-    const node = new built.DapaChecker();
+    const node = new bundle.DapaChecker();
     expect(node.description.name).toBe('dapaChecker');
     const double = createExecuteContext({
       items: [{ url: 'example.com' }, { url: 'nope' }],
