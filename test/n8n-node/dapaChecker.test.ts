@@ -307,6 +307,26 @@ describe('DAPA Checker node', () => {
     expect(server.sandbox.stats()['sandbox-upm'].billed).toBe(100);
   });
 
+  test('without waiting for rate limits, a 429 does not make the node wait either: the rest go to Skipped', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'three-per-minute': { maxUrlsPerRequest: 25, requestsPerMinute: 3 } },
+    });
+    const items = Array.from({ length: 100 }, (_v, i) => ({ url: `rpm${i}.io` }));
+    const started = Date.now();
+    const { results, skipped } = await execute({
+      apiKey: 'three-per-minute',
+      items,
+      options: { waitForRateLimits: false },
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(results.length + skipped.length).toBe(100);
+    expect(results.length).toBeGreaterThan(0);
+    expect(new Set(skipped.map((item) => item.json.reason))).toEqual(new Set(['rate_limit_reached']));
+    const stats = server.sandbox.stats()['three-per-minute'];
+    expect(stats.responsesByStatus['429']).toBe(1);
+    expect(stats.billed).toBe(results.length);
+  });
+
   test('a wait longer than the maximum total wait ends the rest as "unfinished", with the results kept', async () => {
     const items = Array.from({ length: 130 }, (_v, i) => ({ url: `wait${i}.net` }));
     const started = Date.now();
