@@ -10,7 +10,7 @@ import {
   type NodeApiError,
   type NodeOperationError,
 } from 'n8n-workflow';
-import { CheckRun, runAsync, type Outcome, type Report, type Totals } from '../../../shared/index';
+import { CheckRun, runAsync, type Report, type Totals } from '../../../shared/index';
 import { CREDENTIAL_NAME } from './description';
 import { settingError, stoppedRunError } from './errors';
 import { routeOutcomes } from './outputs';
@@ -33,24 +33,6 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
   } catch {
     // Cancelled while waiting: `cancelled()` now reports it and the run ends its open URLs as "cancelled".
   }
-}
-
-/** Whether the run has met the plan's per-minute limits (a 429, or URLs skipped as rate_limit_reached). */
-function rateLimitMet(totals: Totals): boolean {
-  return totals.responses.rateLimited > 0 || (totals.skippedByReason.rate_limit_reached ?? 0) > 0;
-}
-
-/** A URL the node did not send because the plan's limit was met and waiting is off: a rate_limit_reached skip. */
-function notSentForRateLimit(outcome: Outcome): Outcome {
-  if (outcome.kind !== 'error' || outcome.code !== 'cancelled') return outcome;
-  return {
-    kind: 'skip',
-    reason: 'rate_limit_reached',
-    message:
-      'Not sent: the plan\'s per-minute limit was reached and "Wait for Rate Limits" is off. Run again later.',
-    retryable: true,
-    key: outcome.key,
-  };
 }
 
 function summary(totals: Totals): string {
@@ -127,22 +109,12 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     seed: Date.now() % 2_147_483_647,
   });
   const signal = this.getExecutionCancelSignal?.();
-  // With "Wait for Rate Limits" off, the core still asks to wait for its pacing once it has met the plan's limit;
-  // the node stops there instead, and what was not sent yet ends as rate_limit_reached (see `notSentForRateLimit`).
-  let stoppedAtRateLimit = false;
   const report = await runAsync(run, {
     send: sendWithCredential(this, () => deadline - Date.now()),
-    sleep: async (ms) => {
-      if (!settings.waitForRateLimits && rateLimitMet(run.report().totals)) {
-        stoppedAtRateLimit = true;
-        return;
-      }
-      await pause(ms, signal);
-    },
+    sleep: async (ms) => await pause(ms, signal),
     now: () => Date.now(),
-    cancelled: () => signal?.aborted === true || stoppedAtRateLimit,
+    cancelled: () => signal?.aborted === true,
   });
-  const outcomes = stoppedAtRateLimit ? report.outcomes.map(notSentForRateLimit) : report.outcomes;
 
   // A stopped run (wrong key, expired plan, ...) fails the node only when that loses no paid result.
   const stopErrors = stoppedRunErrors(this, report);
@@ -161,7 +133,7 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
   const routed = routeOutcomes({
     items,
     urls,
-    outcomes,
+    outcomes: report.outcomes,
     includeInputFields: settings.includeInputFields,
     errors,
   });
