@@ -2,13 +2,8 @@
 // answer (JSON, HTML from a proxy, nothing at all) into one plain `Answer` the check run can act on.
 import * as z from 'zod/mini';
 
-const numeric = z.union([
-  z.number(),
-  z.pipe(
-    z.string().check(z.regex(/^\s*-?\d+(?:\.\d+)?\s*$/)),
-    z.transform((s: string) => Number(s)),
-  ),
-]);
+// A number, or (the spec does not promise types) a numeric string; `num` reads either, anything else is null.
+const numeric = z.union([z.number(), z.string()]);
 const metric = z.optional(z.nullable(numeric));
 
 /** A domain record (spec 2.1). Numbers may arrive as numeric strings; a missing metric becomes null. */
@@ -87,6 +82,11 @@ export interface HttpAnswer {
   body: string;
 }
 
+function num(value: number | string | null | undefined): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  return typeof value === 'string' && /^\s*-?\d+(?:\.\d+)?\s*$/.test(value) ? Number(value) : null;
+}
+
 function parseJson(body: string): unknown {
   try {
     return JSON.parse(body);
@@ -145,10 +145,10 @@ function parseEnvelope(json: unknown): Answer | undefined {
     }
     records.push({
       domain: r.data.domain,
-      site_da: r.data.site_da ?? null,
-      site_pa: r.data.site_pa ?? null,
-      site_mr: r.data.site_mr ?? null,
-      spam_score: r.data.spam_score ?? null,
+      site_da: num(r.data.site_da),
+      site_pa: num(r.data.site_pa),
+      site_mr: num(r.data.site_mr),
+      spam_score: num(r.data.spam_score),
     });
   }
   const skipped: SkippedEntry[] = [];
@@ -156,13 +156,13 @@ function parseEnvelope(json: unknown): Answer | undefined {
     const s = SkippedEntrySchema.safeParse(item);
     if (s.success)
       skipped.push({
-        index: s.data.index,
+        index: num(s.data.index) ?? undefined,
         url: s.data.url,
         reason: s.data.reason,
         message: s.data.message ?? '',
       });
   }
-  const processed = env.data.summary?.processed;
+  const processed = num(env.data.summary?.processed);
   return {
     kind: 'envelope',
     records,

@@ -33,6 +33,22 @@ describe('reading answers', () => {
       });
   });
 
+  test('a metric that is not a number becomes empty, and the record (already billed) is kept', () => {
+    const body = JSON.stringify({
+      data: [{ domain: 'a.com', site_da: 'n/a', site_pa: null, site_mr: '1e9x', spam_score: ' 7 ' }],
+    });
+    const a = classify({ status: 200, body }, 1, 0);
+    expect(a).toMatchObject({ kind: 'envelope', processed: 1, malformedRecords: 0 });
+    if (a.kind === 'envelope')
+      expect(a.records[0]).toEqual({
+        domain: 'a.com',
+        site_da: null,
+        site_pa: null,
+        site_mr: null,
+        spam_score: 7,
+      });
+  });
+
   test('the all-skipped 422 is an envelope, not an error', () => {
     const body = JSON.stringify({
       status: 422,
