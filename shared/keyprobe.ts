@@ -15,7 +15,11 @@ export function keyProbeRequest(baseUrl: string): HttpRequest {
 
 export type KeyProbeResult =
   | { ok: true; message: string }
-  | { ok: false; code: 'bad_key' | 'not_premium' | 'not_found' | 'unexpected'; message: string };
+  | {
+      ok: false;
+      code: 'bad_key' | 'not_premium' | 'not_found' | 'rate_limited' | 'unexpected';
+      message: string;
+    };
 
 export function readKeyProbe(answer: HttpAnswer, now = 0): KeyProbeResult {
   const a = classify(answer, 1, now);
@@ -41,7 +45,12 @@ export function readKeyProbe(answer: HttpAnswer, now = 0): KeyProbeResult {
         message: `The base URL does not serve the DAPA checker (HTTP ${a.status}).`,
       };
     case 'rate_limited':
-      return { ok: true, message: 'The API key is accepted (the plan is rate limited right now: 429).' };
+      return {
+        ok: false,
+        code: 'rate_limited',
+        message:
+          'The service is rate limiting requests right now (429), so the key could not be tested. Try again in a minute.',
+      };
     default:
       return {
         ok: false,
