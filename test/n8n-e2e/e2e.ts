@@ -631,6 +631,10 @@ function scenarios(): Scenario[] {
           `${resultDomains.size} results; skips: ${clip(skipped.map((k) => k.json.reason))}`,
         );
         const served = key.responsesByStatus;
+        console.log(
+          `        (sandbox answered ${JSON.stringify(served)}, lookup_failed ${key.lookupFailedSkips}; ` +
+            `DAPA node ${nodeTimeMs(exec, 'DAPA')} ms)`,
+        );
         t.check(
           s,
           'the sandbox did inject 500s, 502 pages, lookup_failed and 422 Limit Exceeded',
@@ -731,6 +735,10 @@ function scenarios(): Scenario[] {
         'no 429 storm: at most 3 answers 429',
         (key.responsesByStatus['429'] ?? 0) <= 3,
         clip(key.responsesByStatus),
+      );
+      console.log(
+        `        (sandbox answered ${JSON.stringify(key.responsesByStatus)}, rate_limit_reached ${key.rateLimitSkips}; ` +
+          `DAPA node ${nodeTimeMs(exec, 'DAPA')} ms)`,
       );
     },
   });
