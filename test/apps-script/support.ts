@@ -2,7 +2,7 @@
 // a guard that the bundle under test is built from the current sources.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SandboxConfig, KeyStats } from '../sandbox/handler';
+import { emptyStats, type SandboxConfig, type KeyStats } from '../sandbox/handler';
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript, type LoadOptions } from './harness';
 
@@ -42,17 +42,7 @@ export async function standInFor(
 }
 
 export function statsOf(sandbox: RunningSandbox, key: string): KeyStats {
-  return (
-    sandbox.sandbox.stats()[key] ?? {
-      requests: 0,
-      responsesByStatus: {},
-      billed: 0,
-      urlsSubmitted: 0,
-      billedByDomain: {},
-      rateLimitSkips: 0,
-      lookupFailedSkips: 0,
-    }
-  );
+  return sandbox.sandbox.stats()[key] ?? emptyStats();
 }
 
 /** Domains that the sandbox (and the core) take as distinct: d0.example-N.com ... */

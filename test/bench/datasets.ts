@@ -1,16 +1,6 @@
 // The benchmark inputs: a sheet column as a user pastes it (one domain in many spellings, duplicates, blanks,
 // junk), a list of distinct domains for the rate-bound run, and a large column for the CPU figure. Deterministic.
-
-/** A seeded PRNG (mulberry32) of the bench's own, so the inputs never change with the core's internals. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../shared/random';
 
 const TLDS = ['com', 'net', 'org', 'io', 'de', 'co.uk', 'fr', 'app'];
 
@@ -65,7 +55,7 @@ export function sheetColumn(
   distinct: number,
   { invalidShare = 0.05, blankShare = 0.03, seed = 7, prefix = 'brand' } = {},
 ): SheetColumn {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const blank = Math.round(rows * blankShare);
   const invalid = Math.round(rows * invalidShare);
   const valid = rows - blank - invalid;

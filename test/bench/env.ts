@@ -96,16 +96,3 @@ export function costBetween(before: KeyStats, after: KeyStats): ServerCost {
     lookupFailed: after.lookupFailedSkips - before.lookupFailedSkips,
   };
 }
-
-/** The counters of a key the sandbox has not seen yet. */
-export function emptyStats(): KeyStats {
-  return {
-    requests: 0,
-    responsesByStatus: {},
-    billed: 0,
-    urlsSubmitted: 0,
-    billedByDomain: {},
-    rateLimitSkips: 0,
-    lookupFailedSkips: 0,
-  };
-}

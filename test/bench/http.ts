@@ -3,7 +3,8 @@
 import type { HttpAnswer, HttpRequest } from '../../shared';
 import type { FaultConfig } from '../sandbox/handler';
 import { startSandbox } from '../sandbox/server';
-import { BENCH_KEY, benchConfig, emptyStats, processedOf, sentOf, type BenchEnv, type Exchange } from './env';
+import { emptyStats } from '../sandbox/handler';
+import { BENCH_KEY, benchConfig, processedOf, sentOf, type BenchEnv, type Exchange } from './env';
 
 export async function httpEnv(faults: FaultConfig, key = BENCH_KEY): Promise<BenchEnv> {
   const server = await startSandbox({ port: 0, host: '127.0.0.1', config: benchConfig(faults) });

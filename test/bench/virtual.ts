@@ -2,7 +2,8 @@
 // time forward instead of passing it, so ten rate-limited minutes take milliseconds and repeat exactly.
 import type { HttpAnswer, HttpRequest } from '../../shared';
 import { createSandbox, type FaultConfig } from '../sandbox/handler';
-import { BENCH_KEY, benchConfig, emptyStats, processedOf, sentOf, type BenchEnv, type Exchange } from './env';
+import { emptyStats } from '../sandbox/handler';
+import { BENCH_KEY, benchConfig, processedOf, sentOf, type BenchEnv, type Exchange } from './env';
 
 /** Where the virtual clock starts (a plausible epoch, so HTTP dates in Retry-After read sensibly). */
 const EPOCH = Date.UTC(2025, 0, 6, 9, 0, 0);

@@ -1,5 +1,6 @@
 // Sandbox DAPA checker: pure request handling for every rule of the API spec (auth, validation, limits, skips, faults).
 // No timers, no clock, no I/O: the caller passes `now` and gets back the response plus the latency to simulate.
+import { seededRandom } from '../../shared/random';
 
 export interface SandboxRequest {
   method: string;
@@ -145,20 +146,10 @@ export function metricsFor(domain: string): {
   };
 }
 
-/** mulberry32: small, fast, good enough for fault injection. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // ---- the sandbox --------------------------------------------------------------------------------------
 
-function emptyStats(): KeyStats {
+/** The counters of a key before its first request. */
+export function emptyStats(): KeyStats {
   return {
     requests: 0,
     responsesByStatus: {},
@@ -188,13 +179,13 @@ function parseUrls(body: string): unknown[] | undefined {
 
 export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox {
   let config: SandboxConfig = JSON.parse(JSON.stringify(initial));
-  let random = prng(1);
+  let random = seededRandom(1);
   let requestTimes = new Map<string, number[]>(); // per key: times of requests that passed auth (and not 429'd)
   let urlTimes = new Map<string, number[]>(); // per key: one time per processed URL
   let stats: SandboxStats = {};
 
   function reset(): void {
-    random = prng(config.faults?.seed ?? 1);
+    random = seededRandom(config.faults?.seed ?? 1);
     requestTimes = new Map();
     urlTimes = new Map();
     stats = {};
