@@ -132,7 +132,8 @@ export async function snapshotNodePackage(workDir: string): Promise<string | und
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   if (!built()) return undefined;
-  const copy = path.join(workDir, 'n8n-nodes-dapa-checker');
+  // Under a `dist` folder, which the root eslint and prettier configs ignore, like the package's own build.
+  const copy = path.join(workDir, 'n8n-nodes-dapa-checker', 'dist');
   cpSync(NODE_DIST, copy, { recursive: true });
   return [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(copy, file))) ? copy : undefined;
 }
