@@ -235,6 +235,7 @@ export class CheckRun {
           `The base URL does not serve the DAPA checker (HTTP ${answer.status} for POST ${DAPA_PATH}). Check the base URL in your settings.`,
         );
       case 'limit_exceeded':
+        this.pacer.accepted(now, 0); // it billed nothing, but a plan may count it against its requests per minute
         return this.onLimitExceeded(keys, answer.maximum);
       case 'rate_limited':
         return this.onRateLimited(keys, answer.retryAfterMs, now);

@@ -164,6 +164,14 @@ describe('a check run', () => {
     expect(report.totals.records).toBe(1);
   });
 
+  test('a 422 Limit Exceeded counts as a request when the requests-per-minute limit is learned', () => {
+    const api = new FakeApi({ maxUrls: 2, faults: [undefined, undefined, '429ra'] });
+    const { report } = runVirtual(['a.com', 'b.com', 'c.com', 'd.com'], api);
+    expect(report.totals.responses.limitExceeded).toBe(1);
+    expect(report.learned.requestsPerMinute).toBe(2);
+    expect(report.totals.records).toBe(4);
+  });
+
   test('429 honours Retry-After given as an HTTP date', () => {
     const run = new CheckRun(['a.com'], { baseUrl: 'http://fake', deadline: 1e15 });
     const now = Date.parse('2026-11-21T10:00:00Z');
