@@ -6,6 +6,7 @@ import path from 'node:path';
 import {
   DEFAULT_CONFIG,
   checkEntry,
+  emptyStats,
   metricsFor,
   normalizeDomain,
   type KeyStats,
@@ -82,18 +83,8 @@ interface Scenario {
 
 // ---- evaluation helpers ------------------------------------------------------------------------------------
 
-const EMPTY_STATS: KeyStats = {
-  requests: 0,
-  responsesByStatus: {},
-  billed: 0,
-  urlsSubmitted: 0,
-  billedByDomain: {},
-  rateLimitSkips: 0,
-  lookupFailedSkips: 0,
-};
-
 function statsOf(stats: SandboxStats, key: string): KeyStats {
-  return stats[key] ?? EMPTY_STATS;
+  return stats[key] ?? emptyStats();
 }
 
 function billedTwice(stats: KeyStats): string[] {

@@ -1,5 +1,6 @@
 // Deterministic test items: domains spelled the many ways users paste them (scheme, `www.`, case, paths), so that
 // one domain is billed once however it is written; plus the 1,000-item / 400-domain set of the load scenario.
+import { seededRandom } from '../../../shared/random';
 
 export interface TestItem extends Record<string, unknown> {
   row: number;
@@ -34,17 +35,6 @@ export function spell(domain: string, variant: number): string {
     default:
       return `https://${domain}/`;
   }
-}
-
-/** mulberry32, seeded: the same item order on every run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
