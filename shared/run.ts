@@ -52,7 +52,6 @@ export interface NetworkFailure {
 
 interface Domain {
   key: string;
-  positions: number[];
   outcome?: Outcome;
   lookupRetries: number;
   rateRetries: number;
@@ -97,21 +96,11 @@ export class CheckRun {
   ) {
     this.endpoint = endpointUrl(options.baseUrl);
     this.entries = values.map(toEntry);
-    this.entries.forEach((entry, position) => {
-      if (entry.kind !== 'candidate') return;
-      const known = this.domains.get(entry.key);
-      if (known) known.positions.push(position);
-      else {
-        this.domains.set(entry.key, {
-          key: entry.key,
-          positions: [position],
-          lookupRetries: 0,
-          rateRetries: 0,
-          missingRetries: 0,
-        });
-        this.queue.push(entry.key);
-      }
-    });
+    for (const entry of this.entries) {
+      if (entry.kind !== 'candidate' || this.domains.has(entry.key)) continue;
+      this.domains.set(entry.key, { key: entry.key, lookupRetries: 0, rateRetries: 0, missingRetries: 0 });
+      this.queue.push(entry.key);
+    }
     this.batchSize = Math.max(1, Math.floor(options.maxUrlsPerRequest ?? DEFAULT_BATCH_SIZE));
     this.pacer = new Pacer({ ...options.pace });
     this.random = seededRandom(options.seed ?? 1);
