@@ -1,6 +1,8 @@
 // Input normalization: what each cell or item becomes before anything is sent. Blanks, non-text values and
 // entries that cannot be a domain are decided here, locally; everything else gets a normalized domain key so that
-// spellings of one domain (`Example.com`, ` HTTPS://www.example.com/a?b `, `example.com/`) cost one query.
+// spellings of one domain (`Example.com`, ` HTTPS://www.example.com/a?b `, `example.com/`, `bücher.de` and
+// `xn--bcher-kva.de`) cost one query. Internationalized domains are sent in their `xn--` form.
+import { toAsciiHost } from './punycode';
 
 /** What one input position is, before any request. */
 export type Entry =
@@ -77,7 +79,7 @@ export function toEntry(value: unknown): Entry {
       message: `Too long to be a URL (${text.length} characters). ${ASK}`,
     };
   }
-  const host = hostOf(text);
+  const host = toAsciiHost(hostOf(text));
   const problem = hostProblem(host);
   if (problem)
     return { kind: 'rejected', reason: 'invalid_url_format', message: `"${clip(text)}" ${problem}. ${ASK}` };
@@ -86,7 +88,7 @@ export function toEntry(value: unknown): Entry {
 
 /** The key a domain spelled by the server maps to (the same normalization as the inputs). */
 export function keyOfDomain(domain: string): string {
-  return keyOfHost(hostOf(domain));
+  return keyOfHost(toAsciiHost(hostOf(domain)));
 }
 
 function clip(text: string): string {

@@ -60,6 +60,14 @@ describe('a check run', () => {
     expect(report.totals.requests).toBe(0);
   });
 
+  test('a record spelled in unicode matches the xn-- form that was sent, and both spellings cost one query', () => {
+    const api = new FakeApi({ spell: (k) => (k === 'xn--mnchen-3ya.de' ? 'MÜNCHEN.de' : k) });
+    const { report } = runVirtual(['münchen.de', 'xn--mnchen-3ya.de', 'other.de'], api);
+    expect(api.sent).toEqual([['xn--mnchen-3ya.de', 'other.de']]);
+    expect(report.outcomes.map((o) => o.kind)).toEqual(['record', 'record', 'record']);
+    expect(report.totals.billed).toBe(2);
+  });
+
   test('records are matched by domain, not by order or spelling', () => {
     const api = new FakeApi({ reverse: true, spell: (k) => `WWW.${k.toUpperCase()}` });
     const domains = ['a.com', 'b.com', 'c.com', 'd.com'];

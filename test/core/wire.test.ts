@@ -150,8 +150,14 @@ describe('base addresses and inputs', () => {
     expect(endpointUrl('http://h:1/api/user/dapa-checker/')).toBe('http://h:1/api/user/dapa-checker');
   });
 
-  test('unicode domains and subdomains keep their own keys; only www. is folded', () => {
-    expect(toEntry('Bücher.DE')).toEqual({ kind: 'candidate', key: 'bücher.de' });
+  test('an internationalized domain and its xn-- spelling are one key, sent in the xn-- form', () => {
+    expect(toEntry('Bücher.DE')).toEqual({ kind: 'candidate', key: 'xn--bcher-kva.de' });
+    expect(toEntry('https://www.xn--bcher-kva.de/x')).toEqual({ kind: 'candidate', key: 'xn--bcher-kva.de' });
+    expect(toEntry('пример.рф')).toEqual({ kind: 'candidate', key: 'xn--e1afmkfd.xn--p1ai' });
+    expect(toEntry('例え.テスト')).toEqual({ kind: 'candidate', key: 'xn--r8jz45g.xn--zckzah' });
+  });
+
+  test('subdomains keep their own keys; only www. is folded', () => {
     expect(toEntry('https://user:pw@www.Blog.Example.com:8080/x#y')).toEqual({
       kind: 'candidate',
       key: 'blog.example.com',
