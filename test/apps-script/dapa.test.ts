@@ -2,7 +2,7 @@
 import { DEFAULT_CONFIG, metricsFor } from '../sandbox/handler';
 import type { RunningSandbox } from '../sandbox/server';
 import type { AppsScriptStandIn } from './harness';
-import { domains, sandboxWith, standInFor, statsOf } from './support';
+import { domains, metricsRow, standInFor, statsOf, useSuiteSandbox } from './support';
 
 const KEY = 'sandbox-premium';
 const CONFIG = {
@@ -12,23 +12,13 @@ const CONFIG = {
     'sandbox-2rpm': { maxUrlsPerRequest: 5, requestsPerMinute: 2 },
   },
 };
-const expected = (domain: string) => {
-  const m = metricsFor(domain);
-  return [m.site_da, m.site_pa, m.site_mr, m.spam_score];
-};
 
 describe('=DAPA in a sheet', () => {
-  let sandbox: RunningSandbox;
+  let sandbox!: RunningSandbox;
   let gas: AppsScriptStandIn;
 
-  beforeAll(async () => {
-    sandbox = await sandboxWith(CONFIG);
-  });
-  afterAll(async () => {
-    await sandbox.close();
-  });
+  useSuiteSandbox(CONFIG, (started) => (sandbox = started));
   beforeEach(async () => {
-    sandbox.sandbox.configure(CONFIG);
     gas = await standInFor(sandbox, KEY, { clock: 'virtual' });
   });
   afterEach(async () => {
@@ -42,17 +32,17 @@ describe('=DAPA in a sheet', () => {
     ]);
     const rows = await gas.runCustomFunction('=DAPA(A2:B3)', { cell: 'D2' });
     expect(rows).toEqual([
-      expected('example.com'),
-      expected('moz.com'),
-      expected('github.com'),
-      expected('nodejs.org'),
+      metricsRow('example.com'),
+      metricsRow('moz.com'),
+      metricsRow('github.com'),
+      metricsRow('nodejs.org'),
     ]);
     expect(gas.sheet.getValues('D2:G5')).toEqual(rows);
   });
 
   it('takes a single cell as a one-row range', async () => {
     gas.sheet.setValues('A2', [['www.Example.com/about']]);
-    expect(await gas.runCustomFunction('=DAPA(A2)', { cell: 'B2' })).toEqual([expected('example.com')]);
+    expect(await gas.runCustomFunction('=DAPA(A2)', { cell: 'B2' })).toEqual([metricsRow('example.com')]);
   });
 
   it('chooses and orders the columns from the metrics list, and TRUE adds a header row', async () => {
@@ -80,7 +70,7 @@ describe('=DAPA in a sheet', () => {
       list.map((d) => [`https://www.${d}/page`]),
     );
     const rows = await gas.runCustomFunction('=DAPA(A1:A40)', { cell: 'B1' });
-    expect(rows).toEqual(list.map(expected));
+    expect(rows).toEqual(list.map(metricsRow));
   });
 
   it('rides out server errors and HTML 502 pages from a proxy', async () => {
@@ -91,7 +81,7 @@ describe('=DAPA in a sheet', () => {
       list.map((d) => [d]),
     );
     const rows = await gas.runCustomFunction('=DAPA(A1:A150)', { cell: 'B1' });
-    expect(rows).toEqual(list.map(expected));
+    expect(rows).toEqual(list.map(metricsRow));
     const stats = statsOf(sandbox, KEY);
     expect((stats.responsesByStatus['500'] ?? 0) + (stats.responsesByStatus['502'] ?? 0)).toBeGreaterThan(0);
     expect(stats.billed).toBe(150);
@@ -123,7 +113,7 @@ describe('=DAPA in a sheet', () => {
     expect(rows.map((r) => r[0])).toEqual(
       column.map(
         (v) =>
-          expected(
+          metricsRow(
             v
               .replace(/^https:\/\/www\.|^www\.|\/.*$/g, '')
               .toLowerCase()
@@ -141,7 +131,7 @@ describe('=DAPA in a sheet', () => {
     gas.sheet.setValues('A1:A6', [['example.com'], [''], ['   '], [42], [true], ['not a url']]);
     const rows = await gas.runCustomFunction('=DAPA(A1:A6)', { cell: 'B1' });
     expect(rows).toEqual([
-      expected('example.com'),
+      metricsRow('example.com'),
       ['', '', '', ''],
       ['', '', '', ''],
       ['invalid_url_format', '', '', ''],
@@ -197,7 +187,7 @@ describe('=DAPA in a sheet', () => {
 
     sandbox.sandbox.configure(CONFIG);
     expect(await gas.runCustomFunction('=DAPA(A1:A2)', { cell: 'B1' })).toEqual([
-      expected('example.com'),
+      metricsRow('example.com'),
       ['invalid_url_format', '', '', ''],
     ]);
     const stats = statsOf(sandbox, KEY);
@@ -320,18 +310,20 @@ describe('=DAPA in a sheet', () => {
     gas.sheet.setFormula('J1', '=DAPA(A1:A60, "pa")');
     await gas.recalculate();
     expect(gas.sheet.getValues('C1:C30').map(([v]) => v)).toEqual(
-      list.slice(0, 30).map((d) => expected(d)[0]),
+      list.slice(0, 30).map((d) => metricsRow(d)[0]),
     );
-    expect(gas.sheet.getValues('H1:H30').map(([v]) => v)).toEqual(list.slice(30).map((d) => expected(d)[0]));
-    expect(gas.sheet.getValues('J1:J60').map(([v]) => v)).toEqual(list.map((d) => expected(d)[1]));
+    expect(gas.sheet.getValues('H1:H30').map(([v]) => v)).toEqual(
+      list.slice(30).map((d) => metricsRow(d)[0]),
+    );
+    expect(gas.sheet.getValues('J1:J60').map(([v]) => v)).toEqual(list.map((d) => metricsRow(d)[1]));
     // A changed input cell recalculates the two formulas that read it (side by side, so each may ask for the new
     // domain once); the 59 other domains come from the cache.
     const before = statsOf(sandbox, KEY).urlsSubmitted;
     gas.sheet.setValues('A5', [['brand-new.example.org']]);
     await gas.recalculate();
-    expect(gas.sheet.getValues('C5')).toEqual([[expected('brand-new.example.org')[0]]]);
-    expect(gas.sheet.getValues('J5')).toEqual([[expected('brand-new.example.org')[1]]]);
-    expect(gas.sheet.getValues('H1')).toEqual([[expected(list[30])[0]]]);
+    expect(gas.sheet.getValues('C5')).toEqual([[metricsRow('brand-new.example.org')[0]]]);
+    expect(gas.sheet.getValues('J5')).toEqual([[metricsRow('brand-new.example.org')[1]]]);
+    expect(gas.sheet.getValues('H1')).toEqual([[metricsRow(list[30])[0]]]);
     const submitted = statsOf(sandbox, KEY).urlsSubmitted - before;
     expect(submitted).toBeGreaterThanOrEqual(1);
     expect(submitted).toBeLessThanOrEqual(2);

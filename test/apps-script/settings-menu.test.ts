@@ -5,22 +5,16 @@ import type { RunningSandbox } from '../sandbox/server';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript } from './harness';
-import { assertBundleIsCurrent, domains, sandboxWith, standInFor, statsOf } from './support';
+import { assertBundleIsCurrent, domains, standInFor, statsOf, useSuiteSandbox } from './support';
 
 const CONFIG = { keys: { ...DEFAULT_CONFIG.keys, 'sandbox-slow': { maxUrlsPerRequest: 10 } } };
 
 describe('settings and the key', () => {
-  let sandbox: RunningSandbox;
+  let sandbox!: RunningSandbox;
   let gas: AppsScriptStandIn;
 
-  beforeAll(async () => {
-    sandbox = await sandboxWith(CONFIG);
-  });
-  afterAll(async () => {
-    await sandbox.close();
-  });
+  useSuiteSandbox(CONFIG, (started) => (sandbox = started));
   beforeEach(async () => {
-    sandbox.sandbox.configure(CONFIG);
     assertBundleIsCurrent();
     gas = await loadAppsScript();
   });
@@ -146,16 +140,10 @@ describe('settings and the key', () => {
 });
 
 describe('the add-on menu', () => {
-  let sandbox: RunningSandbox;
+  let sandbox!: RunningSandbox;
   let gas: AppsScriptStandIn;
 
-  beforeAll(async () => {
-    sandbox = await sandboxWith(CONFIG);
-  });
-  afterAll(async () => {
-    await sandbox.close();
-  });
-  beforeEach(() => sandbox.sandbox.configure(CONFIG));
+  useSuiteSandbox(CONFIG, (started) => (sandbox = started));
   afterEach(async () => {
     await gas.close();
   });

@@ -3,10 +3,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JobState } from '../../apps-script/sidebar/contract';
-import { DEFAULT_CONFIG, metricsFor, type SandboxConfig } from '../sandbox/handler';
+import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
 import type { RunningSandbox } from '../sandbox/server';
 import type { AppsScriptStandIn } from './harness';
-import { domains, sandboxWith, standInFor, statsOf } from './support';
+import { domains, metricsRow, standInFor, statsOf, useSuiteSandbox } from './support';
 
 const CONFIG: SandboxConfig = {
   keys: {
@@ -30,22 +30,11 @@ async function finish(
   return { state, steps };
 }
 
-function metricsRow(domain: string): number[] {
-  const m = metricsFor(domain);
-  return [m.site_da, m.site_pa, m.site_mr, m.spam_score];
-}
-
 describe('the sidebar checking rows in the sheet', () => {
-  let sandbox: RunningSandbox;
+  let sandbox!: RunningSandbox;
   let gas: AppsScriptStandIn;
 
-  beforeAll(async () => {
-    sandbox = await sandboxWith(CONFIG);
-  });
-  afterAll(async () => {
-    await sandbox.close();
-  });
-  beforeEach(() => sandbox.sandbox.configure(CONFIG));
+  useSuiteSandbox(CONFIG, (started) => (sandbox = started));
   afterEach(async () => {
     await gas?.close();
   });

@@ -2,7 +2,7 @@
 // a guard that the bundle under test is built from the current sources.
 import fs from 'node:fs';
 import path from 'node:path';
-import { emptyStats, type SandboxConfig, type KeyStats } from '../sandbox/handler';
+import { emptyStats, metricsFor, type SandboxConfig, type KeyStats } from '../sandbox/handler';
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript, type LoadOptions } from './harness';
 
@@ -27,6 +27,28 @@ export function assertBundleIsCurrent(): void {
 
 export async function sandboxWith(config?: SandboxConfig): Promise<RunningSandbox> {
   return startSandbox({ port: 0, config });
+}
+
+/**
+ * The sandbox of a describe block: started once (handed to `use`), reset to `config` before each test (before the
+ * block's own beforeEach), closed after the block.
+ */
+export function useSuiteSandbox(config: SandboxConfig, use: (sandbox: RunningSandbox) => void): void {
+  let sandbox: RunningSandbox | undefined;
+  beforeAll(async () => {
+    sandbox = await sandboxWith(config);
+    use(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+  beforeEach(() => sandbox?.sandbox.configure(config));
+}
+
+/** DA, PA, MR and Spam Score the sandbox gives a domain, in DAPA's default column order. */
+export function metricsRow(domain: string): number[] {
+  const m = metricsFor(domain);
+  return [m.site_da, m.site_pa, m.site_mr, m.spam_score];
 }
 
 /** A stand-in whose owner has `apiKey` saved and the sandbox as custom base URL. */
