@@ -35,23 +35,16 @@ export const RETRYABLE_CODES = [
   'cancelled',
 ];
 
-interface StoredJob {
-  id: string;
+/** A job as kept in UserProperties: what the sidebar sees (its A1 range is derived) plus where it stands. */
+interface StoredJob extends Omit<JobState, 'a1'> {
   spreadsheetId: string;
   sheetId: number;
-  sheetName: string;
   column: number;
   firstRow: number;
   lastRow: number;
   /** Rows before the cursor are finished; rows after it may be finished already (written, so skipped). */
   cursor: number;
   mode: 'all' | 'retry';
-  total: number;
-  done: number;
-  status: JobStatus;
-  counts: JobCounts;
-  skippedByReason: Record<string, number>;
-  message?: string;
   leaseUntil?: number;
 }
 
