@@ -2,7 +2,7 @@
 // continueJob call checks the next rows within ~25 seconds and writes them, so 10,000 rows finish in short steps.
 /// <reference types="google-apps-script" />
 import { type Outcome, toEntry } from '../../shared';
-import type { JobCounts, JobSource, JobState, JobStatus, SelectionInfo } from '../sidebar/contract';
+import type { JobCounts, JobSource, JobState, SelectionInfo } from '../sidebar/contract';
 import { asCellText, columnLetter, columnNumber, isEmptyCell } from './cells';
 import { checkValues } from './check';
 import { now, sleep, userLock, userProperties } from './gas';
