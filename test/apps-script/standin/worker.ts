@@ -124,9 +124,14 @@ class Realm {
   }
 
   private call(target: Target, method: string, args: unknown[]): unknown {
+    return this.toRealm(this.ask({ op: 'call', target, method, args: args.map((a) => this.toHost(a)) }));
+  }
+
+  /** One blocking request to the main thread; an execution killed meanwhile ends with Apps Script's error. */
+  private ask(request: RpcRequest): unknown {
     let reply: RpcReply;
     try {
-      reply = rpc({ op: 'call', target, method, args: args.map((a) => this.toHost(a)) });
+      reply = rpc(request);
     } catch (error) {
       if (error instanceof Killed) {
         this.killed = true;
@@ -135,7 +140,7 @@ class Realm {
       throw error;
     }
     if (!reply.ok) throw this.error(reply.error.name, reply.error.message);
-    return this.toRealm(reply.value);
+    return reply.value;
   }
 
   remote(target: Target, kind: string): object {
@@ -230,17 +235,7 @@ class Realm {
       const ms = Number(milliseconds);
       if (!Number.isFinite(ms) || ms < 0 || ms > 300_000)
         throw this.error('Exception', 'Invalid argument: milliseconds');
-      let reply: RpcReply;
-      try {
-        reply = rpc({ op: 'sleep', ms });
-      } catch (error) {
-        if (error instanceof Killed) {
-          this.killed = true;
-          throw this.error('Error', TIME_LIMIT);
-        }
-        throw error;
-      }
-      if (!reply.ok) throw this.error(reply.error.name, reply.error.message);
+      this.ask({ op: 'sleep', ms });
     };
     return u;
   }
