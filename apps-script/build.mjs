@@ -42,6 +42,14 @@ const ENTRY_POINTS = [
   { name: 'cancelJob', params: [] },
   { name: 'getJob', params: [] },
   { name: 'retrySkipped', params: [] },
+  { name: 'dapaBackgroundStep', params: ['e'] },
+  { name: 'dapaOnEdit', params: ['e'] },
+  { name: 'startBackground', params: [] },
+  { name: 'stopBackground', params: [] },
+  { name: 'getBackground', params: [] },
+  { name: 'setKeepDays', params: ['days'] },
+  { name: 'setSchedule', params: ['change'] },
+  { name: 'checkFormulasAgain', params: [] },
 ];
 
 function fail(message) {

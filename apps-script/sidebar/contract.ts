@@ -31,7 +31,33 @@ export interface SelectionInfo {
   firstColumn: string;
 }
 
-export type JobSource = { source: 'selection' } | { source: 'column'; column: string; headerRow: boolean };
+/** `fresh`: "Check again", ignoring cached and kept results. */
+export type JobSource = (
+  { source: 'selection' } | { source: 'column'; column: string; headerRow: boolean }
+) & { fresh?: boolean };
+
+export type ScheduleEvery = 'daily' | 'weekly' | 'monthly';
+
+/** A scheduled refresh: the sheet's DAPA formulas, or the range of the last sidebar check. */
+export interface ScheduleChange {
+  every: ScheduleEvery;
+  target: 'formulas' | 'range';
+}
+
+/** Background checks and the result store, as the sidebar shows them. */
+export interface BackgroundInfo {
+  on: boolean;
+  /** When the next background step is due (ms since epoch). */
+  nextStepAt?: number;
+  /** Why background checks stopped (they do not go on by themselves until turned on again). */
+  stopped?: string;
+  steps: number;
+  runtimeMs: number;
+  /** Results reused from the cache or the result store instead of billed again, in this spreadsheet. */
+  savedCredits: number;
+  retentionDays: number;
+  schedule?: ScheduleChange & { nextAt: number };
+}
 
 export type JobStatus = 'running' | 'done' | 'cancelled' | 'error';
 
@@ -68,6 +94,12 @@ export interface ServerFunctions {
   cancelJob(): JobState;
   getJob(): JobState | null;
   retrySkipped(): JobState;
+  getBackground(): BackgroundInfo;
+  startBackground(): BackgroundInfo;
+  stopBackground(): BackgroundInfo;
+  setKeepDays(days: number): BackgroundInfo;
+  setSchedule(change: ScheduleChange | null): BackgroundInfo;
+  checkFormulasAgain(): BackgroundInfo;
 }
 
 export type ServerFunctionName = keyof ServerFunctions;

@@ -3,7 +3,8 @@
 import type { DomainRecord, Outcome, Report } from '../../shared';
 import { checkValues } from './check';
 import { now } from './gas';
-import { expiredPlanMessage, UNFINISHED_CELL, wrongKeyMessage } from './messages';
+import { loadBackground } from './background-state';
+import { expiredPlanMessage, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND, wrongKeyMessage } from './messages';
 import { currentBaseUrl, requireApiKey } from './settings';
 
 /** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
@@ -84,7 +85,7 @@ function metricValue(record: DomainRecord, metric: Metric): Cell {
 }
 
 /** The row a cell's outcome shows: metrics for a record, the reason code first for anything else. */
-export function rowOf(outcome: Outcome, metrics: readonly Metric[]): Cell[] {
+export function rowOf(outcome: Outcome, metrics: readonly Metric[], unfinished = UNFINISHED_CELL): Cell[] {
   const blankRow = (): Cell[] => metrics.map(() => '');
   if (outcome.kind === 'record') return metrics.map((m) => metricValue(outcome.record, m));
   const row = blankRow();
@@ -92,7 +93,7 @@ export function rowOf(outcome: Outcome, metrics: readonly Metric[]): Cell[] {
     if (outcome.blank) return row;
     row[0] = outcome.reason;
   } else {
-    row[0] = outcome.code === 'unfinished' ? UNFINISHED_CELL : outcome.code;
+    row[0] = outcome.code === 'unfinished' ? unfinished : outcome.code;
   }
   return row;
 }
@@ -126,6 +127,11 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   });
   const error = fatalError(report);
   if (error) throw error;
-  const rows = report.outcomes.map((outcome) => rowOf(outcome, columns));
+  let unfinished = UNFINISHED_CELL;
+  if (report.totals.errorsByCode.unfinished) {
+    const background = loadBackground(SpreadsheetApp.getActiveSpreadsheet().getId());
+    if (background.on && !background.stopped) unfinished = UNFINISHED_IN_BACKGROUND;
+  }
+  const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished));
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
 }

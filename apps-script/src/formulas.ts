@@ -1,6 +1,9 @@
-// Reading =DAPA(...) formulas back from the sheet: which range a formula checks and how large its result is, so
-// "Refresh DAPA formulas" can tell which ones are unfinished or older than the cache.
+// Reading =DAPA(...) formulas back from the sheet: which range a formula checks, how large its result is, which
+// domains it holds and whether it shows unfinished rows, so a refresh rewrites only the formulas that need it.
+/// <reference types="google-apps-script" />
+import { toEntry } from '../../shared';
 import { columnNumber } from './cells';
+import { STORE_SHEET } from './storage-keys';
 
 export interface RangeRef {
   sheetName?: string;
@@ -94,4 +97,81 @@ export function parseDapaCall(formula: string): DapaCall | undefined {
     if (names.length > 0) width = names.length;
   }
   return { source, header: /^(TRUE|1|"true"|"yes")$/i.test(header), width };
+}
+
+// ---- DAPA formulas in the spreadsheet -------------------------------------------------------------------
+
+type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
+type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+export interface FormulaCell {
+  sheet: Sheet;
+  row: number;
+  column: number;
+  formula: string;
+  /** The domain keys its source range holds; undefined when the range cannot be told from the formula. */
+  keys?: string[];
+  /** It shows an unfinished row or an error. */
+  incomplete: boolean;
+}
+
+function sourceKeys(
+  spreadsheet: Spreadsheet,
+  cell: Omit<FormulaCell, 'keys' | 'incomplete'>,
+): string[] | undefined {
+  const call = parseDapaCall(cell.formula);
+  if (!call || !call.source) return undefined;
+  const source =
+    call.source.sheetName === undefined ? cell.sheet : spreadsheet.getSheetByName(call.source.sheetName);
+  if (!source) return undefined;
+  const lastRow = call.source.lastRow ?? Math.max(call.source.firstRow, source.getLastRow());
+  const rows = lastRow - call.source.firstRow + 1;
+  const columns = call.source.lastColumn - call.source.firstColumn + 1;
+  if (rows < 1 || columns < 1) return undefined;
+  const keys = new Set<string>();
+  for (const row of source.getRange(call.source.firstRow, call.source.firstColumn, rows, columns).getValues())
+    for (const value of row) {
+      const entry = toEntry(value);
+      if (entry.kind === 'candidate') keys.add(entry.key);
+    }
+  return [...keys];
+}
+
+/** Every DAPA formula of the spreadsheet (the result store's sheet aside), with its domains and whether it is done. */
+export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
+  const found: FormulaCell[] = [];
+  for (const sheet of spreadsheet.getSheets()) {
+    const lastRow = sheet.getLastRow();
+    const lastColumn = sheet.getLastColumn();
+    if (lastRow < 1 || lastColumn < 1 || sheet.getName() === STORE_SHEET) continue;
+    const range = sheet.getRange(1, 1, lastRow, lastColumn);
+    const display = range.getDisplayValues();
+    range.getFormulas().forEach((line, r) =>
+      line.forEach((formula, c) => {
+        if (!formula || !isDapaFormula(formula)) return;
+        const base = { sheet, row: r + 1, column: c + 1, formula };
+        const call = parseDapaCall(formula);
+        const src = call?.source;
+        const height = src
+          ? ((src.lastRow ?? lastRow) - src.firstRow + 1) * (src.lastColumn - src.firstColumn + 1) +
+            (call.header ? 1 : 0)
+          : 1;
+        let incomplete = false;
+        for (let y = r; y < Math.min(display.length, r + height) && !incomplete; y++)
+          for (let x = c; x < Math.min(display[y].length, c + (call?.width ?? 4)); x++)
+            if (display[y][x].startsWith('unfinished') || /^#[A-Z/0!?]+/.test(display[y][x]))
+              incomplete = true;
+        found.push({ ...base, keys: sourceKeys(spreadsheet, base), incomplete });
+      }),
+    );
+  }
+  return found;
+}
+
+/** Makes Sheets recalculate these formulas: each is cleared, then written back. */
+export function rewriteFormulas(cells: readonly FormulaCell[]): void {
+  if (cells.length === 0) return;
+  for (const cell of cells) cell.sheet.getRange(cell.row, cell.column).setValue('');
+  SpreadsheetApp.flush();
+  for (const cell of cells) cell.sheet.getRange(cell.row, cell.column).setFormula(cell.formula);
 }

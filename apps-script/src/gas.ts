@@ -12,6 +12,11 @@ export function userProperties(): Properties {
   return PropertiesService.getUserProperties();
 }
 
+/** The spreadsheet's own store: retention, schedule, credits saved. */
+export function documentProperties(): Properties {
+  return PropertiesService.getDocumentProperties();
+}
+
 /** The cache of fetched records: one per document, so every formula and the sidebar in this sheet share it. */
 export function documentCache(): Cache {
   return CacheService.getDocumentCache() ?? CacheService.getScriptCache();

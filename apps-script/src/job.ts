@@ -4,6 +4,7 @@
 import { type Outcome, toEntry } from '../../shared';
 import type { JobCounts, JobSource, JobState, SelectionInfo } from '../sidebar/contract';
 import { asCellText, columnLetter, columnNumber, isEmptyCell } from './cells';
+import { wakeBackground } from './background-state';
 import { checkValues } from './check';
 import { now, sleep, userLock, userProperties } from './gas';
 import { NO_KEY } from './messages';
@@ -46,6 +47,10 @@ interface StoredJob extends Omit<JobState, 'a1'> {
   cursor: number;
   mode: 'all' | 'retry';
   leaseUntil?: number;
+  /** "Check again": the cache and the result store are not used. */
+  fresh?: boolean;
+  /** A scheduled refresh: only results checked since then are reused, and a "Checked at" column is written. */
+  since?: number;
 }
 
 // ---- storage --------------------------------------------------------------------------------------------
@@ -61,7 +66,7 @@ function jobProperty(spreadsheetId: string): string {
   return USER_PROPERTY.jobPrefix + spreadsheetId;
 }
 
-function loadJob(spreadsheetId: string): StoredJob | undefined {
+export function loadJob(spreadsheetId: string): StoredJob | undefined {
   const text = userProperties().getProperty(jobProperty(spreadsheetId));
   if (!text) return undefined;
   try {
@@ -297,8 +302,63 @@ export function startJob(source: JobSource): JobState {
     skippedByReason: {},
     message: target.note,
   };
+  if (source.fresh === true) job.fresh = true;
   withUserLock(() => storeJob(job));
+  wakeBackground(job.spreadsheetId, now());
   return stateOf(job);
+}
+
+/** Where a scheduled refresh re-checks: the range of an earlier sidebar job. */
+export interface JobRange {
+  sheetId: number;
+  sheetName: string;
+  column: number;
+  firstRow: number;
+  lastRow: number;
+}
+
+export function jobRange(spreadsheetId: string): JobRange | undefined {
+  const job = loadJob(spreadsheetId);
+  return (
+    job && {
+      sheetId: job.sheetId,
+      sheetName: job.sheetName,
+      column: job.column,
+      firstRow: job.firstRow,
+      lastRow: job.lastRow,
+    }
+  );
+}
+
+/** A scheduled refresh of a range: its results are checked again (reusing only what was checked since `since`). */
+export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since: number): void {
+  const sheet = sheetOf(spreadsheet, { ...range } as StoredJob);
+  const extra = range.column + OUTPUT_WIDTH + 1 - sheet.getMaxColumns();
+  if (extra > 0) sheet.insertColumnsAfter(sheet.getMaxColumns(), extra);
+  sheet
+    .getRange(range.firstRow, range.column + 1, range.lastRow - range.firstRow + 1, OUTPUT_WIDTH + 1)
+    .clearContent();
+  if (
+    range.firstRow > 1 &&
+    isOurHeader(sheet.getRange(range.firstRow - 1, range.column + 1, 1, OUTPUT_WIDTH).getValues()[0])
+  )
+    sheet.getRange(range.firstRow - 1, range.column + 1 + OUTPUT_WIDTH).setValue('Checked at');
+  const job: StoredJob = {
+    ...range,
+    id: Utilities.getUuid(),
+    spreadsheetId: spreadsheet.getId(),
+    sheetName: sheet.getName(),
+    cursor: range.firstRow,
+    mode: 'all',
+    total: range.lastRow - range.firstRow + 1,
+    done: 0,
+    status: 'running',
+    counts: emptyCounts(),
+    skippedByReason: {},
+    message: 'Scheduled refresh.',
+    since,
+  };
+  withUserLock(() => storeJob(job));
 }
 
 function outputRow(outcome: Outcome): CellValue[] {
@@ -331,9 +391,9 @@ function tally(job: StoredJob, outcome: Outcome): void {
 
 interface WindowResult {
   written: number;
-  /** Rows were left for a later step (the time budget or Cancel came first). */
+  /** Rows were left for a later step (the time budget, the plan's window or Cancel came first). */
   leftRows: boolean;
-  fatal?: string;
+  fatal?: { code: string; message: string };
 }
 
 /** Checks the unwritten rows of the window at the cursor, writes what finished, and moves the cursor. */
@@ -343,6 +403,7 @@ function checkWindow(
   apiKey: string,
   deadline: number,
   cancelled: () => boolean,
+  maxSend?: number,
 ): WindowResult {
   const first = job.cursor;
   const count = Math.min(job.lastRow, first + WINDOW_ROWS - 1) - first + 1;
@@ -358,7 +419,17 @@ function checkWindow(
   }
   const report = checkValues(
     todo.map((i) => inputs[i][0]),
-    { apiKey, baseUrl: currentBaseUrl(), deadline, cancelled },
+    {
+      apiKey,
+      baseUrl: currentBaseUrl(),
+      deadline,
+      cancelled,
+      keep: true,
+      fresh: job.fresh,
+      since: job.since,
+      maxSend,
+      waitForRateLimits: maxSend === undefined,
+    },
   );
   job.counts.requests += report.totals.requests;
   job.counts.billed += report.totals.billed;
@@ -367,8 +438,9 @@ function checkWindow(
   let firstLeft: number | undefined;
   report.outcomes.forEach((outcome, j) => {
     const left =
-      outcome.kind === 'error' &&
-      (outcome.code === 'unfinished' || outcome.code === 'cancelled' || outcome.code === fatal);
+      (outcome.kind === 'error' &&
+        (outcome.code === 'unfinished' || outcome.code === 'cancelled' || outcome.code === fatal)) ||
+      (maxSend !== undefined && outcome.kind === 'skip' && outcome.reason === 'rate_limit_reached');
     if (left) {
       if (firstLeft === undefined) firstLeft = todo[j];
       return;
@@ -377,9 +449,18 @@ function checkWindow(
     tally(job, outcome);
   });
   writeRows(sheet, job.column + 1, first, rows);
+  if (job.since !== undefined) {
+    const stamp = new Date(now());
+    writeRows(
+      sheet,
+      job.column + 1 + OUTPUT_WIDTH,
+      first,
+      new Map([...rows.keys()].map((o) => [o, [stamp]])),
+    );
+  }
   job.done += rows.size;
   job.cursor = first + (firstLeft ?? count);
-  return { written: rows.size, leftRows: firstLeft !== undefined, fatal: report.fatal?.message };
+  return { written: rows.size, leftRows: firstLeft !== undefined, fatal: report.fatal };
 }
 
 /** Writes rows (by offset from `first`) in runs of consecutive rows: one setValues per run. */
@@ -390,7 +471,7 @@ function writeRows(sheet: Sheet, column: number, first: number, rows: Map<number
     let end = start;
     while (end + 1 < offsets.length && offsets[end + 1] === offsets[end] + 1) end += 1;
     const block = offsets.slice(start, end + 1).map((o) => rows.get(o) as CellValue[]);
-    sheet.getRange(first + offsets[start], column, block.length, OUTPUT_WIDTH).setValues(block);
+    sheet.getRange(first + offsets[start], column, block.length, block[0].length).setValues(block);
     start = end + 1;
   }
 }
@@ -419,6 +500,14 @@ export function continueJob(): JobState {
     return stateOf(claim.job, 'Another step of this job is running (is the sidebar open twice?).');
   }
   const job = claim.job;
+  if (wakeBackground(spreadsheetId)) {
+    // Background checks run this job (also with the sidebar closed); the sidebar only shows where it stands.
+    withUserLock(() => {
+      const stored = loadJob(spreadsheetId);
+      if (stored && stored.id === job.id) storeJob({ ...stored, leaseUntil: undefined });
+    });
+    return stateOf(job, `Checked ${job.done} of ${job.total} rows; the rest is checked in the background.`);
+  }
   const cancelled = () => {
     const stored = loadJob(spreadsheetId);
     return !stored || stored.id !== job.id || stored.status === 'cancelled';
@@ -435,7 +524,7 @@ export function continueJob(): JobState {
         const before = job.cursor;
         const result = checkWindow(sheet, job, apiKey, startedAt + STEP_BUDGET_MS, cancelled);
         if (result.written > 0 || job.cursor > before) progressed = true;
-        if (result.fatal) fatal = result.fatal;
+        if (result.fatal) fatal = result.fatal.message;
         if (result.fatal || result.leftRows) break;
       }
     }
@@ -448,6 +537,16 @@ export function continueJob(): JobState {
     sleep(Math.max(0, Math.min(10_000, startedAt + 30_000 - now())));
   }
 
+  return settleJob(spreadsheetId, job, fatal, progressed);
+}
+
+/** Stores where a step left the job (done, cancelled, stopped on an error, or still running) and returns it. */
+function settleJob(
+  spreadsheetId: string,
+  job: StoredJob,
+  fatal: string | undefined,
+  progressed: boolean,
+): JobState {
   return withUserLock(() => {
     const stored = loadJob(spreadsheetId);
     if (stored && stored.id !== job.id) return stateOf(stored);
@@ -470,6 +569,42 @@ export function continueJob(): JobState {
     storeJob(job);
     return stateOf(job);
   });
+}
+
+/**
+ * One background turn of the running job: windows of rows with at most `room()` new domains sent each (what the
+ * plan's window allows now), no waiting. Says whether rows remain and why it stopped, if it did.
+ */
+export function continueJobInBackground(
+  spreadsheet: Spreadsheet,
+  apiKey: string,
+  room: () => number,
+  deadline: number,
+): { remaining: boolean; fatal?: { code: string; message: string } } {
+  const spreadsheetId = spreadsheet.getId();
+  const job = loadJob(spreadsheetId);
+  if (!job || job.status !== 'running') return { remaining: false };
+  let fatal: { code: string; message: string } | undefined;
+  let progressed = false;
+  const cancelled = () => loadJob(spreadsheetId)?.status === 'cancelled';
+  try {
+    const sheet = sheetOf(spreadsheet, job);
+    for (
+      let maxSend = room();
+      job.cursor <= job.lastRow && maxSend > 0 && now() < deadline;
+      maxSend = room()
+    ) {
+      const before = job.cursor;
+      const result = checkWindow(sheet, job, apiKey, deadline, cancelled, maxSend);
+      if (result.written > 0 || job.cursor > before) progressed = true;
+      fatal = result.fatal;
+      if (fatal || cancelled() || (result.leftRows && job.cursor === before && result.written === 0)) break;
+    }
+  } catch (error) {
+    fatal = { code: 'error', message: error instanceof Error ? error.message : String(error) };
+  }
+  const state = settleJob(spreadsheetId, job, fatal?.message, progressed);
+  return { remaining: state.status === 'running', fatal };
 }
 
 export function cancelJob(): JobState {

@@ -13,3 +13,13 @@ export {
 export { readSettings as getSettings, saveSettings } from './settings';
 export { testKey } from './key-test';
 export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './job';
+export {
+  dapaBackgroundStep,
+  dapaOnEdit,
+  startBackground,
+  stopBackground,
+  getBackground,
+  setKeepDays,
+  setSchedule,
+  checkFormulasAgain,
+} from './background';

@@ -1,16 +1,13 @@
 // The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
-import { toEntry } from '../../shared';
-import { isDapaFormula, parseDapaCall } from './formulas';
+import { dapaFormulaCells, rewriteFormulas } from './formulas';
 import { startJob } from './job';
 import { testKey } from './key-test';
 import { MENU_NAME, SET_KEY_PATH } from './messages';
 import { uncachedKeys } from './result-cache';
+import { readStoredRecords } from './result-store';
 import { currentBaseUrl, readSettings, saveSettings } from './settings';
-
-type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
-type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 /** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */
 export function onOpen(_event?: unknown): void {
@@ -20,6 +17,9 @@ export function onOpen(_event?: unknown): void {
     .addItem('Set API key', 'promptApiKey')
     .addItem('Check selection', 'checkSelection')
     .addItem('Refresh DAPA formulas', 'refreshDapaFormulas')
+    .addItem('Check DAPA formulas again', 'checkFormulasAgain')
+    .addItem('Turn on background checks', 'startBackground')
+    .addItem('Turn off background checks', 'stopBackground')
     .addSeparator()
     .addItem('Help', 'showHelp')
     .addToUi();
@@ -80,83 +80,30 @@ export function checkSelection(): void {
   showSidebar();
 }
 
-interface FormulaCell {
-  sheet: Sheet;
-  row: number;
-  column: number;
-  formula: string;
-}
-
-function sheetForRef(spreadsheet: Spreadsheet, sheet: Sheet, name: string | undefined): Sheet | null {
-  return name === undefined ? sheet : spreadsheet.getSheetByName(name);
-}
-
-/** Whether a DAPA formula shows an unfinished row or an error, or checks a domain no longer in the cache. */
-function needsRefresh(
-  spreadsheet: Spreadsheet,
-  cell: FormulaCell,
-  display: string[][],
-  baseUrl: string,
-): boolean {
-  const call = parseDapaCall(cell.formula);
-  if (!call || !call.source) return true;
-  const source = sheetForRef(spreadsheet, cell.sheet, call.source.sheetName);
-  if (!source) return true;
-  const lastRow = call.source.lastRow ?? Math.max(call.source.firstRow, source.getLastRow());
-  const rows = lastRow - call.source.firstRow + 1;
-  const columns = call.source.lastColumn - call.source.firstColumn + 1;
-  if (rows < 1 || columns < 1) return true;
-  const values = source.getRange(call.source.firstRow, call.source.firstColumn, rows, columns).getValues();
-  const resultRows = rows * columns + (call.header ? 1 : 0);
-  for (let r = cell.row - 1; r < Math.min(display.length, cell.row - 1 + resultRows); r++) {
-    for (let c = cell.column - 1; c < Math.min(display[r].length, cell.column - 1 + call.width); c++) {
-      const text = display[r][c];
-      if (text.startsWith('unfinished') || /^#[A-Z/0!?]+/.test(text)) return true;
-    }
-  }
-  const keys = new Set<string>();
-  for (const row of values) {
-    for (const value of row) {
-      const entry = toEntry(value);
-      if (entry.kind === 'candidate') keys.add(entry.key);
-    }
-  }
-  return uncachedKeys(baseUrl, [...keys]).length > 0;
-}
-
 /**
- * Forces recalculation of the DAPA formulas whose rows are unfinished, show an error, or are older than the
- * cache (a checked domain is no longer cached): each such formula is cleared and written back.
+ * Forces recalculation of the DAPA formulas whose rows are unfinished, show an error, or check a domain that is
+ * neither cached nor kept in the result store: each such formula is cleared and written back.
  */
 export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
-  const stale: FormulaCell[] = [];
-  let formulas = 0;
-  for (const sheet of spreadsheet.getSheets()) {
-    const lastRow = sheet.getLastRow();
-    const lastColumn = sheet.getLastColumn();
-    if (lastRow < 1 || lastColumn < 1) continue;
-    const range = sheet.getRange(1, 1, lastRow, lastColumn);
-    const texts = range.getFormulas();
-    const display = range.getDisplayValues();
-    texts.forEach((row, r) =>
-      row.forEach((formula, c) => {
-        if (!formula || !isDapaFormula(formula)) return;
-        formulas += 1;
-        const cell = { sheet, row: r + 1, column: c + 1, formula };
-        if (needsRefresh(spreadsheet, cell, display, baseUrl)) stale.push(cell);
-      }),
+  const cells = dapaFormulaCells(spreadsheet);
+  const stale = cells.filter((cell) => {
+    if (cell.incomplete || !cell.keys) return true;
+    const kept = readStoredRecords(baseUrl, cell.keys);
+    return (
+      uncachedKeys(
+        baseUrl,
+        cell.keys.filter((k) => !kept.has(k)),
+      ).length > 0
     );
-  }
-  for (const cell of stale) cell.sheet.getRange(cell.row, cell.column).setValue('');
-  if (stale.length > 0) SpreadsheetApp.flush();
-  for (const cell of stale) cell.sheet.getRange(cell.row, cell.column).setFormula(cell.formula);
-  const upToDate = formulas - stale.length;
+  });
+  rewriteFormulas(stale);
+  const formulas = cells.length;
   spreadsheet.toast(
     formulas === 0
       ? 'No DAPA formula in this spreadsheet.'
-      : `Refreshing ${stale.length} of ${formulas} DAPA formulas (${upToDate} are complete and cached).`,
+      : `Refreshing ${stale.length} of ${formulas} DAPA formulas (${formulas - stale.length} are complete and kept).`,
     MENU_NAME,
     5,
   );

@@ -17,3 +17,6 @@ export function expiredPlanMessage(serverText: string): string {
 
 /** What a DAPA cell shows for a row that the 30-second limit cut off. */
 export const UNFINISHED_CELL = `unfinished: refresh to finish (${REFRESH_PATH})`;
+
+/** The same with background checks on: the formula is refreshed by itself once its domains are in. */
+export const UNFINISHED_IN_BACKGROUND = 'unfinished: checking in the background, this fills in by itself';

@@ -72,3 +72,56 @@ export function forgetLearnedPlans(): void {
     if (key.startsWith(USER_PROPERTY.planPrefix)) props.deleteProperty(key);
   }
 }
+
+// ---- the plan's window: what the last minute's requests used, shared by every execution of this user ---------
+
+/** One accepted request: when its answer came (ms) and how many URLs it processed. */
+export type Send = [at: number, urls: number];
+
+const WINDOW_MS = 60_000;
+
+function windowProperty(baseUrl: string): string {
+  return USER_PROPERTY.windowPrefix + sha256(baseUrl);
+}
+
+export function loadRecentSends(baseUrl: string, at = now()): Send[] {
+  try {
+    const sends = JSON.parse(userProperties().getProperty(windowProperty(baseUrl)) ?? '[]') as Send[];
+    return Array.isArray(sends) ? sends.filter((s) => Array.isArray(s) && s[0] > at - WINDOW_MS) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Adds this execution's sends to the stored ones (under the user lock), keeping the last minute. */
+export function saveRecentSends(baseUrl: string, sends: readonly Send[]): void {
+  if (sends.length === 0) return;
+  const lock = userLock();
+  if (!lock.tryLock(2000)) return;
+  try {
+    const at = now();
+    const merged = loadRecentSends(baseUrl, at);
+    const seen = new Set(merged.map((s) => s.join()));
+    for (const s of sends) if (s[0] > at - WINDOW_MS && !seen.has(s.join())) merged.push(s);
+    merged.sort((a, b) => a[0] - b[0]);
+    userProperties().setProperty(windowProperty(baseUrl), JSON.stringify(merged.slice(-200)));
+  } finally {
+    lock.releaseLock();
+  }
+}
+
+/**
+ * What the plan's window leaves now (URLs and requests; Infinity when that limit is unknown) and when the oldest
+ * send in it leaves the window (the server counts a URL for 60 s from the answer, never longer).
+ */
+export function windowRoom(
+  plan: Learned,
+  sends: readonly Send[],
+  at: number,
+): { urls: number; requests: number; freesAt: number } {
+  const recent = sends.filter((s) => s[0] > at - WINDOW_MS);
+  const used = recent.reduce((sum, s) => sum + s[1], 0);
+  const urls = plan.urlsPerMinute ? plan.urlsPerMinute - used : Infinity;
+  const requests = plan.requestsPerMinute ? plan.requestsPerMinute - recent.length : Infinity;
+  return { urls, requests, freesAt: recent.length > 0 ? recent[0][0] + WINDOW_MS + 1 : at };
+}

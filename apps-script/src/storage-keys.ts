@@ -1,5 +1,7 @@
-// Every key the add-on stores under, in one place. All live in the user's own PropertiesService store (the key,
-// the settings, the learned plan, the sidebar's job); fetched records live in the document cache for 6 hours.
+// Every key the add-on stores under, in one place. The user's own PropertiesService store holds the key, the
+// settings, the learned plan, the plan's recent sends, the sidebar's job and the background state; the document
+// store holds what belongs to the spreadsheet (retention, schedule, credits saved); results live in the document
+// cache for 6 hours and in the hidden sheet STORE_SHEET for the retention.
 
 /** UserProperties keys. The API key is stored here and nowhere else. */
 export const USER_PROPERTY = {
@@ -8,9 +10,26 @@ export const USER_PROPERTY = {
   customBaseUrl: 'dapa.customBaseUrl',
   /** + sha256(base URL): the plan limits learned against that service with the current key. */
   planPrefix: 'dapa.plan.',
+  /** + sha256(base URL): when the last minute's requests went and how many URLs each processed. */
+  windowPrefix: 'dapa.window.',
   /** + spreadsheet id: the sidebar's current or last job in that spreadsheet. */
   jobPrefix: 'dapa.job.',
+  /** + spreadsheet id: background checks (on/off, the pending trigger's id, when it is due, why it stopped). */
+  backgroundPrefix: 'dapa.bg.',
 } as const;
+
+/** DocumentProperties keys: shared by everyone who uses the spreadsheet; never a key or a URL. */
+export const DOCUMENT_PROPERTY = {
+  /** Days a result is kept in the result store (default 30). */
+  retentionDays: 'dapa.retentionDays',
+  /** Count of results reused from the cache or the store instead of billed again. */
+  savedCredits: 'dapa.savedCredits',
+  /** The scheduled refresh: what, how often, when next, where it stands. */
+  schedule: 'dapa.schedule',
+} as const;
+
+/** The hidden sheet of kept results (domain key | service id | record JSON | checked-at ms). */
+export const STORE_SHEET = '_dapa_results';
 
 /** Cache keys: this prefix + sha256(base URL + domain key); never the API key. Values are one record as JSON. */
 export const CACHE_PREFIX = 'dapa1:';

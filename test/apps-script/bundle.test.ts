@@ -67,10 +67,12 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
 
   beforeAll(() => assertBundleIsCurrent());
 
-  it('is one script of at most 60 KB, with no module syntax', () => {
+  // The target was 60 KB; background checks, the result store and schedules (issue 9) cost about 11 KB, a trade
+  // stated in apps-script/README.md. This ceiling keeps the growth from going unnoticed.
+  it('is one script of at most 72 KB, with no module syntax', () => {
     const kb = Buffer.byteLength(code) / 1024;
     console.log(`apps-script/dist/Code.js: ${kb.toFixed(1)} KB minified`);
-    expect(kb).toBeLessThanOrEqual(60);
+    expect(kb).toBeLessThanOrEqual(72);
     const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
     const moduleSyntax = file.statements.filter(
       (s) => ts.isImportDeclaration(s) || ts.isExportDeclaration(s) || ts.isExportAssignment(s),
@@ -116,6 +118,14 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'cancelJob',
         'getJob',
         'retrySkipped',
+        'dapaBackgroundStep',
+        'dapaOnEdit',
+        'startBackground',
+        'stopBackground',
+        'getBackground',
+        'setKeepDays',
+        'setSchedule',
+        'checkFormulasAgain',
       ].sort(),
     );
     const doc =
@@ -126,7 +136,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
     expect(doc).toMatch(/@param \{TRUE\} header/);
   });
 
-  it('ships a V8 manifest with exactly the three scopes it needs', () => {
+  it('ships a V8 manifest with exactly the four scopes it needs (triggers for background checks)', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(DIST_DIR, 'appsscript.json'), 'utf8')) as {
       runtimeVersion: string;
       oauthScopes: string[];
@@ -137,6 +147,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'https://www.googleapis.com/auth/script.external_request',
         'https://www.googleapis.com/auth/spreadsheets.currentonly',
         'https://www.googleapis.com/auth/script.container.ui',
+        'https://www.googleapis.com/auth/script.scriptapp',
       ].sort(),
     );
   });

@@ -28,6 +28,13 @@
  *   gas.clock.now() / gas.clock.advance(ms)      stand-in time ('virtual': Utilities.sleep returns at once)
  *   gas.asUser(email)                            later run() calls execute as that user (custom functions always
  *                                                run with the spreadsheet owner's user properties)
+ *   await gas.edit('B2', '=DAPA(A2:A9)')         a user's edit: the input is written as typed, installable onEdit
+ *                                                triggers fire and the formulas recalculate
+ *   gas.triggers                                 the installable triggers (ScriptApp), with when each is due
+ *   await gas.runTriggers({ until, stop? })      fires the due time-driven triggers in order on the stand-in clock
+ *                                                (each late by `triggerDelayMs`), moving the clock to each; honours
+ *                                                the daily trigger runtime quota (`account`)
+ *   gas.triggerRuntimeMs(day?)                   trigger runtime used (all days, or one UTC day number)
  *   await gas.close()                            stops the worker threads
  */
 import { buildSync } from 'esbuild';
@@ -38,7 +45,12 @@ import type { CacheStore } from './standin/cache';
 import { Clock, type ClockMode } from './standin/clock';
 import { type AuthMode, Execution, type ExecutionKind, type ExecutionRecord } from './standin/execution';
 import { parseFormula } from './standin/formula';
-import { CUSTOM_FUNCTION_MS, EXECUTION_MS } from './standin/limits';
+import {
+  CUSTOM_FUNCTION_MS,
+  EXECUTION_MS,
+  TRIGGER_QUOTA_MESSAGE,
+  TRIGGER_RUNTIME_PER_DAY_MS,
+} from './standin/limits';
 import { AppsScriptError, WorkerPool } from './standin/pool';
 import {
   type CellValue,
@@ -48,12 +60,15 @@ import {
   type Rect,
   type SheetModel,
 } from './standin/sheet-model';
+import type { TriggerRecord } from './standin/script-app';
 import type { ScriptedResponse, UiEvent } from './standin/ui';
 import type { FetchRecord } from './standin/url-fetch';
 import { type LogLine, World } from './standin/world';
 
 export { AppsScriptError };
-export type { CellValue, ExecutionRecord, FetchRecord, LogLine, UiEvent };
+export type { CellValue, ExecutionRecord, FetchRecord, LogLine, TriggerRecord, UiEvent };
+
+const DAY_MS = 86_400_000;
 
 export const DIST_DIR = path.resolve(__dirname, '../../apps-script/dist');
 
@@ -70,6 +85,10 @@ export interface LoadOptions {
   code?: string;
   /** Virtual clock only: stand-in milliseconds each fetch takes on top of its real time (a slow network). */
   virtualLatencyMs?: number;
+  /** How late a time-driven trigger fires after it is due (ms; a number or a function per firing). Default 0. */
+  triggerDelayMs?: number | ((trigger: TriggerRecord) => number);
+  /** The daily trigger runtime quota: 'consumer' (90 min, default) or 'workspace' (6 h). */
+  account?: 'consumer' | 'workspace';
 }
 
 let workerBundle: string | undefined;
@@ -118,6 +137,12 @@ export class AppsScriptStandIn {
   private readonly executionList: Execution[] = [];
   private nextExecution = 1;
   private activeUser: string;
+  private readonly triggerDelay: (trigger: TriggerRecord) => number;
+  private readonly triggerQuotaMs: number;
+  /** Trigger runtime per user and UTC day ("user:day" → ms). */
+  private readonly triggerRuntime = new Map<string, number>();
+  /** Trigger executions refused because the day's quota was spent. */
+  readonly refusedTriggers: Array<{ id: string; handler: string; at: number }> = [];
 
   constructor(
     code: string,
@@ -131,6 +156,9 @@ export class AppsScriptStandIn {
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
     this.customFunctions = customFunctionNames(code);
     this.activeUser = options.user ?? this.owner;
+    const delay = options.triggerDelayMs ?? 0;
+    this.triggerDelay = typeof delay === 'function' ? delay : () => delay;
+    this.triggerQuotaMs = TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
   }
 
   asUser(email: string): this {
@@ -144,15 +172,17 @@ export class AppsScriptStandIn {
     kind: ExecutionKind,
     authMode: AuthMode,
     cell?: { sheetId: number; row: number; column: number },
+    user?: string,
   ): Promise<unknown> {
     const custom = kind === 'custom-function';
+    const runAs = user ?? (custom ? this.owner : this.activeUser);
     const execution = new Execution(
       this.nextExecution++,
       functionName,
       kind,
       authMode,
-      custom ? this.owner : this.activeUser,
-      custom ? '' : this.activeUser,
+      runAs,
+      custom || kind === 'trigger' ? '' : runAs,
       this.clock.now(),
       custom ? CUSTOM_FUNCTION_MS : EXECUTION_MS,
       this.clock,
@@ -359,6 +389,103 @@ export class AppsScriptStandIn {
       grid.push(line);
     }
     return grid;
+  }
+
+  /** The installable triggers of every user, as ScriptApp keeps them. */
+  get triggers(): TriggerRecord[] {
+    return this.world.triggers.triggers.map((t) => ({ ...t }));
+  }
+
+  /** Every trigger ever created (deleted ones included). */
+  get createdTriggers(): TriggerRecord[] {
+    return this.world.triggers.created.map((t) => ({ ...t }));
+  }
+
+  /** Trigger runtime used (ms): on one UTC day (day number = floor(ms / 86,400,000)), or on all days. */
+  triggerRuntimeMs(day?: number): number {
+    let total = 0;
+    for (const [key, ms] of this.triggerRuntime)
+      if (day === undefined || key.endsWith(`:${day}`)) total += ms;
+    return total;
+  }
+
+  /** Runs one trigger's execution as its owner, unless the owner's trigger runtime for the day is spent. */
+  private async fireTrigger(trigger: TriggerRecord, event: Record<string, unknown>): Promise<void> {
+    const started = this.clock.now();
+    const key = `${trigger.user}:${Math.floor(started / DAY_MS)}`;
+    if ((this.triggerRuntime.get(key) ?? 0) >= this.triggerQuotaMs) {
+      this.refusedTriggers.push({ id: trigger.id, handler: trigger.handler, at: started });
+      this.world.logs.push({
+        executionId: 0,
+        level: 'error',
+        text: `${trigger.handler}: ${TRIGGER_QUOTA_MESSAGE}`,
+      });
+      return;
+    }
+    const id = this.nextExecution;
+    try {
+      await this.execute(
+        trigger.handler,
+        [{ ...event, triggerUid: trigger.id, authMode: 'FULL' }],
+        'trigger',
+        'FULL',
+        undefined,
+        trigger.user,
+      );
+    } catch {
+      // A failed trigger execution is recorded in `executions`, as Apps Script lists it; the clock goes on.
+    }
+    const record = this.executionList.find((e) => e.id === id)?.record();
+    const elapsed = record?.elapsedMs ?? this.clock.now() - started;
+    this.triggerRuntime.set(key, (this.triggerRuntime.get(key) ?? 0) + elapsed);
+  }
+
+  /**
+   * Fires due time-driven triggers in order, moving the clock to each (plus its delay), until none is due before
+   * `until`, or `stop()` says so after a firing. Formulas made stale by a trigger recalculate after it.
+   */
+  async runTriggers(options: { until: number; stop?: () => boolean; maxFirings?: number }): Promise<number> {
+    let firings = 0;
+    for (;;) {
+      const next = this.world.triggers.nextClock();
+      if (!next || next.dueAt === undefined) break;
+      const fireAt = next.dueAt + Math.max(0, this.triggerDelay(next));
+      if (fireAt > options.until) break;
+      if (fireAt > this.clock.now()) this.clock.advance(fireAt - this.clock.now());
+      if (next.everyMs !== undefined) {
+        while ((next.dueAt as number) <= this.clock.now()) next.dueAt = (next.dueAt as number) + next.everyMs;
+      } else next.spent = true;
+      await this.fireTrigger(next, {});
+      await this.recalculate();
+      firings += 1;
+      if (options.stop?.() || firings >= (options.maxFirings ?? Infinity)) break;
+    }
+    return firings;
+  }
+
+  /**
+   * A user's edit of one cell (a value or a formula, as typed): installable onEdit triggers fire with the edit's
+   * range while the formulas recalculate.
+   */
+  async edit(a1: string, input: unknown): Promise<void> {
+    const { sheet, rect } = this.resolve(a1);
+    const isFormula = typeof input === 'string' && input.startsWith('=');
+    this.world.spreadsheet.write(sheet, rect.row, rect.column, input, isFormula);
+    this.world.spreadsheet.changed({ ...rect, rows: 1, columns: 1 });
+    const onEdit = this.world.triggers.triggers.filter((t) => t.kind === 'ON_EDIT');
+    await Promise.all([
+      this.recalculate(),
+      (async () => {
+        for (const trigger of onEdit) {
+          await this.fireTrigger(trigger, {
+            a1: formatA1(rect.row, rect.column),
+            sheetName: sheet.name,
+            value: input,
+          });
+        }
+      })(),
+    ]);
+    await this.recalculate();
   }
 
   /** The fake spreadsheet, as a user sees and edits it. */

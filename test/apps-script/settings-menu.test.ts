@@ -160,6 +160,9 @@ describe('the add-on menu', () => {
           { caption: 'Set API key', functionName: 'promptApiKey' },
           { caption: 'Check selection', functionName: 'checkSelection' },
           { caption: 'Refresh DAPA formulas', functionName: 'refreshDapaFormulas' },
+          { caption: 'Check DAPA formulas again', functionName: 'checkFormulasAgain' },
+          { caption: 'Turn on background checks', functionName: 'startBackground' },
+          { caption: 'Turn off background checks', functionName: 'stopBackground' },
           { separator: true },
           { caption: 'Help', functionName: 'showHelp' },
         ],
@@ -243,7 +246,7 @@ describe('the add-on menu', () => {
     }
     expect(unfinished()).toBe(0);
     expect(gas.ui.events.filter((e) => e.type === 'toast').pop()).toMatchObject({
-      message: 'Refreshing 1 of 2 DAPA formulas (1 are complete and cached).',
+      message: 'Refreshing 1 of 2 DAPA formulas (1 are complete and kept).',
     });
     expect(await gas.run('refreshDapaFormulas')).toEqual({ formulas: 2, refreshed: 0 });
     const requests = gas.fetches.length;

@@ -3,7 +3,8 @@ import type { Clock } from './clock';
 import { ExecutionKilled } from './errors';
 import { TIME_LIMIT_MESSAGE } from './limits';
 
-export type ExecutionKind = 'custom-function' | 'server';
+/** 'trigger': an installable trigger's execution, which counts against the daily trigger runtime. */
+export type ExecutionKind = 'custom-function' | 'server' | 'trigger';
 export type AuthMode = 'NONE' | 'LIMITED' | 'FULL' | 'CUSTOM_FUNCTION';
 
 /** Every fake service object the realm can call extends this; methods starting with `_` are not callable. */

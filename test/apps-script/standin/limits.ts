@@ -35,3 +35,9 @@ export const SLEEP_MAX_MS = 300_000;
 export const CELL_MAX_CHARS = 50_000;
 export const DEFAULT_ROWS = 1000;
 export const DEFAULT_COLUMNS = 26;
+
+/** ScriptApp: 20 triggers per user per script; a trigger's execution has 6 minutes like any other. */
+export const TRIGGERS_PER_USER = 20;
+/** Daily trigger runtime ("Triggers total runtime"): 90 min on consumer accounts, 6 h on Workspace. */
+export const TRIGGER_RUNTIME_PER_DAY_MS = { consumer: 90 * 60_000, workspace: 6 * 3_600_000 } as const;
+export const TRIGGER_QUOTA_MESSAGE = 'Service using too much computer time for one day';

@@ -54,6 +54,11 @@ export const ENUMS: Record<string, Record<string, Record<string, string>>> = {
     Button: { OK: 'OK', CANCEL: 'CANCEL', YES: 'YES', NO: 'NO', CLOSE: 'CLOSE' },
     ButtonSet: { OK: 'OK', OK_CANCEL: 'OK_CANCEL', YES_NO: 'YES_NO', YES_NO_CANCEL: 'YES_NO_CANCEL' },
   },
+  ScriptApp: {
+    AuthMode: { NONE: 'NONE', LIMITED: 'LIMITED', FULL: 'FULL', CUSTOM_FUNCTION: 'CUSTOM_FUNCTION' },
+    EventType: { CLOCK: 'CLOCK', ON_EDIT: 'ON_EDIT' },
+    TriggerSource: { CLOCK: 'CLOCK', SPREADSHEETS: 'SPREADSHEETS' },
+  },
   HtmlService: {
     SandboxMode: { EMULATED: 'EMULATED', IFRAME: 'IFRAME', NATIVE: 'NATIVE' },
     XFrameOptionsMode: { ALLOWALL: 'ALLOWALL', DEFAULT: 'DEFAULT' },

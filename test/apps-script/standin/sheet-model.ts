@@ -76,6 +76,7 @@ export function displayOf(value: CellValue): string {
 
 export class SheetModel {
   private readonly rows: Array<Array<CellData | undefined> | undefined> = [];
+  hidden = false;
 
   constructor(
     readonly id: number,

@@ -313,6 +313,21 @@ export class Sheet extends AppsScriptObject {
   getParent(): Spreadsheet {
     return new Spreadsheet(this.context, this.execution);
   }
+  hideSheet(): this {
+    if (this.execution.isCustomFunction) throw noPermission('hideSheet');
+    if (this.context.model.sheets.filter((s) => !s.hidden && s !== this.sheet).length === 0)
+      throw new AppsScriptException("You can't hide all the sheets in a document.");
+    this.sheet.hidden = true;
+    return this;
+  }
+  showSheet(): this {
+    if (this.execution.isCustomFunction) throw noPermission('showSheet');
+    this.sheet.hidden = false;
+    return this;
+  }
+  isSheetHidden(): boolean {
+    return this.sheet.hidden;
+  }
 }
 
 function rangeOf(

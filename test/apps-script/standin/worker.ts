@@ -26,6 +26,7 @@ const REMOTE_ROOTS: Record<string, string> = {
   UrlFetchApp: 'UrlFetchApp',
   HtmlService: 'HtmlService',
   Session: 'Session',
+  ScriptApp: 'ScriptApp',
 };
 const TIME_LIMIT = 'Exceeded maximum execution time';
 
@@ -179,9 +180,6 @@ class Realm {
     const g = this.context as Record<string, unknown>;
     g.Date = this.Date;
     for (const name of Object.keys(REMOTE_ROOTS)) g[name] = this.remote({ root: name }, REMOTE_ROOTS[name]);
-    g.ScriptApp = this.toRealm({
-      AuthMode: { NONE: 'NONE', LIMITED: 'LIMITED', FULL: 'FULL', CUSTOM_FUNCTION: 'CUSTOM_FUNCTION' },
-    });
     const logger = this.toRealm({}) as Record<string, unknown>;
     logger.log = (format: unknown, ...values: unknown[]) => {
       let text = String(format);

@@ -7,6 +7,7 @@ import { AppsScriptObject, type Execution } from './execution';
 import { LockService, LockTable } from './lock';
 import { PropertiesService, PropertyStore } from './properties';
 import type { HandleRef, RpcReply, Target } from './protocol';
+import { ScriptApp, TriggerTable } from './script-app';
 import { SpreadsheetModel } from './sheet-model';
 import { SpreadsheetApp } from './spreadsheet-app';
 import { HtmlService, UiRecorder } from './ui';
@@ -57,6 +58,7 @@ export class World {
   readonly documentCache: CacheStore;
   readonly userCaches = new Map<string, CacheStore>();
   readonly locks = new LockTable();
+  readonly triggers = new TriggerTable();
   readonly fetches: FetchRecord[] = [];
   readonly fetchCalls = { count: 0 };
   readonly logs: LogLine[] = [];
@@ -122,6 +124,9 @@ export class World {
         break;
       case 'Session':
         root = new Session(execution);
+        break;
+      case 'ScriptApp':
+        root = new ScriptApp(execution, { table: this.triggers, now: () => this.clock.now() });
         break;
     }
     if (root) execution.roots.set(name, root);

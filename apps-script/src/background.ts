@@ -1,0 +1,250 @@
+// Background checks: time-driven steps that finish unfinished =DAPA formulas, the sidebar's job and scheduled
+// refreshes with nobody at the sheet. A step sends what the plan's window allows now, then ends and schedules the
+// next one for when the window frees: trigger runtime is a daily quota, so it never sleeps through a minute.
+/// <reference types="google-apps-script" />
+import type { BackgroundInfo, ScheduleChange } from '../sidebar/contract';
+import {
+  type BackgroundState,
+  deleteTriggers,
+  EDIT_HANDLER,
+  loadBackground,
+  scheduleStep,
+  STEP_HANDLER,
+  updateBackground,
+  wakeBackground,
+} from './background-state';
+import { checkValues } from './check';
+import { dapaFormulaCells, type FormulaCell, rewriteFormulas } from './formulas';
+import { now, sleep } from './gas';
+import { continueJobInBackground, loadJob } from './job';
+import { NO_KEY } from './messages';
+import { loadLearnedPlan, loadRecentSends, windowRoom } from './plan-store';
+import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from './result-store';
+import { dueSchedule, readSchedule, saveSchedule, startScheduledRun } from './schedule';
+import { currentBaseUrl, storedApiKey } from './settings';
+
+/** A step starts no new request after this long, and its checks stop by STEP_DEADLINE_MS (the limit is 6 min). */
+const STEP_START_MS = 240_000;
+const STEP_DEADLINE_MS = 300_000;
+/** A wait this short is slept inside the step; a longer one ends the step and schedules the next. */
+const SHORT_WAIT_MS = 3_000;
+/** Domains a step hands to one check when the plan's limits are not known yet. */
+const CHUNK = 500;
+/** After an edit, the first step waits for the formulas' own 30 seconds. */
+const AFTER_EDIT_MS = 31_000;
+/** Errors after which background work stops and says why, instead of trying again in a loop. */
+const STOPPING = [
+  'bad_key',
+  'not_premium',
+  'network_blocked',
+  'validation',
+  'not_found',
+  'plan_limit',
+  'error',
+];
+const RETRY_FAILURE_MS = 300_000;
+const MAX_FAILURES = 5;
+
+type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+function spreadsheetId(): string {
+  return SpreadsheetApp.getActiveSpreadsheet().getId();
+}
+
+/** How many new domains the plan's window lets us send now (Infinity while the limits are unknown). */
+function roomNow(baseUrl: string): { domains: number; freesAt: number } {
+  const plan = loadLearnedPlan(baseUrl);
+  const room = windowRoom(plan, loadRecentSends(baseUrl), now());
+  const perRequest = plan.maxUrlsPerRequest ?? CHUNK;
+  return {
+    domains: Math.max(0, Math.min(room.urls, room.requests * perRequest, CHUNK)),
+    freesAt: room.freesAt,
+  };
+}
+
+interface FormulaWork {
+  cells: FormulaCell[];
+  pending: string[];
+}
+
+/** The formulas' domains not kept yet (or checked before a refresh began). */
+function formulaWork(spreadsheet: Spreadsheet, baseUrl: string, state: BackgroundState): FormulaWork {
+  const cells = dapaFormulaCells(spreadsheet);
+  const keys = [...new Set(cells.flatMap((c) => c.keys ?? []))];
+  const kept = readStoredRecords(baseUrl, keys, state.refreshSince);
+  return { cells, pending: keys.filter((k) => !kept.has(k)) };
+}
+
+/** Runs one background step (the time-driven trigger's handler). */
+export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
+  const startedAt = now();
+  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
+  const id = spreadsheet.getId();
+  const lock = LockService.getDocumentLock();
+  if (!lock.tryLock(10_000)) return; // a step is running; it schedules the next one
+  let next: number | undefined;
+  let stopped: string | undefined;
+  let failed = false;
+  try {
+    const state = loadBackground(id);
+    if (!state.on || state.stopped) return;
+    const apiKey = storedApiKey();
+    if (!apiKey) {
+      stopped = NO_KEY;
+      return;
+    }
+    const baseUrl = currentBaseUrl();
+    const schedule = dueSchedule(startedAt);
+    if (schedule) startScheduledRun(spreadsheet, schedule, (since) => (state.refreshSince = since));
+    let formulas = formulaWork(spreadsheet, baseUrl, state);
+    let jobRunning = loadJob(id)?.status === 'running';
+    const check = (values: string[], maxSend: number) =>
+      checkValues(values, {
+        apiKey,
+        baseUrl,
+        deadline: startedAt + STEP_DEADLINE_MS,
+        waitForRateLimits: false,
+        maxSend,
+        keep: true,
+        since: state.refreshSince,
+      });
+    while ((formulas.pending.length > 0 || jobRunning) && now() < startedAt + STEP_START_MS) {
+      const room = roomNow(baseUrl);
+      if (room.domains <= 0) {
+        const wait = room.freesAt - now();
+        if (wait > SHORT_WAIT_MS) {
+          next = room.freesAt;
+          break;
+        }
+        sleep(wait);
+        continue;
+      }
+      let fatal: { code: string; message: string } | undefined;
+      if (formulas.pending.length > 0) {
+        const report = check(formulas.pending, room.domains);
+        fatal = report.fatal;
+        const done = new Set(
+          report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key),
+        );
+        formulas.pending = formulas.pending.filter((k) => !done.has(k));
+        if (!fatal && done.size === 0) {
+          next = roomNow(baseUrl).freesAt; // the window was spent elsewhere: come back when it frees
+          break;
+        }
+      } else {
+        const turn = continueJobInBackground(
+          spreadsheet,
+          apiKey,
+          () => roomNow(baseUrl).domains,
+          startedAt + STEP_START_MS,
+        );
+        fatal = turn.fatal;
+        jobRunning = turn.remaining;
+      }
+      if (fatal && STOPPING.includes(fatal.code)) {
+        stopped = fatal.message;
+        break;
+      }
+      if (fatal) {
+        failed = true;
+        next = now() + RETRY_FAILURE_MS;
+        break;
+      }
+    }
+    if (formulas.pending.length === 0 && state.refreshSince !== undefined) state.refreshSince = undefined;
+    // Formulas that show unfinished rows recalculate once every domain they check is in.
+    formulas = { ...formulas, cells: formulas.cells.filter((c) => c.incomplete) };
+    const pending = new Set(formulas.pending);
+    rewriteFormulas(formulas.cells.filter((c) => c.keys && c.keys.every((k) => !pending.has(k))));
+    if (next === undefined && (formulas.pending.length > 0 || jobRunning)) next = now() + 1000;
+    updateBackground(id, (s) => {
+      s.steps += 1;
+      s.lastStepAt = startedAt;
+      s.runtimeMs += now() - startedAt;
+      s.refreshSince = state.refreshSince;
+      s.failures = failed ? (s.failures ?? 0) + 1 : 0;
+      if (s.failures >= MAX_FAILURES) stopped = 'The DAPA service kept failing; background checks paused.';
+      if (stopped) s.stopped = stopped;
+      const scheduleNext = readSchedule()?.nextAt;
+      const at = stopped ? scheduleNext : Math.min(next ?? Infinity, scheduleNext ?? Infinity);
+      if (at !== undefined && Number.isFinite(at) && !stopped) scheduleStep(s, at);
+      else {
+        deleteTriggers(STEP_HANDLER);
+        s.triggerId = s.dueAt = undefined;
+      }
+    });
+  } finally {
+    lock.releaseLock();
+    if (stopped) updateBackground(id, (s) => (s.stopped = stopped));
+  }
+  void event;
+}
+
+/** The installable onEdit trigger: a new or changed formula gets a background step once its own run is over. */
+export function dapaOnEdit(_event?: unknown): void {
+  wakeBackground(spreadsheetId(), now() + AFTER_EDIT_MS);
+}
+
+/** Turns background checks on (menu or sidebar: where the authorization prompt belongs) and starts a step. */
+export function startBackground(): BackgroundInfo {
+  if (!storedApiKey()) throw new Error(NO_KEY);
+  const id = spreadsheetId();
+  updateBackground(id, (state) => {
+    state.on = true;
+    state.stopped = undefined;
+    state.failures = 0;
+    deleteTriggers(EDIT_HANDLER);
+    ScriptApp.newTrigger(EDIT_HANDLER)
+      .forSpreadsheet(SpreadsheetApp.getActiveSpreadsheet())
+      .onEdit()
+      .create();
+    scheduleStep(state, now() + 1000);
+  });
+  return getBackground();
+}
+
+export function stopBackground(): BackgroundInfo {
+  updateBackground(spreadsheetId(), (state) => {
+    state.on = false;
+    deleteTriggers(STEP_HANDLER);
+    deleteTriggers(EDIT_HANDLER);
+    state.triggerId = state.dueAt = undefined;
+  });
+  return getBackground();
+}
+
+/** "Check again": every formula's domains are checked anew in the background, ignoring kept results. */
+export function checkFormulasAgain(): BackgroundInfo {
+  const id = spreadsheetId();
+  updateBackground(id, (state) => (state.refreshSince = now()));
+  wakeBackground(id, now());
+  return getBackground();
+}
+
+export function getBackground(): BackgroundInfo {
+  const state = loadBackground(spreadsheetId());
+  const info: BackgroundInfo = {
+    on: state.on,
+    steps: state.steps,
+    runtimeMs: state.runtimeMs,
+    savedCredits: savedCredits(),
+    retentionDays: retentionDays(),
+  };
+  if (state.dueAt !== undefined) info.nextStepAt = state.dueAt;
+  if (state.stopped) info.stopped = state.stopped;
+  const schedule = readSchedule();
+  if (schedule) info.schedule = { every: schedule.every, target: schedule.target, nextAt: schedule.nextAt };
+  return info;
+}
+
+export function setKeepDays(days: unknown): BackgroundInfo {
+  setRetentionDays(days);
+  return getBackground();
+}
+
+export function setSchedule(change: ScheduleChange | null): BackgroundInfo {
+  saveSchedule(change);
+  const next = readSchedule()?.nextAt;
+  if (next !== undefined) wakeBackground(spreadsheetId(), next);
+  return getBackground();
+}

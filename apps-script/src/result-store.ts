@@ -1,0 +1,158 @@
+// The durable result store: a hidden sheet `_dapa_results` (domain key | service | record JSON | checked at) kept for
+// the retention the user chose (30 days by default). Read in bulk (one getValues) and indexed per execution, so
+// formulas read it too; only sidebar, menu and background code write it (custom functions cannot).
+import type { DomainRecord } from '../../shared';
+import { documentProperties, now, sha256 } from './gas';
+import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
+
+const DAY_MS = 86_400_000;
+export const DEFAULT_RETENTION_DAYS = 30;
+const HEADER = ['domain', 'service', 'record', 'checked at (ms)'];
+
+interface Stored {
+  row: number;
+  record: DomainRecord;
+  at: number;
+}
+
+type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
+
+/** The index of the store sheet for one execution: service hash → domain key → stored result. */
+let memo: { rows: unknown[][]; at: number } | undefined;
+
+export function retentionDays(): number {
+  const days = Number(documentProperties().getProperty(DOCUMENT_PROPERTY.retentionDays));
+  return Number.isFinite(days) && days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
+}
+
+export function setRetentionDays(days: unknown): number {
+  const n = Number(days);
+  if (!Number.isInteger(n) || n < 1 || n > 365)
+    throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
+  documentProperties().setProperty(DOCUMENT_PROPERTY.retentionDays, String(n));
+  return n;
+}
+
+/** A short, stable name of the service a result came from (never the key): results of two services never mix. */
+export function serviceId(baseUrl: string): string {
+  return sha256(baseUrl).slice(0, 12);
+}
+
+function storeSheet(): Sheet | null {
+  return SpreadsheetApp.getActiveSpreadsheet()?.getSheetByName(STORE_SHEET) ?? null;
+}
+
+function allRows(sheet: Sheet | null): unknown[][] {
+  if (memo) return memo.rows;
+  const last = sheet ? sheet.getLastRow() : 0;
+  const rows = sheet && last > 1 ? sheet.getRange(2, 1, last - 1, 4).getValues() : [];
+  memo = { rows, at: now() };
+  return rows;
+}
+
+function parse(text: unknown): DomainRecord | undefined {
+  try {
+    const r = JSON.parse(String(text)) as DomainRecord;
+    return typeof r.domain === 'string' ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function index(baseUrl: string, since: number): Map<string, Stored> {
+  const service = serviceId(baseUrl);
+  const found = new Map<string, Stored>();
+  allRows(storeSheet()).forEach((row, i) => {
+    const at = Number(row[3]);
+    if (row[1] !== service || !(at >= since)) return;
+    const record = parse(row[2]);
+    if (record) found.set(String(row[0]), { row: i + 2, record, at });
+  });
+  return found;
+}
+
+/** The stored results among these domain keys, checked no earlier than `since` (default: the retention). */
+export function readStoredRecords(
+  baseUrl: string,
+  keys: readonly string[],
+  since = now() - retentionDays() * DAY_MS,
+): Map<string, DomainRecord> {
+  const found = new Map<string, DomainRecord>();
+  if (keys.length === 0) return found;
+  const stored = index(baseUrl, since);
+  for (const key of keys) {
+    const hit = stored.get(key);
+    if (hit) found.set(key, hit.record);
+  }
+  return found;
+}
+
+/** When each of these keys was last checked (only results within the retention). */
+export function checkedAt(baseUrl: string, keys: readonly string[]): Map<string, number> {
+  const stored = index(baseUrl, now() - retentionDays() * DAY_MS);
+  const at = new Map<string, number>();
+  for (const key of keys) {
+    const hit = stored.get(key);
+    if (hit) at.set(key, hit.at);
+  }
+  return at;
+}
+
+/**
+ * Keeps fresh results: a key already stored is updated in place, new keys are appended, and rows older than the
+ * retention are dropped, in one write of the whole table. Not callable from a custom function (it writes).
+ */
+export function storeRecords(
+  baseUrl: string,
+  fresh: ReadonlyArray<{ key: string; record: DomainRecord }>,
+  at = now(),
+): void {
+  if (fresh.length === 0) return;
+  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
+  let sheet = spreadsheet.getSheetByName(STORE_SHEET);
+  if (!sheet) {
+    const active = spreadsheet.getActiveSheet();
+    sheet = spreadsheet.insertSheet(STORE_SHEET);
+    sheet.getRange(1, 1, 1, 4).setValues([HEADER]);
+    sheet.hideSheet();
+    active.activate();
+  }
+  const service = serviceId(baseUrl);
+  const oldest = at - retentionDays() * DAY_MS;
+  const before = allRows(sheet);
+  const rows = before.filter((row) => Number(row[3]) >= oldest);
+  const position = new Map<string, number>();
+  rows.forEach((row, i) => {
+    if (row[1] === service) position.set(String(row[0]), i);
+  });
+  for (const { key, record } of fresh) {
+    const line = [key, service, JSON.stringify(record), at];
+    const i = position.get(key);
+    if (i === undefined) {
+      position.set(key, rows.length);
+      rows.push(line);
+    } else rows[i] = line;
+  }
+  const needed = rows.length + 1 - sheet.getMaxRows();
+  if (needed > 0) sheet.insertRowsAfter(sheet.getMaxRows(), needed);
+  if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(rows);
+  if (before.length > rows.length)
+    sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
+  memo = { rows, at };
+}
+
+/** Credits this sheet saved: results reused from the cache or this store instead of being billed again. */
+export function savedCredits(): number {
+  return Number(documentProperties().getProperty(DOCUMENT_PROPERTY.savedCredits)) || 0;
+}
+
+export function addSavedCredits(n: number): void {
+  if (n <= 0) return;
+  const lock = LockService.getDocumentLock();
+  if (!lock || !lock.tryLock(1000)) return; // a lost count is harmless; a blocked formula is not
+  try {
+    documentProperties().setProperty(DOCUMENT_PROPERTY.savedCredits, String(savedCredits() + n));
+  } finally {
+    lock.releaseLock();
+  }
+}

@@ -1,0 +1,137 @@
+// Background checks on the entry plan (5 URLs per request, 60 URLs per minute), on a virtual clock: formulas and
+// sidebar jobs that finish by themselves, paced by the plan without sleeping, the result store, schedules.
+import type { SandboxConfig } from '../sandbox/handler';
+import { type AppsScriptStandIn, loadAppsScript } from './harness';
+import { assertBundleIsCurrent, domains, metricsRow } from './support';
+import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
+
+const KEY = 'entry-plan';
+const CONFIG: SandboxConfig = {
+  keys: {
+    [KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 },
+    'sandbox-expired': { expired: true },
+  },
+};
+const MINUTE = 60_000;
+
+let sandbox: VirtualSandbox;
+let gas: AppsScriptStandIn;
+
+beforeAll(async () => {
+  sandbox = await startVirtualSandbox(CONFIG);
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  assertBundleIsCurrent();
+  sandbox.sandbox.configure(CONFIG);
+  gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, triggerDelayMs: 2_000 });
+  sandbox.useClock(gas.clock);
+  await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+});
+afterEach(async () => {
+  await gas.close();
+});
+
+function stats() {
+  return sandbox.sandbox.stats()[KEY];
+}
+
+function filled(a1: string, count: number): number {
+  return gas.sheet.getValues(a1).filter((row, i) => row[0] !== '' && i < count && typeof row[0] === 'number')
+    .length;
+}
+
+describe('background checks', () => {
+  it('fill a =DAPA range larger than the plan allows per minute by themselves, each domain billed once', async () => {
+    const list = domains(150);
+    gas.sheet.setValues(
+      'A2:A151',
+      list.map((d) => [d]),
+    );
+    await gas.run('startBackground');
+    const startedAt = gas.clock.now();
+    await gas.edit('B2', '=DAPA(A2:A151)');
+    const afterFormula = filled('B2:E151', 150);
+    expect(afterFormula).toBeGreaterThan(0);
+    expect(afterFormula).toBeLessThan(150);
+    expect(String(gas.sheet.getValues('B151:B151')[0][0])).toMatch(/^unfinished: checking in the background/);
+    await gas.runTriggers({ until: startedAt + 30 * MINUTE, stop: () => filled('B2:E151', 150) === 150 });
+    const took = gas.clock.now() - startedAt;
+    expect(gas.sheet.getValues('B2:E151')).toEqual(list.map(metricsRow));
+    // The plan's bound: 150 URLs at 60 a minute is 2.5 minutes (the first 60 go at once).
+    expect(took).toBeLessThanOrEqual(1.1 * 2.5 * MINUTE);
+    expect(Object.values(stats().billedByDomain).every((n) => n === 1)).toBe(true);
+    expect(stats().billed).toBe(150);
+    // Nobody waits inside a trigger: their runtime is a small share of the time the list took.
+    expect(gas.triggerRuntimeMs()).toBeLessThanOrEqual(0.1 * took);
+    // Done, nothing stays scheduled, and no fired trigger lingers in the project's list.
+    expect(gas.triggers.filter((t) => t.kind === 'CLOCK')).toEqual([]);
+  });
+
+  it('keep a sidebar check going after the sidebar is closed, and the sidebar sees where it stands', async () => {
+    const list = domains(300, 'job');
+    gas.sheet.setValues('A1:A301', [['URL'], ...list.map((d) => [d])]);
+    await gas.run('startBackground');
+    const startedAt = gas.clock.now();
+    await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
+    // The sidebar is closed now: no continueJob call; only triggers run.
+    await gas.runTriggers({
+      until: startedAt + 30 * MINUTE,
+      stop: () => gas.properties.user()[`dapa.job.${SPREADSHEET}`]?.includes('"status":"done"') ?? false,
+    });
+    const took = gas.clock.now() - startedAt;
+    const job = await gas.run<{ status: string; done: number; total: number }>('getJob');
+    expect(job).toMatchObject({ status: 'done', done: 300, total: 300 });
+    expect(gas.sheet.getValues('B2:E301')).toEqual(list.map(metricsRow));
+    expect(took).toBeLessThanOrEqual(1.1 * 5 * MINUTE);
+    expect(stats().billed).toBe(300);
+    expect(gas.triggerRuntimeMs()).toBeLessThanOrEqual(0.1 * took);
+  });
+
+  it('answer the same list the next day from the result store: 0 requests, 0 credits', async () => {
+    const list = domains(100, 'again');
+    gas.sheet.setValues(
+      'A2:A101',
+      list.map((d) => [d]),
+    );
+    await gas.run('startBackground');
+    await gas.edit('B2', '=DAPA(A2:A101)');
+    const t0 = gas.clock.now();
+    await gas.runTriggers({ until: t0 + 30 * MINUTE, stop: () => filled('B2:E101', 100) === 100 });
+    expect(filled('B2:E101', 100)).toBe(100);
+    const requests = stats().requests;
+    const billed = stats().billed;
+    gas.clock.advance(24 * 3_600_000); // the 6-hour cache is long gone
+    gas.sheet.setValues(
+      'G2:G101',
+      list.map((d) => [d]),
+    );
+    await gas.edit('H2', '=DAPA(G2:G101)');
+    expect(gas.sheet.getValues('H2:K101')).toEqual(list.map(metricsRow));
+    expect(stats().requests).toBe(requests);
+    expect(stats().billed).toBe(billed);
+    const info = await gas.run<{ savedCredits: number }>('getBackground');
+    expect(info.savedCredits).toBeGreaterThanOrEqual(100);
+  });
+
+  it('stop, and say why, on an error that retrying cannot fix (an expired plan) instead of looping', async () => {
+    gas.sheet.setValues(
+      'A2:A81',
+      domains(80).map((d) => [d]),
+    );
+    await gas.run('startBackground');
+    await gas.edit('B2', '=DAPA(A2:A81)');
+    await gas.run('saveSettings', { apiKey: 'sandbox-expired' });
+    const t0 = gas.clock.now();
+    const firings = await gas.runTriggers({ until: t0 + 60 * MINUTE });
+    expect(firings).toBeLessThanOrEqual(3);
+    const info = await gas.run<{ stopped?: string; nextStepAt?: number }>('getBackground');
+    expect(info.stopped).toMatch(/plan/i);
+    expect(info.nextStepAt).toBeUndefined();
+    expect(gas.triggers.filter((t) => t.kind === 'CLOCK')).toEqual([]);
+  });
+});
+
+const SPREADSHEET = '1StandInSpreadsheetId0000000000000000000000';
