@@ -213,8 +213,13 @@ export class CheckRun {
             what: `a network failure (${String(response.error).slice(0, 120)})`,
           }
         : classify(response, keys.length, now);
+    this.act(keys, answer, now);
+    // After the answer is counted, so that the server's remaining count is read against this run's own window.
     const rate = 'error' in response ? undefined : readServerRate(response, now);
     if (rate) this.pacer.heard(now, rate);
+  }
+
+  private act(keys: string[], answer: Answer, now: number): void {
     switch (answer.kind) {
       case 'envelope':
         return this.onEnvelope(keys, answer, now);
