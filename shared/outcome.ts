@@ -7,7 +7,8 @@ export type SkipReason =
 /** Why a position has no record and no skip. `retryable` says whether running again can help. */
 export type ErrorCode =
   | 'bad_key' // 401 incorrect API key provided
-  | 'not_premium' // 401 you are not premium for this request
+  | 'not_premium' // 401 you are not premium for this request (or the month's credits are spent)
+  | 'network_blocked' // 403 (an nginx page): the service refuses requests from this network, whatever the key
   | 'validation' // 422 Validation Error
   | 'not_found' // the base URL does not serve the endpoint
   | 'plan_limit' // the plan accepts no URL at all per request
