@@ -62,6 +62,12 @@ export interface Report {
   learned: Learned;
   /** Records fetched in this run (not from the cache), by key: what the shell may cache. */
   fresh: Array<{ key: string; record: DomainRecord }>;
+  /**
+   * When the run stopped at a wait it could not take (waiting is off, or the deadline or the wait budget comes
+   * first): the time, on the driver's clock, from which its next request could go. A shell that schedules the rest
+   * for later (a background trigger) starts it then, instead of paying for the wait.
+   */
+  resumeAt?: number;
   /** Set when the run stopped on an error that ends every unfinished position (wrong key, expired plan, ...). */
   fatal?: { code: ErrorCode; message: string };
 }

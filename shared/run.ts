@@ -4,7 +4,7 @@
 import { DAPA_PATH, JSON_HEADERS, endpointUrl } from './endpoints';
 import { type Entry, keyOfDomain, toEntry } from './inputs';
 import type { ErrorCode, Learned, Outcome, Report, Totals } from './outcome';
-import { type Pace, Pacer } from './pacer';
+import { type Pace, Pacer, WINDOW_MS } from './pacer';
 import { fullJitter, seededRandom } from './random';
 import {
   type Answer,
@@ -86,6 +86,7 @@ export class CheckRun {
   private readonly latencies: number[] = [];
   private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
   private fatal?: { code: ErrorCode; message: string };
+  private resumeAt?: number;
   private finished = false;
   private readonly counts = {
     requests: 0,
@@ -148,6 +149,7 @@ export class CheckRun {
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       const ms = slot.at - now;
+      this.resumeAt = slot.at; // kept only if the run stops here instead of waiting
       const forRateLimit = slot.at > Math.max(now, this.notBefore) || this.waitingFor === 'rate_limit';
       if (forRateLimit && this.options.waitForRateLimits === false) {
         return this.finish(
@@ -172,6 +174,7 @@ export class CheckRun {
         );
       }
       this.counts.waitedMs += ms;
+      this.resumeAt = undefined;
       return { type: 'wait', ms };
     }
     if (now + latency > this.options.deadline) {
@@ -289,6 +292,7 @@ export class CheckRun {
       totals: this.totals(outcomes),
       learned: { ...this.learned, ...this.pacer.limits },
       fresh: this.fresh.slice(),
+      resumeAt: this.fatal ? undefined : this.resumeAt,
       fatal: this.fatal,
     };
   }
@@ -401,6 +405,9 @@ export class CheckRun {
     this.pacer.learnRequestLimit(now, retryAt);
     if (this.options.waitForRateLimits === false || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
       // Not waiting: this batch and everything not sent yet end as rate_limit_reached, with no further request.
+      // Without the server's word, a whole window (the plan's unit) is when a later run may start.
+      const paced = this.pacer.plan(now, 1).at;
+      this.resumeAt = retryAt ?? (paced > now ? paced : now + WINDOW_MS);
       this.finish(
         undefined,
         undefined,

@@ -212,3 +212,55 @@ describe('the entry plan in the sandbox', () => {
     expect(report.totals.errorsByCode).toEqual({ not_premium: 5 });
   });
 });
+
+describe('a run that may not wait says when it can go on', () => {
+  test('with waiting off on the entry plan, the rest ends rate_limit_reached and resumeAt is when the minute frees', () => {
+    const sandbox = createSandbox();
+    const values = domains(100, 'r');
+    const first = runOnVirtualSandbox(sandbox, 'sandbox-basic', values, {
+      waitForRateLimits: false,
+      maxUrlsPerRequest: 5,
+      pace: { urlsPerMinute: 60 },
+    });
+    expect(first.report.totals.records).toBe(60);
+    expect(first.report.totals.skippedByReason).toEqual({ rate_limit_reached: 40 });
+    const resumeAt = first.report.resumeAt ?? NaN;
+    expect(resumeAt).toBeGreaterThan(60_000);
+    expect(resumeAt).toBeLessThan(62_000);
+    // Started at resumeAt, the rest goes through with no wasted request.
+    const rest = values.filter((_, i) => first.report.outcomes[i].kind !== 'record');
+    const second = runOnVirtualSandbox(
+      sandbox,
+      'sandbox-basic',
+      rest,
+      { waitForRateLimits: false, maxUrlsPerRequest: 5 },
+      resumeAt,
+    );
+    expect(second.report.totals.records).toBe(40);
+    expect(second.stats.rateLimitSkips).toBe(0);
+    expect(second.report.resumeAt).toBeUndefined();
+  });
+
+  test('a 429 with Retry-After, when waiting is off, resumes when the server said', () => {
+    const api = new FakeApi({ maxUrls: 5, faults: [undefined, '429ra'] });
+    const { report, elapsed } = runVirtual(domains(20, 'q'), api, {
+      maxUrlsPerRequest: 5,
+      waitForRateLimits: false,
+    });
+    expect(report.totals.records).toBe(5);
+    expect(report.resumeAt).toBe(elapsed + 2000);
+  });
+
+  test('a deadline that comes before the plan frees also gives resumeAt; a wrong key gives none', () => {
+    const sandbox = createSandbox();
+    const { report } = runOnVirtualSandbox(sandbox, 'sandbox-basic', domains(100, 'd'), {
+      deadline: 30_000,
+      maxUrlsPerRequest: 5,
+      pace: { urlsPerMinute: 60 },
+    });
+    expect(report.totals.errorsByCode).toEqual({ unfinished: 40 });
+    expect(report.resumeAt).toBeGreaterThan(60_000);
+    const wrong = runOnVirtualSandbox(createSandbox(), 'nope', ['a.com']);
+    expect(wrong.report.resumeAt).toBeUndefined();
+  });
+});
