@@ -159,7 +159,7 @@ function chosenEnvironment(): Environment {
 }
 
 function showCustomUrlRow(): void {
-  byId('custom-url-row').hidden = chosenEnvironment() !== 'custom';
+  byId('custom-url-row').hidden = chosenEnvironment() === 'production';
 }
 
 /** Opens the settings form while no key is saved; it folds away once one is. */
@@ -178,7 +178,7 @@ function renderSettings(): void {
     radio.checked = radio.value === settings.environment;
   }
   const baseUrl = byId<HTMLInputElement>('base-url');
-  baseUrl.value = settings.environment === 'custom' ? settings.baseUrl : '';
+  baseUrl.value = settings.environment === 'production' ? '' : settings.baseUrl;
   showCustomUrlRow();
   byId('remove-key').hidden = !settings.hasKey;
   refreshControls();
@@ -214,12 +214,14 @@ function onSaveSettings(event: Event): void {
   const keyInput = byId<HTMLInputElement>('api-key');
   const key = keyInput.value.trim();
   if (key) change.apiKey = key;
-  if (change.environment === 'custom') {
+  if (change.environment !== 'production') {
     const url = byId<HTMLInputElement>('base-url').value.trim();
     if (!url) {
       showMessage(
         'settings-message',
-        'Enter the custom base URL, for example https://api.example.com',
+        change.environment === 'staging'
+          ? 'Enter the staging address your provider gave you (there is no built-in one).'
+          : 'Enter the custom base URL, for example https://api.example.com',
         'error',
       );
       return;

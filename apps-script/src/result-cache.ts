@@ -25,7 +25,7 @@ function parseRecord(text: string | undefined): CachedRecord | undefined {
     const r = JSON.parse(text) as Partial<CachedRecord>;
     const metric = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
     if (typeof r.domain !== 'string' || typeof r.fetchedAt !== 'number') return undefined;
-    return {
+    const record: CachedRecord = {
       domain: r.domain,
       site_da: metric(r.site_da),
       site_pa: metric(r.site_pa),
@@ -33,6 +33,9 @@ function parseRecord(text: string | undefined): CachedRecord | undefined {
       spam_score: metric(r.spam_score),
       fetchedAt: r.fetchedAt,
     };
+    // Metrics the service marked "no data" stay null (a blank cell), never a number.
+    if (Array.isArray(r.noData) && r.noData.length > 0) record.noData = r.noData;
+    return record;
   } catch {
     return undefined;
   }
