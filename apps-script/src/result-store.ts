@@ -99,8 +99,9 @@ export function checkedAt(baseUrl: string, keys: readonly string[]): Map<string,
 }
 
 /**
- * Keeps fresh results: a key already stored is updated in place, new keys are appended, and rows older than the
- * retention are dropped, in one write of the whole table. Not callable from a custom function (it writes).
+ * Keeps fresh results: new keys are appended in one write, keys already stored are updated in place (runs of rows),
+ * and rows older than the retention are dropped (then the table is written once, whole). Not callable from a
+ * custom function (it writes).
  */
 export function storeRecords(
   baseUrl: string,
@@ -121,23 +122,43 @@ export function storeRecords(
   const oldest = at - retentionDays() * DAY_MS;
   const before = allRows(sheet);
   const rows = before.filter((row) => Number(row[3]) >= oldest);
+  const pruned = rows.length < before.length;
   const position = new Map<string, number>();
   rows.forEach((row, i) => {
     if (row[1] === service) position.set(String(row[0]), i);
   });
+  const changed = new Set<number>();
+  const firstNew = rows.length;
   for (const { key, record } of fresh) {
     const line = [key, service, JSON.stringify(record), at];
     const i = position.get(key);
     if (i === undefined) {
       position.set(key, rows.length);
       rows.push(line);
-    } else rows[i] = line;
+    } else {
+      rows[i] = line;
+      if (i < firstNew) changed.add(i);
+    }
   }
   const needed = rows.length + 1 - sheet.getMaxRows();
   if (needed > 0) sheet.insertRowsAfter(sheet.getMaxRows(), needed);
-  if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(rows);
-  if (before.length > rows.length)
-    sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
+  if (pruned) {
+    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(rows);
+    if (before.length > rows.length)
+      sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
+  } else {
+    const updated = [...changed].sort((a, b) => a - b);
+    for (let start = 0; start < updated.length; ) {
+      let end = start;
+      while (end + 1 < updated.length && updated[end + 1] === updated[end] + 1) end += 1;
+      sheet
+        .getRange(updated[start] + 2, 1, end - start + 1, 4)
+        .setValues(rows.slice(updated[start], updated[end] + 1));
+      start = end + 1;
+    }
+    if (rows.length > firstNew)
+      sheet.getRange(firstNew + 2, 1, rows.length - firstNew, 4).setValues(rows.slice(firstNew));
+  }
   memo = { rows, at };
 }
 

@@ -85,6 +85,8 @@ export interface LoadOptions {
   code?: string;
   /** Virtual clock only: stand-in milliseconds each fetch takes on top of its real time (a slow network). */
   virtualLatencyMs?: number;
+  /** Virtual clock only: stand-in ms each service call takes (Apps Script's per-call overhead). Default 0. */
+  serviceCallMs?: number;
   /** How late a time-driven trigger fires after it is due (ms; a number or a function per firing). Default 0. */
   triggerDelayMs?: number | ((trigger: TriggerRecord) => number);
   /** The daily trigger runtime quota: 'consumer' (90 min, default) or 'workspace' (6 h). */
@@ -153,6 +155,7 @@ export class AppsScriptStandIn {
     this.clock = new Clock(options.clock ?? 'real');
     this.world = new World(this.clock, projectDir);
     this.world.extraLatencyMs = options.virtualLatencyMs ?? 0;
+    this.world.serviceCallMs = options.serviceCallMs ?? 0;
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
     this.customFunctions = customFunctionNames(code);
     this.activeUser = options.user ?? this.owner;

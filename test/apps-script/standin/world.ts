@@ -63,6 +63,8 @@ export class World {
   readonly fetchCalls = { count: 0 };
   readonly logs: LogLine[] = [];
   extraLatencyMs = 0;
+  /** Virtual clock only: stand-in ms each service call takes (Apps Script's own per-call overhead). */
+  serviceCallMs = 0;
 
   constructor(
     readonly clock: Clock,
@@ -153,6 +155,7 @@ export class World {
   /** Runs one call from the realm on its fake object; errors become the realm's exceptions. */
   async call(execution: Execution, target: Target, method: string, args: unknown[]): Promise<RpcReply> {
     try {
+      if (this.serviceCallMs > 0 && this.clock.mode === 'virtual') this.clock.advance(this.serviceCallMs);
       execution.checkTime();
       const object =
         'root' in target ? this.root(execution, target.root) : execution.handles.get(target.handle);
