@@ -21,6 +21,10 @@ export interface BackgroundState {
   lastStepAt?: number;
   /** Formula results checked before this time are checked again (Check again, a scheduled refresh). */
   refreshSince?: number;
+  /** How late (ms) steps usually get to work after their due time; the next is scheduled that much early. */
+  slackMs?: number;
+  /** The pending step was scheduled for the plan's window to free (only such steps measure the lateness). */
+  forWindow?: boolean;
   /** Server failures in a row; the background gives up after a few. */
   failures?: number;
 }

@@ -26,8 +26,10 @@ import { currentBaseUrl, storedApiKey } from './settings';
 /** A step starts no new request after this long, and its checks stop by STEP_DEADLINE_MS (the limit is 6 min). */
 const STEP_START_MS = 240_000;
 const STEP_DEADLINE_MS = 300_000;
-/** A wait this short is slept inside the step; a longer one ends the step and schedules the next. */
-const SHORT_WAIT_MS = 3_000;
+/** A wait this short (plus the step's usual lateness) is slept in the step; a longer one ends it. */
+const SHORT_WAIT_MS = 2_000;
+/** The most a step is scheduled ahead of the window to make up for triggers that fire late. */
+const MAX_EARLY_MS = 20_000;
 /** Domains a step hands to one check when the plan's limits are not known yet. */
 const CHUNK = 500;
 /** After an edit, the first step waits for the formulas' own 30 seconds. */
@@ -107,12 +109,15 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
         maxSend,
         keep: true,
         since: state.refreshSince,
+        parallel: true,
       });
+    let firstLook: number | undefined;
     while ((formulas.pending.length > 0 || jobRunning) && now() < startedAt + STEP_START_MS) {
       const room = roomNow(baseUrl);
+      firstLook ??= now();
       if (room.domains <= 0) {
         const wait = room.freesAt - now();
-        if (wait > SHORT_WAIT_MS) {
+        if (wait > SHORT_WAIT_MS + (firstLook === now() ? (state.slackMs ?? 0) / 2 : 0)) {
           next = room.freesAt;
           break;
         }
@@ -163,11 +168,19 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
       s.runtimeMs += now() - startedAt;
       s.refreshSince = state.refreshSince;
       s.failures = failed ? (s.failures ?? 0) + 1 : 0;
+      // How long after its due time a step gets to its first look at the window (trigger lateness + start-up):
+      // the next step is scheduled that much ahead, and sleeps the rest if it comes early.
+      if (firstLook !== undefined && state.dueAt !== undefined && state.forWindow) {
+        const slack = Math.max(0, Math.min(MAX_EARLY_MS, firstLook - state.dueAt));
+        s.slackMs = Math.round(0.7 * (s.slackMs ?? slack) + 0.3 * slack);
+      }
       if (s.failures >= MAX_FAILURES) stopped = 'The DAPA service kept failing; background checks paused.';
       if (stopped) s.stopped = stopped;
       const scheduleNext = readSchedule()?.nextAt;
       const at = stopped ? scheduleNext : Math.min(next ?? Infinity, scheduleNext ?? Infinity);
-      if (at !== undefined && Number.isFinite(at) && !stopped) scheduleStep(s, at);
+      // Half the usual lateness: a step that comes early sleeps (runtime), one that comes late waits (time).
+      s.forWindow = next !== undefined && at === next;
+      if (at !== undefined && Number.isFinite(at) && !stopped) scheduleStep(s, at - (s.slackMs ?? 0) / 2);
       else {
         deleteTriggers(STEP_HANDLER);
         s.triggerId = s.dueAt = undefined;

@@ -42,11 +42,8 @@ export function sha256(text: string): string {
   return Utilities.base64EncodeWebSafe(bytes);
 }
 
-/**
- * Sends one request of the core with the user's key added as a Bearer header. HTTP errors come back as answers
- * (muteHttpExceptions); only transport failures throw, and the driver turns those into network failures.
- */
-export function fetchAnswer(request: HttpRequest, apiKey: string): HttpAnswer {
+/** UrlFetchApp's options for one request of the core, with the user's key added as a Bearer header. */
+function fetchOptions(request: HttpRequest, apiKey: string): GoogleAppsScript.URL_Fetch.URLFetchRequest {
   const headers: Record<string, string> = {};
   let contentType = 'application/json';
   for (const [name, value] of Object.entries(request.headers)) {
@@ -54,16 +51,33 @@ export function fetchAnswer(request: HttpRequest, apiKey: string): HttpAnswer {
     else headers[name] = value;
   }
   headers.Authorization = `Bearer ${apiKey}`;
-  const response = UrlFetchApp.fetch(request.url, {
+  return {
+    url: request.url,
     method: 'post',
     contentType,
     headers,
     payload: request.body,
     muteHttpExceptions: true,
-  });
+  };
+}
+
+function answerOf(response: GoogleAppsScript.URL_Fetch.HTTPResponse): HttpAnswer {
   return {
     status: response.getResponseCode(),
     headers: response.getAllHeaders() as Record<string, string | string[]>,
     body: response.getContentText(),
   };
+}
+
+/**
+ * Sends one request of the core. HTTP errors come back as answers (muteHttpExceptions); only transport failures
+ * throw, and the driver turns those into network failures.
+ */
+export function fetchAnswer(request: HttpRequest, apiKey: string): HttpAnswer {
+  return answerOf(UrlFetchApp.fetch(request.url, fetchOptions(request, apiKey)));
+}
+
+/** Sends several requests side by side (UrlFetchApp.fetchAll): the network time is paid once, not per request. */
+export function fetchAnswers(requests: readonly HttpRequest[], apiKey: string): HttpAnswer[] {
+  return UrlFetchApp.fetchAll(requests.map((r) => fetchOptions(r, apiKey))).map(answerOf);
 }

@@ -429,6 +429,7 @@ function checkWindow(
       since: job.since,
       maxSend,
       waitForRateLimits: maxSend === undefined,
+      parallel: maxSend !== undefined,
     },
   );
   job.counts.requests += report.totals.requests;

@@ -148,7 +148,7 @@ export function storeRecords(
       sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
   } else {
     const updated = [...changed].sort((a, b) => a - b);
-    for (let start = 0; start < updated.length; ) {
+    for (let start = 0; start < updated.length;) {
       let end = start;
       while (end + 1 < updated.length && updated[end + 1] === updated[end] + 1) end += 1;
       sheet
