@@ -156,9 +156,10 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
         break;
       }
     }
-    if (formulas.pending.length === 0 && state.refreshSince !== undefined) state.refreshSince = undefined;
-    // Formulas that show unfinished rows recalculate once every domain they check is in.
-    formulas = { ...formulas, cells: formulas.cells.filter((c) => c.incomplete) };
+    // Formulas that show unfinished rows recalculate once every domain they check is in; after a refresh, all.
+    const refreshed = formulas.pending.length === 0 && state.refreshSince !== undefined;
+    if (refreshed) state.refreshSince = undefined;
+    formulas = { ...formulas, cells: formulas.cells.filter((c) => c.incomplete || refreshed) };
     const pending = new Set(formulas.pending);
     rewriteFormulas(formulas.cells.filter((c) => c.keys && c.keys.every((k) => !pending.has(k))));
     if (next === undefined && (formulas.pending.length > 0 || jobRunning)) next = now() + 1000;
