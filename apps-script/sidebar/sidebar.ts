@@ -3,7 +3,9 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type {
+  BackgroundInfo,
   Environment,
+  ScheduleEvery,
   JobSource,
   JobState,
   ServerFunctionName,
@@ -275,7 +277,8 @@ async function loadSelection(): Promise<void> {
 
 function chosenSource(): JobSource | string {
   const checked = document.querySelector<HTMLInputElement>('input[name="source"]:checked');
-  if (checked?.value !== 'column') return { source: 'selection' };
+  if (checked?.value !== 'column')
+    return { source: 'selection', fresh: byId<HTMLInputElement>('fresh').checked };
   const typed = byId<HTMLInputElement>('column').value.trim();
   const column = typed.toUpperCase();
   if (!/^[A-Z]{1,3}$/.test(column)) {
@@ -283,7 +286,12 @@ function chosenSource(): JobSource | string {
       ? `“${typed}” is not a column letter. Enter a letter such as B.`
       : 'Enter the letter of the column that holds the URLs, such as B.';
   }
-  return { source: 'column', column, headerRow: byId<HTMLInputElement>('header-row').checked };
+  return {
+    source: 'column',
+    column,
+    headerRow: byId<HTMLInputElement>('header-row').checked,
+    fresh: byId<HTMLInputElement>('fresh').checked,
+  };
 }
 
 async function onStart(): Promise<void> {
@@ -301,6 +309,57 @@ async function onStart(): Promise<void> {
   }
   void loadSelection();
   await drive();
+}
+
+// ---- background checks and kept results -------------------------------------------------------------------
+
+let background: BackgroundInfo | null = null;
+
+function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+function renderBackground(): void {
+  if (!background) return;
+  const b = background;
+  let status = b.on ? 'On: unfinished formulas and checks go on with the sidebar closed.' : 'Off.';
+  if (b.on && b.nextStepAt !== undefined) status += ` Next step at ${clockTime(b.nextStepAt)}.`;
+  if (b.schedule)
+    status += ` Refresh ${b.schedule.every} (${b.schedule.target === 'range' ? 'the last range' : 'formulas'}).`;
+  setText('background-status', status);
+  const stopped = byId('background-stopped');
+  stopped.textContent = b.stopped ? `Stopped: ${b.stopped}` : '';
+  stopped.hidden = !b.stopped;
+  setText('background-toggle', b.on && !b.stopped ? 'Turn off' : 'Turn on');
+  byId<HTMLInputElement>('keep-days').value = String(b.retentionDays);
+  byId<HTMLSelectElement>('schedule-every').value = b.schedule?.every ?? '';
+  if (b.schedule) byId<HTMLSelectElement>('schedule-target').value = b.schedule.target;
+  setText(
+    'saved-credits',
+    `This sheet saved ${plural(b.savedCredits, 'credit', 'credits')}: results reused instead of billed again ` +
+      `(kept ${plural(b.retentionDays, 'day', 'days')}).`,
+  );
+}
+
+async function backgroundCall(call: () => Promise<BackgroundInfo>): Promise<void> {
+  try {
+    background = await whileBusy(call);
+    renderBackground();
+  } catch (error) {
+    showFailure(errorMessage(error));
+  }
+}
+
+function onBackgroundToggle(): void {
+  const on = background?.on && !background.stopped;
+  void backgroundCall(() => server(on ? 'stopBackground' : 'startBackground'));
+}
+
+function onSaveSchedule(): void {
+  const every = byId<HTMLSelectElement>('schedule-every').value as ScheduleEvery | '';
+  const target = byId<HTMLSelectElement>('schedule-target').value === 'range' ? 'range' : 'formulas';
+  void backgroundCall(() => server('setSchedule', every ? { every, target } : null));
 }
 
 // ---- the job loop ----------------------------------------------------------------------------------------
@@ -335,6 +394,11 @@ async function drive(): Promise<void> {
       }
       const before = job.done;
       setJob(await jobCalls.continue());
+      if (idleSteps > 0)
+        void server('getBackground').then(
+          (b) => ((background = b), renderBackground()),
+          () => undefined,
+        );
       idleSteps = job.done > before ? 0 : idleSteps + 1;
       if (idleSteps > 0 && job.status === 'running' && !stopRequested) {
         await pause(IDLE_PAUSE_MS[Math.min(idleSteps, IDLE_PAUSE_MS.length) - 1]);
@@ -547,6 +611,23 @@ function wire(): void {
   byId('resume-job').addEventListener('click', () => void drive());
   byId('discard-job').addEventListener('click', () => void cancelNow());
   byId('failure-dismiss').addEventListener('click', hideFailure);
+  byId('background-toggle').addEventListener('click', onBackgroundToggle);
+  byId('check-again').addEventListener(
+    'click',
+    () => void backgroundCall(() => server('checkFormulasAgain')),
+  );
+  byId('save-keep').addEventListener('click', () => {
+    const days = Number(byId<HTMLInputElement>('keep-days').value);
+    void backgroundCall(() => server('setKeepDays', days));
+  });
+  byId('save-schedule').addEventListener('click', onSaveSchedule);
+  server('getBackground').then(
+    (info) => {
+      background = info;
+      renderBackground();
+    },
+    (error: unknown) => setText('background-status', `Could not read: ${errorMessage(error)}`),
+  );
 }
 
 function boot(): void {

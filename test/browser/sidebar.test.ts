@@ -429,6 +429,22 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(gas.sheet.getValues(`'${PAYLOAD}'!F3`)[0][0]).toMatch(/^invalid_url_format/);
   });
 
+  it('turns background checks on and off, and shows the next step and the credits this sheet saved', async () => {
+    await page.click('#background-toggle');
+    await until(page, 'background checks to be on', () =>
+      (document.getElementById('background-status')?.textContent ?? '').startsWith('On:'),
+    );
+    expect(await textOf(page, '#background-status')).toMatch(/Next step at \d\d:\d\d:\d\d\./);
+    expect(gas.triggers.map((t) => t.handler).sort()).toEqual(['dapaBackgroundStep', 'dapaOnEdit']);
+    // The earlier checks reused cached results: the sheet shows what that saved.
+    expect(await textOf(page, '#saved-credits')).toMatch(/^This sheet saved [1-9][\d,]* credits?:/);
+    await page.click('#background-toggle');
+    await until(page, 'background checks to be off', () =>
+      (document.getElementById('background-status')?.textContent ?? '').startsWith('Off.'),
+    );
+    expect(gas.triggers).toEqual([]);
+  });
+
   it('removes the saved key', async () => {
     await page.click('#settings-details > summary');
     await page.click('#remove-key');
