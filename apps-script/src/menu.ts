@@ -129,9 +129,12 @@ const HELP = [
   ],
   [
     'unfinished',
-    'A formula has 30 seconds; rows not checked in time say "unfinished". Use Refresh DAPA formulas to finish them.',
+    'A formula has 30 seconds; rows not checked in time say "unfinished". With background checks on they fill in by themselves; otherwise use Refresh DAPA formulas.',
   ],
-  ['Cache', 'Results are kept for 6 hours: recalculating or reopening the sheet costs no query.'],
+  [
+    'Kept results',
+    'Results are kept 30 days (settable in the sidebar) in the hidden sheet _dapa_results: checking a domain again costs no query. Check again ignores them.',
+  ],
   [
     'Sidebar',
     'Checks thousands of rows into the 5 columns right of the URLs, with progress, cancel and retry.',
