@@ -23,6 +23,8 @@ export interface BackgroundState {
   refreshSince?: number;
   /** How late (ms) steps usually get to work after their due time; the next is scheduled that much early. */
   slackMs?: number;
+  /** The least of that lateness lately (rises slowly): the part every step has. */
+  slackLowMs?: number;
   /** The pending step was scheduled for the plan's window to free (only such steps measure the lateness). */
   forWindow?: boolean;
   /** Server failures in a row; the background gives up after a few. */

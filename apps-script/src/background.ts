@@ -29,7 +29,7 @@ const STEP_DEADLINE_MS = 300_000;
 /** A wait this short (plus the step's usual lateness) is slept in the step; a longer one ends it. */
 const SHORT_WAIT_MS = 2_000;
 /** The most a step is scheduled ahead of the window to make up for triggers that fire late. */
-const MAX_EARLY_MS = 20_000;
+const MAX_EARLY_MS = 45_000;
 /** Domains a step hands to one check when the plan's limits are not known yet. */
 const CHUNK = 500;
 /** After an edit, the first step waits for the formulas' own 30 seconds. */
@@ -54,13 +54,14 @@ function spreadsheetId(): string {
 }
 
 /** How many new domains the plan's window lets us send now (Infinity while the limits are unknown). */
-function roomNow(baseUrl: string): { domains: number; freesAt: number } {
+function roomNow(baseUrl: string): { domains: number; full: number; emptyAt: number } {
   const plan = loadLearnedPlan(baseUrl);
   const room = windowRoom(plan, loadRecentSends(baseUrl), now());
   const perRequest = plan.maxUrlsPerRequest ?? CHUNK;
   return {
     domains: Math.max(0, Math.min(room.urls, room.requests * perRequest, CHUNK)),
-    freesAt: room.freesAt,
+    full: Math.min(room.capacity, CHUNK),
+    emptyAt: room.emptyAt,
   };
 }
 
@@ -75,6 +76,12 @@ function formulaWork(spreadsheet: Spreadsheet, baseUrl: string, state: Backgroun
   const keys = [...new Set(cells.flatMap((c) => c.keys ?? []))];
   const kept = readStoredRecords(baseUrl, keys, state.refreshSince);
   return { cells, pending: keys.filter((k) => !kept.has(k)) };
+}
+
+/** How far ahead of the window a step is scheduled: the lateness steps always have, and half of what varies. */
+function aheadMs(state: BackgroundState): number {
+  const low = Math.min(state.slackLowMs ?? 0, state.slackMs ?? 0);
+  return low + ((state.slackMs ?? 0) - low) / 2;
 }
 
 /** Runs one background step (the time-driven trigger's handler). */
@@ -113,16 +120,21 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
       });
     let firstLook: number | undefined;
     while ((formulas.pending.length > 0 || jobRunning) && now() < startedAt + STEP_START_MS) {
+      // The whole window at once: sends spread over seconds would free (and be re-sent) spread out, every minute.
       const room = roomNow(baseUrl);
       firstLook ??= now();
-      if (room.domains <= 0) {
-        const wait = room.freesAt - now();
-        if (wait > SHORT_WAIT_MS + (firstLook === now() ? (state.slackMs ?? 0) / 2 : 0)) {
-          next = room.freesAt;
-          break;
+      const work = formulas.pending.length > 0 ? formulas.pending.length : Infinity;
+      if (room.domains < Math.min(room.full, work)) {
+        const wait = room.emptyAt - now();
+        if (wait > SHORT_WAIT_MS + (firstLook === now() ? aheadMs(state) : 0)) {
+          if (room.domains <= 0) {
+            next = room.emptyAt;
+            break;
+          }
+        } else {
+          sleep(wait);
+          continue;
         }
-        sleep(wait);
-        continue;
       }
       let fatal: { code: string; message: string } | undefined;
       if (formulas.pending.length > 0) {
@@ -133,7 +145,7 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
         );
         formulas.pending = formulas.pending.filter((k) => !done.has(k));
         if (!fatal && done.size === 0) {
-          next = roomNow(baseUrl).freesAt; // the window was spent elsewhere: come back when it frees
+          next = roomNow(baseUrl).emptyAt; // the window was spent elsewhere: come back when it frees
           break;
         }
       } else {
@@ -174,14 +186,16 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
       if (firstLook !== undefined && state.dueAt !== undefined && state.forWindow) {
         const slack = Math.max(0, Math.min(MAX_EARLY_MS, firstLook - state.dueAt));
         s.slackMs = Math.round(0.7 * (s.slackMs ?? slack) + 0.3 * slack);
+        const low = s.slackLowMs ?? slack;
+        s.slackLowMs = Math.round(slack < low ? slack : low + 0.1 * (slack - low));
       }
       if (s.failures >= MAX_FAILURES) stopped = 'The DAPA service kept failing; background checks paused.';
       if (stopped) s.stopped = stopped;
       const scheduleNext = readSchedule()?.nextAt;
       const at = stopped ? scheduleNext : Math.min(next ?? Infinity, scheduleNext ?? Infinity);
-      // Half the usual lateness: a step that comes early sleeps (runtime), one that comes late waits (time).
+      // Ahead by the least lateness and half the rest: early costs sleep (runtime), late costs time.
       s.forWindow = next !== undefined && at === next;
-      if (at !== undefined && Number.isFinite(at) && !stopped) scheduleStep(s, at - (s.slackMs ?? 0) / 2);
+      if (at !== undefined && Number.isFinite(at) && !stopped) scheduleStep(s, at - aheadMs(s));
       else {
         deleteTriggers(STEP_HANDLER);
         s.triggerId = s.dueAt = undefined;

@@ -111,17 +111,23 @@ export function saveRecentSends(baseUrl: string, sends: readonly Send[]): void {
 }
 
 /**
- * What the plan's window leaves now (URLs and requests; Infinity when that limit is unknown) and when the oldest
- * send in it leaves the window (the server counts a URL for 60 s from the answer, never longer).
+ * What the plan's window leaves now (URLs and requests; Infinity when that limit is unknown), what it holds when
+ * empty, and when the last send in it leaves the window (the server counts a URL for 60 s from the answer).
  */
 export function windowRoom(
   plan: Learned,
   sends: readonly Send[],
   at: number,
-): { urls: number; requests: number; freesAt: number } {
+): { urls: number; requests: number; capacity: number; emptyAt: number } {
   const recent = sends.filter((s) => s[0] > at - WINDOW_MS);
   const used = recent.reduce((sum, s) => sum + s[1], 0);
   const urls = plan.urlsPerMinute ? plan.urlsPerMinute - used : Infinity;
   const requests = plan.requestsPerMinute ? plan.requestsPerMinute - recent.length : Infinity;
-  return { urls, requests, freesAt: recent.length > 0 ? recent[0][0] + WINDOW_MS + 1 : at };
+  const perRequest = plan.maxUrlsPerRequest ?? Infinity;
+  const capacity = Math.min(
+    plan.urlsPerMinute ?? Infinity,
+    (plan.requestsPerMinute ?? Infinity) * perRequest,
+  );
+  const last = recent.length > 0 ? recent[recent.length - 1][0] : -Infinity;
+  return { urls, requests, capacity, emptyAt: Math.max(at, last + WINDOW_MS + 1) };
 }

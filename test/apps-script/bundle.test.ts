@@ -67,13 +67,13 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
 
   beforeAll(() => assertBundleIsCurrent());
 
-  // The target was 60 KB; background checks, the result store and schedules (issue 9) cost about 11 KB and the
+  // The target was 60 KB; background checks, the result store and schedules (issue 9) cost about 14 KB and the
   // core's real-service changes 2 KB, a trade stated in apps-script/README.md. This ceiling keeps further growth
   // from going unnoticed.
-  it('is one script of at most 75 KB, with no module syntax', () => {
+  it('is one script of at most 76 KB, with no module syntax', () => {
     const kb = Buffer.byteLength(code) / 1024;
     console.log(`apps-script/dist/Code.js: ${kb.toFixed(1)} KB minified`);
-    expect(kb).toBeLessThanOrEqual(75);
+    expect(kb).toBeLessThanOrEqual(76);
     const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
     const moduleSyntax = file.statements.filter(
       (s) => ts.isImportDeclaration(s) || ts.isExportDeclaration(s) || ts.isExportAssignment(s),

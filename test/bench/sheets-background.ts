@@ -298,6 +298,7 @@ async function main(): Promise<void> {
     { ...BASE, name: 'on time', lateMs: () => 0, lateText: 'on time' },
     { ...BASE, name: 'headers', headers: true },
     { ...BASE, name: 'late 30 s', lateMs: () => 30_000, lateText: 'always 30 s late' },
+    { ...BASE, name: 'late 0-60 s', lateMs: uniformLate(60_000), lateText: 'uniform 0–60 s' },
   ]) {
     const extra = await formulaScenario(conditions);
     results.push(extra.result);
@@ -360,8 +361,10 @@ ${checks.map((c) => `- ${c}`).join('\n')}
 
 - Apps Script's cost per service call grows with the data (a \`setValues\` of 2,000 cells is slower than one of 4); the
   stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes about 20–40 calls.
-- How late \`after()\` triggers really fire is not documented; the rows with other delays show the sensitivity: every
-  step waits for one window, so a trigger that is always d late adds about d per 60 domains.
+- How late \`after()\` triggers really fire is not documented; the rows with other delays show the sensitivity. A step
+  measures how late it got to work and the next is scheduled ahead by the least lateness plus half of what varies, so
+  a steady delay costs almost nothing, while a delay that varies by v costs about v / 4 per minute of work in time and
+  as much again in trigger runtime (a step that comes early sleeps the rest).
 - Formula recalculation after a rewrite is immediate in the stand-in; Sheets may take a few seconds.
 `;
   fs.writeFileSync(path.join(__dirname, 'SHEETS.md'), report);
