@@ -4,6 +4,7 @@
 // lists the next day. Prints the figures and writes test/bench/SHEETS.md. Run: npm run bench:sheets
 import fs from 'node:fs';
 import path from 'node:path';
+import * as prettier from 'prettier';
 import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
 import { type AppsScriptStandIn, loadAppsScript } from '../apps-script/harness';
 import { assertBundleIsCurrent, domains } from '../apps-script/support';
@@ -367,7 +368,9 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   as much again in trigger runtime (a step that comes early sleeps the rest).
 - Formula recalculation after a rewrite is immediate in the stand-in; Sheets may take a few seconds.
 `;
-  fs.writeFileSync(path.join(__dirname, 'SHEETS.md'), report);
+  const file = path.join(__dirname, 'SHEETS.md');
+  const style = (await prettier.resolveConfig(file)) ?? {};
+  fs.writeFileSync(file, await prettier.format(report, { ...style, filepath: file }));
   console.log(table);
   console.log('');
   console.log(nextTable);
