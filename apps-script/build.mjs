@@ -44,6 +44,7 @@ const ENTRY_POINTS = [
   { name: 'retrySkipped', params: [] },
   { name: 'dapaBackgroundStep', params: ['e'] },
   { name: 'dapaOnEdit', params: ['e'] },
+  { name: 'dapaBackgroundWatch', params: ['e'] },
   { name: 'startBackground', params: [] },
   { name: 'stopBackground', params: [] },
   { name: 'getBackground', params: [] },

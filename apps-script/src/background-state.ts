@@ -7,6 +7,7 @@ import { USER_PROPERTY } from './storage-keys';
 /** The trigger handlers (top-level functions, see main.ts and build.mjs). */
 export const STEP_HANDLER = 'dapaBackgroundStep';
 export const EDIT_HANDLER = 'dapaOnEdit';
+export const WATCH_HANDLER = 'dapaBackgroundWatch';
 
 export interface BackgroundState {
   on: boolean;

@@ -12,6 +12,7 @@ import {
   STEP_HANDLER,
   updateBackground,
   wakeBackground,
+  WATCH_HANDLER,
 } from './background-state';
 import { checkValues } from './check';
 import { dapaFormulaCells, type FormulaCell, rewriteFormulas } from './formulas';
@@ -198,6 +199,7 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
       if (at !== undefined && Number.isFinite(at) && !stopped) scheduleStep(s, at - aheadMs(s));
       else {
         deleteTriggers(STEP_HANDLER);
+        if (stopped) deleteTriggers(WATCH_HANDLER);
         s.triggerId = s.dueAt = undefined;
       }
     });
@@ -213,6 +215,17 @@ export function dapaOnEdit(_event?: unknown): void {
   wakeBackground(spreadsheetId(), now() + AFTER_EDIT_MS);
 }
 
+/**
+ * The hourly watch: revives the steps when a due one never ran (the day's trigger runtime was spent, or Google
+ * dropped the trigger), so work resumes by itself, the next day at worst.
+ */
+export function dapaBackgroundWatch(_event?: unknown): void {
+  const id = spreadsheetId();
+  const state = loadBackground(id);
+  if (state.on && !state.stopped && state.dueAt !== undefined && state.dueAt < now() - 600_000)
+    wakeBackground(id, now());
+}
+
 /** Turns background checks on (menu or sidebar: where the authorization prompt belongs) and starts a step. */
 export function startBackground(): BackgroundInfo {
   if (!storedApiKey()) throw new Error(NO_KEY);
@@ -222,10 +235,12 @@ export function startBackground(): BackgroundInfo {
     state.stopped = undefined;
     state.failures = 0;
     deleteTriggers(EDIT_HANDLER);
+    deleteTriggers(WATCH_HANDLER);
     ScriptApp.newTrigger(EDIT_HANDLER)
       .forSpreadsheet(SpreadsheetApp.getActiveSpreadsheet())
       .onEdit()
       .create();
+    ScriptApp.newTrigger(WATCH_HANDLER).timeBased().everyHours(1).create();
     scheduleStep(state, now() + 1000);
   });
   return getBackground();
@@ -236,6 +251,7 @@ export function stopBackground(): BackgroundInfo {
     state.on = false;
     deleteTriggers(STEP_HANDLER);
     deleteTriggers(EDIT_HANDLER);
+    deleteTriggers(WATCH_HANDLER);
     state.triggerId = state.dueAt = undefined;
   });
   return getBackground();

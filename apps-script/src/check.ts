@@ -131,9 +131,14 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
   const report = merge(reports, groups, values.length);
   try {
     cacheRecords(baseUrl, report.fresh);
-    if (options.keep) storeRecords(baseUrl, [...fromCache, ...report.fresh]);
   } catch {
     // Same: the records are in the report; only a later recalculation would pay for them again.
+  }
+  try {
+    if (options.keep) storeRecords(baseUrl, [...fromCache, ...report.fresh]);
+  } catch (error) {
+    // Not kept: a later check pays for them again. Said in the execution log, never with the key.
+    console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
   }
   try {
     saveLearnedPlan(baseUrl, report.learned);

@@ -16,6 +16,7 @@ export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } 
 export {
   dapaBackgroundStep,
   dapaOnEdit,
+  dapaBackgroundWatch,
   startBackground,
   stopBackground,
   getBackground,

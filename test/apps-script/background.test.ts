@@ -34,6 +34,10 @@ afterEach(async () => {
   await gas.close();
 });
 
+function steps() {
+  return gas.triggers.filter((t) => t.handler === 'dapaBackgroundStep');
+}
+
 function stats() {
   return sandbox.sandbox.stats()[KEY];
 }
@@ -61,7 +65,7 @@ describe('background checks', () => {
     await gas.runTriggers({
       until: startedAt + 30 * MINUTE,
       stop: () => {
-        mostPending = Math.max(mostPending, gas.triggers.filter((t) => t.kind === 'CLOCK').length);
+        mostPending = Math.max(mostPending, steps().length);
         return filled('B2:E151', 150) === 150;
       },
     });
@@ -74,8 +78,9 @@ describe('background checks', () => {
     expect(stats().billed).toBe(150);
     // Nobody waits inside a trigger: their runtime is a small share of the time the list took.
     expect(gas.triggerRuntimeMs()).toBeLessThanOrEqual(0.1 * took);
-    // Done, nothing stays scheduled, and no fired trigger lingers in the project's list.
-    expect(gas.triggers.filter((t) => t.kind === 'CLOCK')).toEqual([]);
+    // Done, no step stays scheduled, and no fired trigger lingers in the project's list (the hourly watch stays).
+    expect(steps()).toEqual([]);
+    expect(gas.triggers.map((t) => t.handler).sort()).toEqual(['dapaBackgroundWatch', 'dapaOnEdit']);
   });
 
   it('keep a sidebar check going after the sidebar is closed, and the sidebar sees where it stands', async () => {
@@ -139,6 +144,31 @@ describe('background checks', () => {
     expect(info.stopped).toMatch(/plan/i);
     expect(info.nextStepAt).toBeUndefined();
     expect(gas.triggers.filter((t) => t.kind === 'CLOCK')).toEqual([]);
+  });
+});
+
+describe('the daily trigger quota', () => {
+  it('stops the steps when it is spent, and the hourly watch resumes them the next day; nothing is lost', async () => {
+    await gas.close();
+    gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, triggerQuotaMs: 1_500 });
+    sandbox.useClock(gas.clock);
+    await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+    // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it.
+    const day = Math.floor(gas.clock.now() / 86_400_000) + 1;
+    gas.clock.advance(day * 86_400_000 - 3_600_000 - gas.clock.now());
+    const list = domains(400, 'quota');
+    gas.sheet.setValues(
+      'A2:A401',
+      list.map((d) => [d]),
+    );
+    await gas.run('startBackground');
+    await gas.edit('B2', '=DAPA(A2:A401)');
+    await gas.runTriggers({ until: (day + 1) * 86_400_000, stop: () => filled('B2:E401', 400) === 400 });
+    expect(gas.refusedTriggers.length).toBeGreaterThan(0);
+    expect(gas.refusedTriggers[0].at).toBeLessThan(day * 86_400_000);
+    expect(filled('B2:E401', 400)).toBe(400);
+    expect(gas.clock.now()).toBeGreaterThan(day * 86_400_000);
+    expect(stats().billed).toBe(400);
   });
 });
 

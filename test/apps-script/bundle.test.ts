@@ -121,6 +121,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'retrySkipped',
         'dapaBackgroundStep',
         'dapaOnEdit',
+        'dapaBackgroundWatch',
         'startBackground',
         'stopBackground',
         'getBackground',

@@ -91,6 +91,8 @@ export interface LoadOptions {
   triggerDelayMs?: number | ((trigger: TriggerRecord) => number);
   /** The daily trigger runtime quota: 'consumer' (90 min, default) or 'workspace' (6 h). */
   account?: 'consumer' | 'workspace';
+  /** A daily trigger runtime quota of this many ms instead (to test what happens when it runs out). */
+  triggerQuotaMs?: number;
 }
 
 let workerBundle: string | undefined;
@@ -161,7 +163,7 @@ export class AppsScriptStandIn {
     this.activeUser = options.user ?? this.owner;
     const delay = options.triggerDelayMs ?? 0;
     this.triggerDelay = typeof delay === 'function' ? delay : () => delay;
-    this.triggerQuotaMs = TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
+    this.triggerQuotaMs = options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
   }
 
   asUser(email: string): this {

@@ -435,7 +435,11 @@ describe('the DAPA sidebar in a real browser', () => {
       (document.getElementById('background-status')?.textContent ?? '').startsWith('On:'),
     );
     expect(await textOf(page, '#background-status')).toMatch(/Next step at \d\d:\d\d:\d\d\./);
-    expect(gas.triggers.map((t) => t.handler).sort()).toEqual(['dapaBackgroundStep', 'dapaOnEdit']);
+    expect(gas.triggers.map((t) => t.handler).sort()).toEqual([
+      'dapaBackgroundStep',
+      'dapaBackgroundWatch',
+      'dapaOnEdit',
+    ]);
     // The earlier checks reused cached results: the sheet shows what that saved.
     expect(await textOf(page, '#saved-credits')).toMatch(/^This sheet saved [1-9][\d,]* credits?:/);
     await page.click('#background-toggle');
