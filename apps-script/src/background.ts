@@ -14,11 +14,11 @@ import {
   wakeBackground,
   WATCH_HANDLER,
 } from './background-state';
-import { checkValues } from './check';
+import { checkValues, lastResumeAt } from './check';
 import { dapaFormulaCells, type FormulaCell, rewriteFormulas } from './formulas';
 import { now, sleep } from './gas';
 import { continueJobInBackground, loadJob } from './job';
-import { NO_KEY } from './messages';
+import { MENU_NAME, NO_KEY } from './messages';
 import { loadLearnedPlan, loadRecentSends, windowRoom } from './plan-store';
 import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from './result-store';
 import { dueSchedule, readSchedule, saveSchedule, startScheduledRun } from './schedule';
@@ -176,6 +176,8 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
     const pending = new Set(formulas.pending);
     rewriteFormulas(formulas.cells.filter((c) => c.keys && c.keys.every((k) => !pending.has(k))));
     if (next === undefined && (formulas.pending.length > 0 || jobRunning)) next = now() + 1000;
+    // The server's word wins: a Retry-After (through the core's resumeAt) later than our window's guess.
+    if (next !== undefined && lastResumeAt > next) next = lastResumeAt;
     updateBackground(id, (s) => {
       s.steps += 1;
       s.lastStepAt = startedAt;
@@ -243,6 +245,10 @@ export function startBackground(): BackgroundInfo {
     ScriptApp.newTrigger(WATCH_HANDLER).timeBased().everyHours(1).create();
     scheduleStep(state, now() + 1000);
   });
+  SpreadsheetApp.getActiveSpreadsheet().toast(
+    'Background checks are on: unfinished formulas and sidebar checks go on with the sheet closed.',
+    MENU_NAME,
+  );
   return getBackground();
 }
 

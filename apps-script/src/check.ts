@@ -45,6 +45,9 @@ const LEFT: Outcome = {
   retryable: true,
 };
 
+/** The latest time a check of this execution was told it may send again (a 429's Retry-After, the core's pacing). */
+export let lastResumeAt = 0;
+
 /** Checks the values (one per input position) and returns one outcome per position. Never throws for the server. */
 export function checkValues(values: readonly unknown[], options: CheckOptions): Report {
   const { apiKey, baseUrl, deadline } = options;
@@ -129,6 +132,7 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
         ]
       : runSideBySide(runs, apiKey, note);
   const report = merge(reports, groups, values.length);
+  if (report.resumeAt !== undefined) lastResumeAt = Math.max(lastResumeAt, report.resumeAt);
   try {
     cacheRecords(baseUrl, report.fresh);
   } catch {
