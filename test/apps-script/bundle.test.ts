@@ -67,7 +67,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
 
   beforeAll(() => assertBundleIsCurrent());
 
-  // The target was 60 KB; background checks, the result store and schedules (issue 9) cost about 14 KB and the
+  // The target was 60 KB; background checks, the result store and schedules (issue 9) cost about 15 KB and the
   // core's real-service changes 2 KB, a trade stated in apps-script/README.md. This ceiling keeps further growth
   // from going unnoticed.
   it('is one script of at most 76 KB, with no module syntax', () => {
