@@ -2,6 +2,7 @@
 // the retention the user chose (30 days by default). Read in bulk (one getValues) and indexed per execution, so
 // formulas read it too; only sidebar, menu and background code write it (custom functions cannot).
 import type { DomainRecord } from '../../shared';
+import { asCellText } from './cells';
 import { documentProperties, now, sha256 } from './gas';
 import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
 
@@ -35,7 +36,8 @@ export function setRetentionDays(days: unknown): number {
 
 /** A short, stable name of the service a result came from (never the key): results of two services never mix. */
 export function serviceId(baseUrl: string): string {
-  return sha256(baseUrl).slice(0, 12);
+  // A letter first: a hash starting with "-", "=" or digits would be read by Sheets as a formula or a number.
+  return 's' + sha256(baseUrl).slice(0, 12);
 }
 
 function storeSheet(): Sheet | null {
@@ -140,10 +142,13 @@ export function storeRecords(
       if (i < firstNew) changed.add(i);
     }
   }
+  // Keys are written as text (an IP-like or "-"-led key would otherwise be read as a number or a formula).
+  const cells = (from: number, to: number) =>
+    rows.slice(from, to).map((r) => [asCellText(String(r[0])), ...r.slice(1)]);
   const needed = rows.length + 1 - sheet.getMaxRows();
   if (needed > 0) sheet.insertRowsAfter(sheet.getMaxRows(), needed);
   if (pruned) {
-    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(rows);
+    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(cells(0, rows.length));
     if (before.length > rows.length)
       sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
   } else {
@@ -153,11 +158,11 @@ export function storeRecords(
       while (end + 1 < updated.length && updated[end + 1] === updated[end] + 1) end += 1;
       sheet
         .getRange(updated[start] + 2, 1, end - start + 1, 4)
-        .setValues(rows.slice(updated[start], updated[end] + 1));
+        .setValues(cells(updated[start], updated[end] + 1));
       start = end + 1;
     }
     if (rows.length > firstNew)
-      sheet.getRange(firstNew + 2, 1, rows.length - firstNew, 4).setValues(rows.slice(firstNew));
+      sheet.getRange(firstNew + 2, 1, rows.length - firstNew, 4).setValues(cells(firstNew, rows.length));
   }
   memo = { rows, at };
 }
