@@ -53,7 +53,7 @@ export interface BackgroundInfo {
   stopped?: string;
   steps: number;
   runtimeMs: number;
-  /** Results reused from the cache or the result store instead of billed again, in this spreadsheet. */
+  /** Kept results reused after the 6-hour cache had let them go (they would have been billed again). */
   savedCredits: number;
   retentionDays: number;
   schedule?: ScheduleChange & { nextAt: number };

@@ -337,8 +337,8 @@ function renderBackground(): void {
   if (b.schedule) byId<HTMLSelectElement>('schedule-target').value = b.schedule.target;
   setText(
     'saved-credits',
-    `This sheet saved ${plural(b.savedCredits, 'credit', 'credits')}: results reused instead of billed again ` +
-      `(kept ${plural(b.retentionDays, 'day', 'days')}).`,
+    `This sheet saved ${plural(b.savedCredits, 'credit', 'credits')}: kept results reused after the 6-hour ` +
+      `cache had let them go (kept ${plural(b.retentionDays, 'day', 'days')}).`,
   );
 }
 

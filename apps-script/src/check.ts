@@ -16,6 +16,7 @@ import { fetchAnswer, fetchAnswers, now, sleep } from './gas';
 import { loadLearnedPlan, saveLearnedPlan, saveRecentSends, type Send } from './plan-store';
 import { cacheRecords, readCachedRecords } from './result-cache';
 import { addSavedCredits, readStoredRecords, storeRecords } from './result-store';
+import { CACHE_SECONDS } from './storage-keys';
 
 export interface CheckOptions {
   apiKey: string;
@@ -58,9 +59,14 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
   });
   const distinct = [...new Set(keyOf.filter((k): k is string => k !== undefined))];
   const fromCache: Array<{ key: string; record: DomainRecord }> = [];
+  let saved = 0;
   if (!options.fresh && distinct.length > 0) {
     try {
-      for (const [k, r] of readStoredRecords(baseUrl, distinct, options.since)) known.set(k, r);
+      const cacheHorizon = now() - CACHE_SECONDS * 1000;
+      const stored = readStoredRecords(baseUrl, distinct, options.since, (at) => {
+        if (at < cacheHorizon) saved += 1;
+      });
+      for (const [k, r] of stored) known.set(k, r);
       const rest = distinct.filter((k) => !known.has(k));
       if (options.since === undefined && rest.length > 0)
         for (const [key, record] of readCachedRecords(baseUrl, rest)) {
@@ -147,7 +153,7 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
   try {
     saveLearnedPlan(baseUrl, report.learned);
     saveRecentSends(baseUrl, sends);
-    addSavedCredits(report.totals.cached);
+    addSavedCredits(saved);
   } catch {
     // Learned limits, the window and the count are optimisations.
   }

@@ -78,13 +78,17 @@ export function readStoredRecords(
   baseUrl: string,
   keys: readonly string[],
   since = now() - retentionDays() * DAY_MS,
+  onHit?: (checkedAt: number) => void,
 ): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
   if (keys.length === 0) return found;
   const stored = index(baseUrl, since);
   for (const key of keys) {
     const hit = stored.get(key);
-    if (hit) found.set(key, hit.record);
+    if (hit) {
+      found.set(key, hit.record);
+      onHit?.(hit.at);
+    }
   }
   return found;
 }
@@ -167,7 +171,10 @@ export function storeRecords(
   memo = { rows, at };
 }
 
-/** Credits this sheet saved: results reused from the cache or this store instead of being billed again. */
+/**
+ * Credits this sheet saved: results reused from this store that were checked longer ago than the 6-hour cache
+ * keeps them, so without the store they would have been billed again (counted per check that reused them).
+ */
 export function savedCredits(): number {
   return Number(documentProperties().getProperty(DOCUMENT_PROPERTY.savedCredits)) || 0;
 }

@@ -22,7 +22,7 @@ export const USER_PROPERTY = {
 export const DOCUMENT_PROPERTY = {
   /** Days a result is kept in the result store (default 30). */
   retentionDays: 'dapa.retentionDays',
-  /** Count of results reused from the cache or the store instead of billed again. */
+  /** Count of kept results reused after the 6-hour cache had let them go (credits the store saved). */
   savedCredits: 'dapa.savedCredits',
   /** The scheduled refresh: what, how often, when next, where it stands. */
   schedule: 'dapa.schedule',

@@ -127,7 +127,7 @@ describe('background checks', () => {
     expect(stats().requests).toBe(requests);
     expect(stats().billed).toBe(billed);
     const info = await gas.run<{ savedCredits: number }>('getBackground');
-    expect(info.savedCredits).toBeGreaterThanOrEqual(100);
+    expect(info.savedCredits).toBe(100); // each reused after the cache let it go
   });
 
   it('stop, and say why, on an error that retrying cannot fix (an expired plan) instead of looping', async () => {
