@@ -36,7 +36,7 @@ export class Pacer {
     if (this.server !== undefined) return 0; // the server states its limit: nothing to guess
     const recent = this.requests.filter((t) => t > now - WINDOW_MS);
     const seen = recent.length;
-    if (seen === 0) return 0;
+    if (seen === 0 || this.partial(now, this.limits.requestsPerMinute)) return 0;
     if (retryAt !== undefined && Math.abs(recent[0] + WINDOW_MS - retryAt) > slack) return 0;
     this.limits.requestsPerMinute = Math.min(seen, this.limits.requestsPerMinute ?? Infinity);
     return seen;
@@ -61,9 +61,22 @@ export class Pacer {
   /** A `rate_limit_reached` skip: the URLs processed in the last minute are what the plan allows. */
   learnUrlLimit(now: number): number {
     const seen = this.urlsInWindow(now);
-    if (seen > 0) this.limits.urlsPerMinute = Math.min(seen, this.limits.urlsPerMinute ?? Infinity);
+    if (seen === 0 || this.partial(now, this.limits.urlsPerMinute)) return 0;
+    this.limits.urlsPerMinute = Math.min(seen, this.limits.urlsPerMinute ?? Infinity);
     return seen;
   }
+
+  /**
+   * Whether the server's window may still hold sends from before this run (another run, a formula, another
+   * execution with the same key) while a limit is already known: what this run saw is then only part of the
+   * window, and a known limit is not lowered from it. A first guess is still taken from what was seen.
+   */
+  private partial(now: number, known: number | undefined): boolean {
+    return known !== undefined && this.observedSince !== undefined && this.observedSince > now - WINDOW_MS;
+  }
+
+  /** When this run began to see the server's windows (its first request); sends before it are unknown. */
+  observedSince?: number;
 
   /** When the next request may go, and how many URLs it may carry (at most `wanted`). */
   plan(now: number, wanted: number): { at: number; urls: number } {

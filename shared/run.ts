@@ -185,6 +185,7 @@ export class CheckRun {
     }
     const keys = this.queue.splice(0, slot.urls);
     this.serverNextAt = undefined;
+    this.pacer.observedSince ??= now;
     const id = this.nextId++;
     this.inflight = { id, keys, sentAt: now };
     this.counts.requests += 1;
@@ -379,9 +380,14 @@ export class CheckRun {
     }
     this.requeue(again, 'front');
     if (learned === 0) {
-      // The minute's budget was spent before this run (another run with the same key): back off instead.
+      // The minute's budget was spent by sends from before this run (another run with the same key). They have
+      // all left the window a minute after this run's first request; until then, or when that has passed, back off.
       this.spentWindowsInRow += 1;
-      this.waitUntil(now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000), 'rate_limit');
+      const priorGone = (this.pacer.observedSince ?? now) + WINDOW_MS + 1;
+      this.waitUntil(
+        priorGone > now ? priorGone : now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000),
+        'rate_limit',
+      );
     }
   }
 

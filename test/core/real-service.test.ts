@@ -264,3 +264,32 @@ describe('a run that may not wait says when it can go on', () => {
     expect(wrong.report.resumeAt).toBeUndefined();
   });
 });
+
+describe('a minute shared with sends from before the run', () => {
+  test('does not lower a known URL limit: the run waits for the earlier sends to leave the window', () => {
+    const sandbox = createSandbox();
+    // A formula spent 30 of the minute's 60 URLs just before this run.
+    const earlier = runOnVirtualSandbox(sandbox, 'sandbox-basic', domains(30, 'f'), { maxUrlsPerRequest: 5 });
+    expect(earlier.stats.billed).toBe(30);
+    const values = domains(100, 'g');
+    const run = runOnVirtualSandbox(
+      sandbox,
+      'sandbox-basic',
+      values,
+      { maxUrlsPerRequest: 5, pace: { urlsPerMinute: 60 } },
+      earlier.end + 5000,
+    );
+    expect(run.report.totals.records).toBe(100);
+    // Before: the run saw only its own 30 URLs in the window and learned (and handed back) 30 a minute.
+    expect(run.report.learned.urlsPerMinute).toBe(60);
+    expect(Object.values(run.stats.billedByDomain).every((n) => n === 1)).toBe(true);
+    // 130 URLs at 60 a minute from the formula's start: the last can go in the third minute.
+    expect(run.end - earlier.end).toBeLessThan(2 * 60_000 + 10_000);
+  });
+
+  test('a first run with nothing known still learns from what it saw', () => {
+    const { report } = runOnVirtualSandbox(createSandbox(), 'sandbox-basic', domains(70, 'h'));
+    expect(report.learned).toMatchObject({ maxUrlsPerRequest: 5, urlsPerMinute: 60 });
+    expect(report.totals.records).toBe(70);
+  });
+});
