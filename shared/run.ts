@@ -592,9 +592,9 @@ function rateLimitSkip(why: string): (key: string) => Outcome {
 /** A 403 that is not the spec's auth answer: the service (its nginx) refused this server's network. */
 export function networkBlockedMessage(status = 403): string {
   return (
-    `The DAPA service refused requests from this server's network (HTTP ${status}); this is not your API key. ` +
-    'It blocks some datacenter addresses, where Google Apps Script and hosted n8n run. Run the check from another ' +
-    'network (for example a self-hosted n8n), or ask DAPA checker support to allow this address.'
+    `The DAPA service refused requests from this server's network (HTTP ${status}): not your API key. ` +
+    'It blocks some datacenters, where Apps Script and hosted n8n run. Check from another network (such as a ' +
+    'self-hosted n8n) or ask DAPA checker support to allow this address.'
   );
 }
 
