@@ -273,11 +273,40 @@ describe('DAPA Checker node', () => {
     ]);
   });
 
-  test('nothing is kept between executions: a second execution checks its items again', async () => {
-    await execute({ items: [{ url: 'example.com' }] });
-    const { results } = await execute({ items: [{ url: 'example.com' }] });
-    expect(results).toHaveLength(1);
-    expect(server.sandbox.stats()['sandbox-premium'].billed).toBe(2);
+  test('what a run learns of the plan is kept: the next execution sends no learning request', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },
+    });
+    const staticData: IDataObject = {};
+    const items = (tag: string) => Array.from({ length: 35 }, (_v, i) => ({ url: `${tag}${i}.org` }));
+    const first = await execute({ apiKey: 'ten-per-request', items: items('first'), staticData });
+    expect(first.results).toHaveLength(35);
+    const afterFirst = server.sandbox.stats()['ten-per-request'];
+    expect(afterFirst.responsesByStatus['422']).toBeGreaterThanOrEqual(1);
+    const kept = JSON.stringify(staticData);
+    expect(kept).toContain('"maxUrlsPerRequest":10');
+    expect(kept).not.toContain('ten-per-request');
+
+    const second = await execute({ apiKey: 'ten-per-request', items: items('second'), staticData });
+    expect(second.results).toHaveLength(35);
+    const afterSecond = server.sandbox.stats()['ten-per-request'];
+    expect(afterSecond.responsesByStatus['422']).toBe(afterFirst.responsesByStatus['422']);
+    expect(afterSecond.requests - afterFirst.requests).toBe(4);
+    expect(second.sent.every((request) => JSON.parse(request.body).urls.length <= 10)).toBe(true);
+  });
+
+  test('another key on the same node learns its own plan; a fresh node learns again', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },
+    });
+    const staticData: IDataObject = {};
+    await execute({ apiKey: 'ten-per-request', items: [{ url: 'a.org' }, { url: 'b.org' }], staticData });
+    const items = Array.from({ length: 30 }, (_v, i) => ({ url: `premium${i}.org` }));
+    const { sent } = await execute({ apiKey: 'sandbox-premium', items, staticData });
+    expect(sent).toHaveLength(1);
+    const fresh = await execute({ apiKey: 'ten-per-request', items: items.slice(0, 12) });
+    expect(fresh.sent.length).toBeGreaterThan(2);
+    expect(server.sandbox.stats()['ten-per-request'].responsesByStatus['422']).toBeGreaterThanOrEqual(1);
   });
 
   test('a body that n8n hands over already parsed as JSON is read the same', async () => {
@@ -365,7 +394,7 @@ describe('DAPA Checker node', () => {
       options: { includeInputFields: false },
     });
     expect(Object.keys(results[0].json).sort()).toEqual(
-      ['domain', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
+      ['domain', 'no_data', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
     );
     expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'url']);
   });

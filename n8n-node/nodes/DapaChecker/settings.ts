@@ -16,7 +16,7 @@ const NUMBER_RULES: Record<NumberOption, { label: string; min: number; max: numb
   maxUrlsPerRequest: { label: 'Max URLs per Request', min: 0, max: 10_000 },
   retries: { label: 'Retries', min: 0, max: 10 },
   maxWaitSeconds: { label: 'Maximum Total Wait (Seconds)', min: 0, max: 86_400 },
-  timeLimitSeconds: { label: 'Time Limit (Seconds)', min: 1, max: 86_400 },
+  timeLimitSeconds: { label: 'Time Limit (Seconds)', min: 0, max: 86_400 },
 };
 
 function readNumber(options: IDataObject, name: NumberOption): number | SettingProblem {
