@@ -2,15 +2,14 @@
 // nothing else in the project spells a base address or the path.
 
 /**
- * Base addresses of the service. The spec names them only `{base_url}` and `{staging_url}`; the values here are
- * reserved `.invalid` placeholders until the provider publishes them, so every surface also takes a custom base URL.
+ * The service's public address (the spec's `{base_url}`). No staging address is public, so `staging` is an
+ * environment whose address the user types, like `custom`; nothing here invents a host.
  */
 export const BASE_URLS = {
-  production: 'https://api.dapa-checker.invalid',
-  staging: 'https://staging.dapa-checker.invalid',
+  production: 'https://www.dapachecker.org',
 } as const;
 
-export type Environment = keyof typeof BASE_URLS | 'custom';
+export type Environment = 'production' | 'staging' | 'custom';
 
 export const DAPA_PATH = '/api/user/dapa-checker';
 
@@ -27,16 +26,16 @@ export function endpointUrl(baseUrl: string): string {
   return base + DAPA_PATH;
 }
 
-/** The base URL for an environment choice; `custom` takes the user's own address. */
-export function baseUrlFor(environment: Environment, customUrl?: string): string {
-  if (environment === 'custom') {
-    const url = (customUrl ?? '').trim();
-    if (!/^https?:\/\/[^\s/]+/i.test(url)) {
-      throw new Error(
-        'The custom base URL must start with http:// or https://, for example http://127.0.0.1:8787',
-      );
-    }
-    return url.replace(/\/+$/, '');
+/** The base URL for an environment choice; `staging` and `custom` take the address the user typed. */
+export function baseUrlFor(environment: Environment, typedUrl?: string): string {
+  if (environment === 'production') return BASE_URLS.production;
+  const url = (typedUrl ?? '').trim();
+  if (!/^https?:\/\/[^\s/]+/i.test(url)) {
+    throw new Error(
+      `The ${environment} base URL must start with http:// or https://, for example ${
+        environment === 'staging' ? 'the staging address your provider gave you' : 'http://127.0.0.1:8787'
+      }`,
+    );
   }
-  return BASE_URLS[environment];
+  return url.replace(/\/+$/, '');
 }

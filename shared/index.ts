@@ -4,6 +4,7 @@ export { toEntry, keyOfDomain, hostOf, type Entry } from './inputs';
 export {
   CheckRun,
   DEFAULT_BATCH_SIZE,
+  networkBlockedMessage,
   matchRecords,
   type RunOptions,
   type Step,
@@ -15,6 +16,10 @@ export { keyProbeRequest, readKeyProbe, type KeyProbeResult } from './keyprobe';
 export {
   classify,
   parseRetryAfter,
+  readServerRate,
+  METRICS,
+  type Metric,
+  type ServerRate,
   type DomainRecord,
   type HttpAnswer,
   type Answer,

@@ -1,7 +1,7 @@
 // A key test that bills nothing: one request whose only entry is empty. A valid key on an active plan gets the
 // all-skipped 422 envelope (`empty_url`, 0 processed); a wrong key or an expired plan gets its own 401.
 import { JSON_HEADERS, endpointUrl } from './endpoints';
-import type { HttpRequest } from './run';
+import { type HttpRequest, networkBlockedMessage } from './run';
 import { type HttpAnswer, classify } from './wire';
 
 export function keyProbeRequest(baseUrl: string): HttpRequest {
@@ -17,7 +17,7 @@ export type KeyProbeResult =
   | { ok: true; message: string }
   | {
       ok: false;
-      code: 'bad_key' | 'not_premium' | 'not_found' | 'rate_limited' | 'unexpected';
+      code: 'bad_key' | 'not_premium' | 'network_blocked' | 'not_found' | 'rate_limited' | 'unexpected';
       message: string;
     };
 
@@ -36,8 +36,11 @@ export function readKeyProbe(answer: HttpAnswer, now = 0): KeyProbeResult {
       return {
         ok: false,
         code: 'not_premium',
-        message: 'The key is valid but the plan does not allow this request or has expired.',
+        message:
+          'The key is valid but the plan does not allow this request, has expired or has spent its monthly credits.',
       };
+    case 'blocked':
+      return { ok: false, code: 'network_blocked', message: networkBlockedMessage(a.status) };
     case 'not_found':
       return {
         ok: false,

@@ -7,7 +7,8 @@ export type SkipReason =
 /** Why a position has no record and no skip. `retryable` says whether running again can help. */
 export type ErrorCode =
   | 'bad_key' // 401 incorrect API key provided
-  | 'not_premium' // 401 you are not premium for this request
+  | 'not_premium' // 401 you are not premium for this request (or the month's credits are spent)
+  | 'network_blocked' // 403 (an nginx page): the service refuses requests from this network, whatever the key
   | 'validation' // 422 Validation Error
   | 'not_found' // the base URL does not serve the endpoint
   | 'plan_limit' // the plan accepts no URL at all per request
@@ -61,6 +62,12 @@ export interface Report {
   learned: Learned;
   /** Records fetched in this run (not from the cache), by key: what the shell may cache. */
   fresh: Array<{ key: string; record: DomainRecord }>;
+  /**
+   * When the run stopped at a wait it could not take (waiting is off, or the deadline or the wait budget comes
+   * first): the time, on the driver's clock, from which its next request could go. A shell that schedules the rest
+   * for later (a background trigger) starts it then, instead of paying for the wait.
+   */
+  resumeAt?: number;
   /** Set when the run stopped on an error that ends every unfinished position (wrong key, expired plan, ...). */
   fatal?: { code: ErrorCode; message: string };
 }

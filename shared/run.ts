@@ -4,9 +4,16 @@
 import { DAPA_PATH, JSON_HEADERS, endpointUrl } from './endpoints';
 import { type Entry, keyOfDomain, toEntry } from './inputs';
 import type { ErrorCode, Learned, Outcome, Report, Totals } from './outcome';
-import { type Pace, Pacer } from './pacer';
+import { type Pace, Pacer, WINDOW_MS } from './pacer';
 import { fullJitter, seededRandom } from './random';
-import { type Answer, type DomainRecord, type HttpAnswer, type SkippedEntry, classify } from './wire';
+import {
+  type Answer,
+  type DomainRecord,
+  type HttpAnswer,
+  type SkippedEntry,
+  classify,
+  readServerRate,
+} from './wire';
 
 export interface RunOptions {
   /** Base URL of the service (see BASE_URLS); the path is added here. */
@@ -69,6 +76,8 @@ export class CheckRun {
   private readonly pacer: Pacer;
   private readonly random: () => number;
   private notBefore = -Infinity;
+  /** When the server named the next attempt (`Retry-After` on a 429): that time wins over the pacer's guess. */
+  private serverNextAt?: number;
   /** What `notBefore` waits for: the plan's rate limit, or a failing server. */
   private waitingFor: 'rate_limit' | 'failure' = 'failure';
   private failuresInRow = 0;
@@ -77,6 +86,7 @@ export class CheckRun {
   private readonly latencies: number[] = [];
   private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
   private fatal?: { code: ErrorCode; message: string };
+  private resumeAt?: number;
   private finished = false;
   private readonly counts = {
     requests: 0,
@@ -132,10 +142,14 @@ export class CheckRun {
     if (this.inflight) throw new Error('CheckRun.next: the previous request has not been answered yet');
     if (this.queue.length === 0) return this.finish();
     const wanted = Math.min(this.batchSize, this.queue.length);
-    const slot = this.pacer.plan(Math.max(now, this.notBefore), wanted);
+    const slot =
+      this.serverNextAt !== undefined
+        ? { at: Math.max(now, this.serverNextAt), urls: wanted }
+        : this.pacer.plan(Math.max(now, this.notBefore), wanted);
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       const ms = slot.at - now;
+      this.resumeAt = slot.at; // kept only if the run stops here instead of waiting
       const forRateLimit = slot.at > Math.max(now, this.notBefore) || this.waitingFor === 'rate_limit';
       if (forRateLimit && this.options.waitForRateLimits === false) {
         return this.finish(
@@ -160,6 +174,7 @@ export class CheckRun {
         );
       }
       this.counts.waitedMs += ms;
+      this.resumeAt = undefined;
       return { type: 'wait', ms };
     }
     if (now + latency > this.options.deadline) {
@@ -169,6 +184,7 @@ export class CheckRun {
       );
     }
     const keys = this.queue.splice(0, slot.urls);
+    this.serverNextAt = undefined;
     const id = this.nextId++;
     this.inflight = { id, keys, sentAt: now };
     this.counts.requests += 1;
@@ -200,6 +216,13 @@ export class CheckRun {
             what: `a network failure (${String(response.error).slice(0, 120)})`,
           }
         : classify(response, keys.length, now);
+    this.act(keys, answer, now);
+    // After the answer is counted, so that the server's remaining count is read against this run's own window.
+    const rate = 'error' in response ? undefined : readServerRate(response, now);
+    if (rate) this.pacer.heard(now, rate);
+  }
+
+  private act(keys: string[], answer: Answer, now: number): void {
     switch (answer.kind) {
       case 'envelope':
         return this.onEnvelope(keys, answer, now);
@@ -211,8 +234,10 @@ export class CheckRun {
       case 'not_premium':
         return this.stop(
           'not_premium',
-          `Your plan does not allow this request or has expired: the DAPA service answered "${answer.message}". Renew or upgrade the plan, or use another key.`,
+          `Your plan does not allow this request, has expired or has spent its monthly credits: the DAPA service answered "${answer.message}". Renew or upgrade the plan, or use another key.`,
         );
+      case 'blocked':
+        return this.stop('network_blocked', networkBlockedMessage(answer.status));
       case 'validation':
         return this.stop(
           'validation',
@@ -229,7 +254,7 @@ export class CheckRun {
       case 'rate_limited':
         return this.onRateLimited(keys, answer.retryAfterMs, now);
       case 'transient':
-        return this.onFailure(keys, answer.what, now);
+        return this.onFailure(keys, answer.what, now, answer.retryAfterMs);
     }
   }
 
@@ -267,6 +292,7 @@ export class CheckRun {
       totals: this.totals(outcomes),
       learned: { ...this.learned, ...this.pacer.limits },
       fresh: this.fresh.slice(),
+      resumeAt: this.fatal ? undefined : this.resumeAt,
       fatal: this.fatal,
     };
   }
@@ -375,9 +401,13 @@ export class CheckRun {
   private onRateLimited(keys: string[], retryAfterMs: number | undefined, now: number): void {
     this.counts.rateLimited += 1;
     this.rateLimitsInRow += 1;
-    this.pacer.learnRequestLimit(now);
+    const retryAt = retryAfterMs === undefined ? undefined : now + retryAfterMs;
+    this.pacer.learnRequestLimit(now, retryAt);
     if (this.options.waitForRateLimits === false || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
       // Not waiting: this batch and everything not sent yet end as rate_limit_reached, with no further request.
+      // Without the server's word, a whole window (the plan's unit) is when a later run may start.
+      const paced = this.pacer.plan(now, 1).at;
+      this.resumeAt = retryAt ?? (paced > now ? paced : now + WINDOW_MS);
       this.finish(
         undefined,
         undefined,
@@ -386,11 +416,12 @@ export class CheckRun {
       );
       return;
     }
-    this.waitUntil(now + (retryAfterMs ?? fullJitter(this.rateLimitsInRow, this.random)), 'rate_limit');
+    this.waitUntil(retryAt ?? now + fullJitter(this.rateLimitsInRow, this.random), 'rate_limit');
+    this.serverNextAt = retryAt; // the server's word decides the next attempt, not the pacer's guess
     this.requeue(keys, 'front');
   }
 
-  private onFailure(keys: string[], what: string, now: number): void {
+  private onFailure(keys: string[], what: string, now: number, retryAfterMs?: number): void {
     this.counts.transient += 1;
     this.failuresInRow += 1;
     const limit = this.options.maxConsecutiveFailures ?? 5;
@@ -402,7 +433,7 @@ export class CheckRun {
         true,
       );
     }
-    this.waitUntil(now + fullJitter(this.failuresInRow, this.random), 'failure');
+    this.waitUntil(now + (retryAfterMs ?? fullJitter(this.failuresInRow, this.random)), 'failure');
     this.requeue(keys, 'front');
   }
 
@@ -550,6 +581,15 @@ function rateLimitSkip(why: string): (key: string) => Outcome {
     retryable: true,
     key,
   });
+}
+
+/** A 403 that is not the spec's auth answer: the service (its nginx) refused this server's network. */
+export function networkBlockedMessage(status = 403): string {
+  return (
+    `The DAPA service refused requests from this server's network (HTTP ${status}); this is not your API key. ` +
+    'It blocks some datacenter addresses, where Google Apps Script and hosted n8n run. Run the check from another ' +
+    'network (for example a self-hosted n8n), or ask DAPA checker support to allow this address.'
+  );
 }
 
 function defaultSkipMessage(reason: string): string {

@@ -45,12 +45,17 @@ const ErrorBodySchema = z.object({
   type: z.optional(z.unknown()),
 });
 
+export const METRICS = ['site_da', 'site_pa', 'site_mr', 'spam_score'] as const;
+export type Metric = (typeof METRICS)[number];
+
 export interface DomainRecord {
   domain: string;
   site_da: number | null;
   site_pa: number | null;
   site_mr: number | null;
   spam_score: number | null;
+  /** Metrics the service marked "no data" (it sends a negative value, such as a spam score of -1); they are null. */
+  noData?: Metric[];
 }
 export interface SkippedEntry {
   index?: number;
@@ -70,11 +75,22 @@ export type Answer =
     }
   | { kind: 'bad_key'; message: string }
   | { kind: 'not_premium'; message: string }
+  | { kind: 'blocked'; status: number; message: string }
   | { kind: 'validation'; message: string }
   | { kind: 'limit_exceeded'; maximum?: number; message: string }
   | { kind: 'rate_limited'; retryAfterMs?: number }
   | { kind: 'not_found'; status: number }
-  | { kind: 'transient'; status: number; what: string };
+  | { kind: 'transient'; status: number; what: string; retryAfterMs?: number };
+
+/** What the server says of its request-rate limit (Laravel's throttle headers); absent fields were not sent. */
+export interface ServerRate {
+  /** `X-RateLimit-Limit`: requests allowed per window. */
+  limit?: number;
+  /** `X-RateLimit-Remaining`: requests left in the current window. */
+  remaining?: number;
+  /** `X-RateLimit-Reset` (epoch seconds, or seconds from now) or else `Retry-After`: when the window frees. */
+  resetAt?: number;
+}
 
 export interface HttpAnswer {
   status: number;
@@ -143,13 +159,21 @@ function parseEnvelope(json: unknown): Answer | undefined {
       malformedRecords += 1;
       continue;
     }
-    records.push({
+    const record: DomainRecord = {
       domain: r.data.domain,
-      site_da: num(r.data.site_da),
-      site_pa: num(r.data.site_pa),
-      site_mr: num(r.data.site_mr),
-      spam_score: num(r.data.spam_score),
-    });
+      site_da: null,
+      site_pa: null,
+      site_mr: null,
+      spam_score: null,
+    };
+    const noData: Metric[] = [];
+    for (const metric of METRICS) {
+      const value = num(r.data[metric]);
+      if (value !== null && value < 0) noData.push(metric);
+      else record[metric] = value;
+    }
+    if (noData.length > 0) record.noData = noData;
+    records.push(record);
   }
   const skipped: SkippedEntry[] = [];
   for (const item of env.data.skipped ?? []) {
@@ -179,12 +203,44 @@ function maximumIn(text: string, sent: number): number | undefined {
   return numbers.length > 0 ? Math.max(...numbers) : undefined;
 }
 
+/** The server's throttle headers, when it sends them; undefined when it sends none. */
+export function readServerRate(answer: HttpAnswer, now: number): ServerRate | undefined {
+  const count = (name: string): number | undefined => {
+    const text = header(answer.headers, name)?.trim();
+    return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+  };
+  const limit = count('x-ratelimit-limit');
+  const remaining = count('x-ratelimit-remaining');
+  const reset = count('x-ratelimit-reset');
+  // Laravel sends the reset as a Unix timestamp; a small number can only be seconds from now.
+  const resetAt =
+    reset !== undefined
+      ? reset > 1e9
+        ? reset * 1000
+        : now + reset * 1000
+      : remaining === 0
+        ? retryAt(answer, now)
+        : undefined;
+  if (limit === undefined && remaining === undefined && resetAt === undefined) return undefined;
+  return { limit, remaining, resetAt };
+}
+
+function retryAt(answer: HttpAnswer, now: number): number | undefined {
+  const ms = parseRetryAfter(header(answer.headers, 'retry-after'), now);
+  return ms === undefined ? undefined : now + ms;
+}
+
 /** Classifies one HTTP answer; `sent` is how many URLs the request carried. Never throws. */
 export function classify(answer: HttpAnswer, sent: number, now: number): Answer {
   const { status, body } = answer;
   const json = parseJson(body);
   if (status === 401 || status === 403) {
     const text = errorText(json, body);
+    // A 403 is the spec's auth answer only when it has the spec's JSON shape; otherwise (an nginx page above
+    // all) the service refused this network, whatever the key.
+    const authShape =
+      ErrorBodySchema.safeParse(json).success && /invalid_request|api key|premium/i.test(body);
+    if (status === 403 && !authShape) return { kind: 'blocked', status, message: text };
     if (/premium|plan|expired|subscri/i.test(text)) return { kind: 'not_premium', message: text };
     return { kind: 'bad_key', message: text };
   }
@@ -212,5 +268,6 @@ export function classify(answer: HttpAnswer, sent: number, now: number): Answer 
     kind: 'transient',
     status,
     what: status >= 500 ? `HTTP ${status} from the server` : `HTTP ${status}`,
+    retryAfterMs: parseRetryAfter(header(answer.headers, 'retry-after'), now),
   };
 }

@@ -1,8 +1,15 @@
-// `npm run demo`: the main job against the built-in sandbox, no key or internet needed. Starts the sandbox,
-// checks a sample list through the core (one line per input, then the totals), then runs a second time to show
-// what the learned plan maximum saves.
+// `npm run demo`: the main job against the built-in sandbox, no key or internet needed. Starts the sandbox on the
+// real service's entry plan (`sandbox-basic`), checks a sample list through the core (one line per input, then
+// the totals), runs a second time to show what the learned plan saves, and says how long the plan makes a list take.
 import { CheckRun, runAsync, type Learned, type Outcome, type Report } from '../shared';
+import { runOnVirtualSandbox } from './core/virtual';
+import { createSandbox, DEFAULT_CONFIG, type FaultConfig } from './sandbox/handler';
 import { startSandbox } from './sandbox/server';
+
+const KEY = 'sandbox-basic';
+const PLAN = DEFAULT_CONFIG.keys[KEY];
+/** The real service's habits: a spam score of -1 ("no data") for some domains. */
+const FAULTS: FaultConfig = { noDataRate: 0.1 };
 
 const SAMPLE: unknown[] = [
   'moz.com',
@@ -21,7 +28,7 @@ const SAMPLE: unknown[] = [
   'example.co.uk',
   'bücher.de',
   'x'.repeat(2100) + '.com',
-  ...Array.from({ length: 60 }, (_, i) => `shop${i + 1}.example.net`),
+  ...Array.from({ length: 40 }, (_, i) => `shop${i + 1}.example.net`),
 ];
 
 function cell(text: string, width: number): string {
@@ -32,7 +39,8 @@ function cell(text: string, width: number): string {
 function describe(o: Outcome): string {
   if (o.kind === 'record') {
     const r = o.record;
-    return `DA ${r.site_da}  PA ${r.site_pa}  MR ${r.site_mr}  Spam ${r.spam_score}${o.cached ? '  (cached)' : ''}`;
+    const spam = r.spam_score === null ? '— (no data)' : String(r.spam_score);
+    return `DA ${r.site_da}  PA ${r.site_pa}  MR ${r.site_mr}  Spam ${spam}${o.cached ? '  (cached)' : ''}`;
   }
   if (o.kind === 'skip') return o.blank ? '(blank)' : `${o.reason}: ${o.message}`;
   return `${o.code}: ${o.message}`;
@@ -43,6 +51,7 @@ async function check(url: string, values: unknown[], learned: Learned): Promise<
     baseUrl: url,
     deadline: Date.now() + 120_000,
     maxUrlsPerRequest: learned.maxUrlsPerRequest,
+    pace: learned,
   });
   return runAsync(run, {
     now: () => Date.now(),
@@ -50,7 +59,7 @@ async function check(url: string, values: unknown[], learned: Learned): Promise<
     send: async (request) => {
       const res = await fetch(request.url, {
         method: request.method,
-        headers: { ...request.headers, Authorization: 'Bearer sandbox-premium' },
+        headers: { ...request.headers, Authorization: `Bearer ${KEY}` },
         body: request.body,
       });
       return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
@@ -72,11 +81,39 @@ function printTotals(label: string, report: Report): void {
   );
 }
 
+function minutes(ms: number): string {
+  return `${(ms / 60_000).toFixed(1)} min`;
+}
+
+/** How long the plan makes lists of distinct domains take: the core on the sandbox's own handling, virtual clock. */
+function planDurations(learned: Learned): string[] {
+  return [60, 500, 5000].map((n) => {
+    const values = Array.from({ length: n }, (_, i) => `list${i}.example.org`);
+    const { report, elapsed } = runOnVirtualSandbox(
+      createSandbox({ ...DEFAULT_CONFIG, faults: FAULTS }),
+      KEY,
+      values,
+      {
+        maxUrlsPerRequest: learned.maxUrlsPerRequest,
+        pace: learned,
+        deadline: 24 * 3_600_000,
+      },
+    );
+    const bound = (n / (PLAN.urlsPerMinute ?? Infinity)) * 60_000;
+    const t = report.totals;
+    return (
+      `  ${String(n).padStart(5)} distinct domains: ${minutes(elapsed)} (${n} / ${PLAN.urlsPerMinute} a minute = ${minutes(bound)}; the first minute goes at once), ` +
+      `${t.requests} requests, ${t.billed} credits, ${t.responses.rateLimited} × 429, ${t.records} records`
+    );
+  });
+}
+
 async function main(): Promise<void> {
-  const sandbox = await startSandbox({ port: 0 });
+  const sandbox = await startSandbox({ port: 0, config: { ...DEFAULT_CONFIG, faults: FAULTS } });
   try {
     console.log(
-      `Sandbox DAPA API at ${sandbox.url} (key sandbox-premium: 50 URLs/request, 60 requests/min)\n`,
+      `Sandbox DAPA API at ${sandbox.url}, key ${KEY}: the real service's entry plan, ${PLAN.maxUrlsPerRequest} URLs per ` +
+        `request, ${PLAN.urlsPerMinute} URLs per minute, ${PLAN.monthlyCredits?.toLocaleString('en-US')} credits a month\n`,
     );
     const first = await check(sandbox.url, SAMPLE, {});
     console.log(`${cell('#', 4)}${cell('input', 42)}result`);
@@ -86,14 +123,22 @@ async function main(): Promise<void> {
     });
     console.log('');
     printTotals('First run', first);
+    // A minute later the plan's window is free again; the sandbox's reset stands for that minute.
+    sandbox.sandbox.reset();
     const again = await check(sandbox.url, SAMPLE, first.learned);
-    printTotals('Second run, starting from the learned maximum', again);
+    printTotals('Second run a minute later, starting from the learned plan', again);
+    console.log(
+      `\nHow long the entry plan makes a list take (${PLAN.urlsPerMinute} URLs a minute, whatever the client), ` +
+        'measured with the core on the sandbox on a virtual clock, starting from the learned plan:',
+    );
+    for (const line of planDurations(first.learned)) console.log(line);
+    sandbox.sandbox.reset();
     const sheets = await import('./apps-script/demo-sheet').catch(() => undefined);
     if (sheets) {
       console.log(
         '\nGoogle Sheets: =DAPA(A2:A21, "da,pa,mr,spam", TRUE) through the built Apps Script bundle\n',
       );
-      console.log(await sheets.demoSheet(sandbox.url, 'sandbox-premium'));
+      console.log(await sheets.demoSheet(sandbox.url, KEY));
     }
   } finally {
     await sandbox.close();

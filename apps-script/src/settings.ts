@@ -24,9 +24,9 @@ function storedEnvironment(): Environment {
 export function currentBaseUrl(): string {
   const props = userProperties();
   const environment = storedEnvironment();
-  if (environment !== 'custom') return BASE_URLS[environment];
+  if (environment === 'production') return BASE_URLS.production;
   try {
-    return baseUrlFor('custom', props.getProperty(USER_PROPERTY.customBaseUrl) ?? '');
+    return baseUrlFor(environment, props.getProperty(USER_PROPERTY.customBaseUrl) ?? '');
   } catch {
     return BASE_URLS.production;
   }
@@ -75,11 +75,11 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
     throw new Error(`Unknown environment "${String(environment)}": choose production, staging or custom.`);
   }
   const updates: Record<string, string> = { [USER_PROPERTY.environment]: environment };
-  if (environment === 'custom') {
+  if (environment !== 'production') {
     const custom = change.baseUrl ?? props.getProperty(USER_PROPERTY.customBaseUrl) ?? '';
-    if (typeof custom !== 'string') throw new Error('The custom base URL must be text.');
-    if (/\s/.test(custom.trim())) throw new Error('The custom base URL cannot contain spaces.');
-    updates[USER_PROPERTY.customBaseUrl] = baseUrlFor('custom', custom);
+    if (typeof custom !== 'string') throw new Error(`The ${environment} base URL must be text.`);
+    if (/\s/.test(custom.trim())) throw new Error(`The ${environment} base URL cannot contain spaces.`);
+    updates[USER_PROPERTY.customBaseUrl] = baseUrlFor(environment, custom);
   }
   let keyChanged = false;
   if (change.apiKey !== undefined) {

@@ -27,14 +27,14 @@ describe('settings and the key', () => {
       hasKey: false,
       keyHint: '',
       environment: 'production',
-      baseUrl: 'https://api.dapa-checker.invalid',
+      baseUrl: 'https://www.dapachecker.org',
     });
     const saved = await gas.run<Settings>('saveSettings', { apiKey: '  sk-live-abcdef123456  ' });
     expect(saved).toEqual({
       hasKey: true,
       keyHint: '••••••3456',
       environment: 'production',
-      baseUrl: 'https://api.dapa-checker.invalid',
+      baseUrl: 'https://www.dapachecker.org',
     });
     expect(JSON.stringify(await gas.run('getSettings'))).not.toContain('abcdef');
     expect(gas.properties.user()['dapa.apiKey']).toBe('sk-live-abcdef123456');
@@ -45,10 +45,19 @@ describe('settings and the key', () => {
 
   it('keeps the key when apiKey is left out, removes it with an empty string', async () => {
     await gas.run('saveSettings', { apiKey: 'sandbox-premium' });
-    expect(await gas.run<Settings>('saveSettings', { environment: 'staging' })).toMatchObject({
+    // Staging has no built-in host: it is an address the user types.
+    await expect(gas.run('saveSettings', { environment: 'staging', baseUrl: '' })).rejects.toThrow(
+      /The staging base URL must start with http:\/\/ or https:\/\//,
+    );
+    expect(
+      await gas.run<Settings>('saveSettings', {
+        environment: 'staging',
+        baseUrl: 'https://staging.example.net/',
+      }),
+    ).toMatchObject({
       hasKey: true,
       environment: 'staging',
-      baseUrl: 'https://staging.dapa-checker.invalid',
+      baseUrl: 'https://staging.example.net',
     });
     expect(await gas.run<Settings>('saveSettings', { apiKey: '' })).toMatchObject({
       hasKey: false,

@@ -302,7 +302,7 @@ describe('the sidebar checking rows in the sheet', () => {
     await gas.run('saveSettings', { apiKey: 'sandbox-expired' });
     const stopped = await gas.run<JobState>('continueJob');
     expect(stopped.status).toBe('error');
-    expect(stopped.message).toMatch(/plan does not allow this request or has expired/);
+    expect(stopped.message).toMatch(/plan does not allow this request, has expired/);
     expect(gas.sheet.getValues('B2:F3')).toEqual([
       ['', '', '', '', ''],
       ['', '', '', '', ''],

@@ -80,14 +80,18 @@ export function mapBatchByOrder(batch: readonly unknown[], answer: HttpAnswer): 
 }
 
 /**
- * n8n's HTTP Request node with Batching: batches of 50 rows in sheet order (no de-duplication), a fixed 1 s pause
+ * n8n's HTTP Request node with Batching: batches of 50 rows (or the plan's maximum, when lower) in sheet order (no de-duplication), a fixed 1 s pause
  * between batches, a retry after 1 s on 429 (at most 5); any other failure loses the batch's rows.
  */
-export async function fixedBatches(rows: readonly unknown[], env: BenchEnv): Promise<RowResult[]> {
+export async function fixedBatches(
+  rows: readonly unknown[],
+  env: BenchEnv,
+  size = FIXED_BATCH_SIZE,
+): Promise<RowResult[]> {
   const results: RowResult[] = [];
-  for (let start = 0; start < rows.length; start += FIXED_BATCH_SIZE) {
+  for (let start = 0; start < rows.length; start += size) {
     if (start > 0) await env.sleep(FIXED_PAUSE_MS);
-    const batch = rows.slice(start, start + FIXED_BATCH_SIZE);
+    const batch = rows.slice(start, start + size);
     let answer = await sendOrFail(env, batch);
     for (let retry = 1; answer.status === 429 && retry <= FIXED_MAX_RETRIES; retry++) {
       await env.sleep(FIXED_PAUSE_MS);

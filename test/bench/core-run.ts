@@ -22,6 +22,7 @@ export async function coreRun(
     baseUrl: env.baseUrl,
     deadline: env.now() + start.deadlineMs,
     maxUrlsPerRequest: start.learned?.maxUrlsPerRequest,
+    pace: start.learned,
     seed: 1,
   });
   if (start.cache) run.addCached(start.cache);

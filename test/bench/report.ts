@@ -96,6 +96,36 @@ export function rateBoundTable(rate: RateBoundFigures): string {
   );
 }
 
+/** One line per (scenario, plan): the core's run against the plan's bound, so that plans can be read side by side. */
+export function planTable(
+  lines: Array<{ scenario: string; plan: string; run: RunFigures; boundMs: number; requestsFewest?: number }>,
+): string {
+  return table(
+    [
+      'scenario',
+      'plan',
+      'time',
+      'plan bound',
+      'time / bound',
+      'requests',
+      '429 responses',
+      'rows lost',
+      'billed twice',
+    ],
+    lines.map(({ scenario, plan, run, boundMs, requestsFewest }) => [
+      scenario,
+      plan,
+      duration(run.timeMs),
+      duration(boundMs),
+      (run.timeMs / boundMs).toFixed(3),
+      requestsFewest ? `${run.requests} (fewest ${requestsFewest})` : String(run.requests),
+      String(run.rateLimited),
+      String(run.score.lost),
+      String(run.billedTwice),
+    ]),
+  );
+}
+
 export function targetsTable(targets: Target[]): string {
   return table(
     ['scenario', 'figure', 'measured', 'target', 'met'],

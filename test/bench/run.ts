@@ -8,19 +8,25 @@ import { FIXED_BATCH_SIZE, FIXED_MAX_RETRIES, FIXED_PAUSE_MS } from './baselines
 import { httpEnv } from './http';
 import {
   CALM,
+  ENTRY_PLAN,
+  ENTRY_PLAN_HEADERS,
   FAULTY,
   ORDER_NOT_PROMISED,
   PLAN,
+  REQUEST_BOUND_PLAN,
+  REQUEST_BOUND_PLAN_HEADERS,
   RATE_BOUND_DEADLINE_MS,
   SHEET_DEADLINE_MS,
   faultSeedSweep,
   rateBoundScenario,
+  rateBoundTargets,
   sheetScenario,
   targetsOf,
 } from './scenarios';
 import {
   costTable,
   duration,
+  planTable,
   requestBreakdown,
   rateBoundSvg,
   rateBoundTable,
@@ -71,6 +77,14 @@ async function main(): Promise<void> {
   const faulty = await sheetScenario(virtualEnv, FAULTY, { again: false });
   const sweep = await faultSeedSweep(virtualEnv, SEEDS);
   done();
+  done = step('scenarios 1–3 on the entry plan, with and without rate-limit headers (virtual clock)');
+  const entrySheet = await sheetScenario(virtualEnv, CALM, { plan: ENTRY_PLAN });
+  const entryRate = await rateBoundScenario(virtualEnv, CALM, ENTRY_PLAN);
+  const entryFaulty = await sheetScenario(virtualEnv, FAULTY, { again: false, plan: ENTRY_PLAN });
+  const entryRateHeaders = await rateBoundScenario(virtualEnv, CALM, ENTRY_PLAN_HEADERS);
+  const requestBound = await rateBoundScenario(virtualEnv, CALM, REQUEST_BOUND_PLAN);
+  const requestBoundHeaders = await rateBoundScenario(virtualEnv, CALM, REQUEST_BOUND_PLAN_HEADERS);
+  done();
   let sheetHttp;
   let faultyHttp;
   if (httpToo) {
@@ -87,8 +101,36 @@ async function main(): Promise<void> {
   const sizes = bundleSizes();
   done();
 
-  const targets = targetsOf(sheet, rate, faulty);
+  const entryTargets = [
+    ...targetsOf(entrySheet, entryRate, entryFaulty),
+    ...[entryRateHeaders, requestBound, requestBoundHeaders].flatMap(rateBoundTargets),
+  ];
+  const targets = [...targetsOf(sheet, rate, faulty), ...entryTargets];
   const missed = targets.filter((t) => !t.met);
+  const side = (scenario: string, figures: typeof sheet) => ({
+    scenario,
+    plan: figures.plan.name,
+    run: figures.core.first,
+    boundMs: figures.lowerBoundMs,
+    requestsFewest: figures.fewest,
+  });
+  const sideRate = (figures: typeof rate) => ({
+    scenario: `2 rate-bound, ${figures.domains.toLocaleString('en-US')} domains`,
+    plan: figures.plan.name,
+    run: figures.core,
+    boundMs: figures.lowerBoundMs,
+  });
+  const plansSideBySide = planTable([
+    side('1 sheet, first run', sheet),
+    side('1 sheet, first run', entrySheet),
+    sideRate(rate),
+    sideRate(entryRate),
+    sideRate(entryRateHeaders),
+    sideRate(requestBound),
+    sideRate(requestBoundHeaders),
+    side('3 faults, first run', faulty),
+    side('3 faults, first run', entryFaulty),
+  ]);
   const sweepRatios = sweep.map((s) => s.requests / sheet.core.first.requests);
   const plan = `\`${BENCH_KEY}\`: ${PLAN.maxUrlsPerRequest} URLs per request, ${PLAN.requestsPerMinute} requests per minute, ${PLAN.urlsPerMinute} URLs per minute`;
   const strictBoundMs =
@@ -128,7 +170,18 @@ sandbox's own counters and from checking each row's result against its own domai
   5xx, an unfinished run), plus rows showing another domain's record. Blanks and invalid entries answered with
   their reason are not lost.
 
-## Targets of scenarios 1–3 (virtual clock; asserted by \`test/bench/targets.test.ts\`)
+## The plans side by side (virtual clock)
+
+The real service's entry plan (5 URLs per request, 60 URLs per minute, about 10,000 credits a month; the sandbox's
+\`sandbox-basic\`) makes nearly every list rate-bound: its bound is the distinct domains / 60 per minute, whatever
+the client. Each line is the core's first run against its plan's bound, max(⌈URLs / per request⌉ / requests per
+minute, URLs / URLs per minute). A time below the bound is possible because the first minute's quota is spent at once.
+The *request-bound* plan (\`sandbox-rpm\`: 50 per request, 10 requests a minute) shows what Laravel's
+\`X-RateLimit-*\` headers buy: the core paces from them before any 429, where without them it needs one 429 to learn.
+
+${plansSideBySide}
+
+## Targets (virtual clock; asserted by \`test/bench/targets.test.ts\`)
 
 ${targetsTable(targets)}
 
@@ -201,6 +254,28 @@ Scenario 3:
 ${sheetTable(faultyHttp, `not run over HTTP: ${column.rows} requests of ${FAULTY.latencyMs?.[0]} ms – ${(FAULTY.latencyMs?.[1] ?? 0) / 1000} s each take about 20 minutes`)}`
     : 'Skipped (`--virtual-only`).'
 }
+
+## 1–3 on the entry plan
+
+The same sheet, list and faults as above on \`sandbox-basic\`. The fixed-batches baseline sends 5 rows per request
+here (the plan's maximum, as a user who read the plan would set it); per row and fixed batches lose every row the
+plan's minute has no room for. Not run over real HTTP: the plan's minutes would have to pass for real.
+
+Scenario 1, ${entrySheet.column.distinctValid} distinct domains (bound ${duration(entrySheet.lowerBoundMs)}):
+
+${sheetTable(entrySheet)}
+
+Scenario 2, ${entryRate.domains.toLocaleString('en-US')} distinct domains (bound ${duration(entryRate.lowerBoundMs)}):
+
+${rateBoundTable(entryRate)}
+
+The same with the server's rate-limit headers:
+
+${rateBoundTable(entryRateHeaders)}
+
+Scenario 3:
+
+${sheetTable(entryFaulty)}
 
 ## 4. Cost in CPU and size (real clock)
 

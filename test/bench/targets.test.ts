@@ -3,8 +3,12 @@
 import {
   faultForcedRequests,
   CALM,
+  ENTRY_PLAN,
+  ENTRY_PLAN_HEADERS,
   FAULTY,
   PLAN,
+  REQUEST_BOUND_PLAN,
+  REQUEST_BOUND_PLAN_HEADERS,
   rateBoundScenario,
   sheetScenario,
   type RateBoundFigures,
@@ -103,4 +107,57 @@ describe('the benchmark itself', () => {
     expect(sheet.perRow?.first.requests).toBe(sheet.column.rows);
     expect(sheet.perRow?.first.rateLimited).toBeGreaterThan(0);
   });
+});
+
+describe('the entry plan (5 URLs per request, 60 URLs per minute): the same targets, the plan sets the pace', () => {
+  let entrySheet: SheetFigures;
+  let entryRate: RateBoundFigures;
+  let entryFaulty: SheetFigures;
+  beforeAll(async () => {
+    entrySheet = await sheetScenario(virtualEnv, CALM, { plan: ENTRY_PLAN, perRow: false });
+    entryRate = await rateBoundScenario(virtualEnv, CALM, ENTRY_PLAN);
+    entryFaulty = await sheetScenario(virtualEnv, FAULTY, { again: false, perRow: false, plan: ENTRY_PLAN });
+  }, 60_000);
+
+  it('a sheet of 200 domains: at most fewest + 2 requests, within 1.10 × its bound, each domain billed once', () => {
+    expect(entrySheet.fewest).toBe(40);
+    expect(entrySheet.core.learnedMax).toBe(5);
+    expect(entrySheet.core.first.requests).toBeLessThanOrEqual(entrySheet.fewest + 2);
+    expect(entrySheet.core.later?.requests).toBe(entrySheet.fewest);
+    expect(entrySheet.core.first.timeMs).toBeLessThanOrEqual(1.1 * entrySheet.lowerBoundMs);
+    expect(entrySheet.core.first.billed).toBe(entrySheet.column.distinctValid);
+    expect(entrySheet.core.first.score.lost).toBe(0);
+  });
+
+  it('5,000 domains finish within 1.10 × 5,000 / 60 per minute, with at most three 429s, none lost or billed twice', () => {
+    expect(entryRate.lowerBoundMs).toBeCloseTo((5000 / 60) * 60_000);
+    expect(entryRate.core.timeMs).toBeLessThanOrEqual(1.1 * entryRate.lowerBoundMs);
+    expect(entryRate.core.rateLimited).toBeLessThanOrEqual(3);
+    expect(entryRate.core.score.lost).toBe(0);
+    expect(entryRate.core.billed).toBe(5000);
+    expect(entryRate.core.billedTwice).toBe(0);
+    // the baselines cannot keep to the plan: they lose what its minutes have no room for
+    expect(entryRate.fixed.score.lost).toBeGreaterThan(0);
+  });
+
+  it('faults on the entry plan: every row resolved, none billed twice, requests within 1.3 × what the faults force', () => {
+    expect(entryFaulty.core.first.score.lost).toBe(0);
+    expect(entryFaulty.core.first.billedTwice).toBe(0);
+    expect(entryFaulty.core.first.requests).toBeLessThanOrEqual(
+      1.3 * faultForcedRequests(entrySheet, entryFaulty),
+    );
+  });
+
+  it("with the server's rate-limit headers no 429 is met, on the entry plan and on a request-bound plan", async () => {
+    for (const plan of [ENTRY_PLAN_HEADERS, REQUEST_BOUND_PLAN_HEADERS]) {
+      const run = await rateBoundScenario(virtualEnv, CALM, plan);
+      expect(run.core.rateLimited).toBe(0);
+      expect(run.core.score.lost).toBe(0);
+      expect(run.core.timeMs).toBeLessThanOrEqual(1.1 * run.lowerBoundMs);
+    }
+    // without the headers, the request-bound plan has to be learned from a 429
+    const learned = await rateBoundScenario(virtualEnv, CALM, REQUEST_BOUND_PLAN);
+    expect(learned.core.rateLimited).toBeGreaterThan(0);
+    expect(learned.core.rateLimited).toBeLessThanOrEqual(3);
+  }, 60_000);
 });

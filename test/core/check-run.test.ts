@@ -173,7 +173,7 @@ describe('a check run', () => {
   });
 
   test('a 422 Limit Exceeded counts as a request when the requests-per-minute limit is learned', () => {
-    const api = new FakeApi({ maxUrls: 2, faults: [undefined, undefined, '429ra'] });
+    const api = new FakeApi({ maxUrls: 2, faults: [undefined, undefined, '429'] });
     const { report } = runVirtual(['a.com', 'b.com', 'c.com', 'd.com'], api);
     expect(report.totals.responses.limitExceeded).toBe(1);
     expect(report.learned.requestsPerMinute).toBe(2);

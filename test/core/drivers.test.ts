@@ -1,20 +1,13 @@
 // Both drivers against the sandbox over real HTTP, and the pacer against the sandbox's own handling on a
 // virtual clock.
-import {
-  CheckRun,
-  DAPA_PATH,
-  runAsync,
-  runSync,
-  type HttpRequest,
-  type Report,
-  type RunOptions,
-} from '../../shared';
-import { createSandbox, metricsFor, type Sandbox } from '../sandbox/handler';
+import { CheckRun, runAsync, runSync, type HttpRequest, type Report } from '../../shared';
+import { createSandbox, metricsFor } from '../sandbox/handler';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { fetchSync } from './sync-http';
+import { runOnVirtualSandbox } from './virtual';
 
 const domains = (n: number, prefix = 'site') =>
   Array.from({ length: n }, (_, i) => `${prefix}${i}.example.com`);
@@ -156,28 +149,6 @@ describe('the sync driver over real HTTP', () => {
     expect(report.totals.billed).toBe(2);
   });
 });
-
-/** Runs the core against the sandbox's own handling in this process, on a virtual clock. */
-function runOnVirtualSandbox(
-  sandbox: Sandbox,
-  key: string,
-  values: string[],
-  options: Partial<RunOptions> = {},
-) {
-  let t = 0;
-  const run = new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000, ...options });
-  const report = runSync(run, {
-    now: () => t,
-    sleep: (ms) => (t += ms),
-    send: (request) => {
-      const headers = { authorization: `Bearer ${key}` };
-      const res = sandbox.handle({ method: 'POST', path: DAPA_PATH, headers, body: request.body }, t);
-      t += res.latencyMs + 20;
-      return res;
-    },
-  });
-  return { report, elapsed: t, stats: sandbox.stats()[key] };
-}
 
 describe('pacing against the sandbox on a virtual clock', () => {
   test('a URLs-per-minute plan is learned from rate_limit_reached and paced with nothing lost', () => {

@@ -1,5 +1,7 @@
-// Runs a CheckRun against a FakeApi on a virtual clock: waits advance time instead of sleeping.
-import { CheckRun, runSync, type Report, type RunOptions } from '../../shared';
+// Runs a CheckRun against a FakeApi, or the sandbox's own handling, on a virtual clock: waits advance time
+// instead of sleeping.
+import { CheckRun, DAPA_PATH, runSync, type Report, type RunOptions } from '../../shared';
+import type { Sandbox } from '../sandbox/handler';
 import type { FakeApi } from './fake-api';
 
 export function runVirtual(
@@ -23,4 +25,27 @@ export function runVirtual(
     },
   });
   return { report, elapsed: t, waits };
+}
+
+/** Runs the core against the sandbox's own handling in this process, on a virtual clock starting at `start`. */
+export function runOnVirtualSandbox(
+  sandbox: Sandbox,
+  key: string,
+  values: string[],
+  options: Partial<RunOptions> = {},
+  start = 0,
+) {
+  let t = start;
+  const run = new CheckRun(values, { baseUrl: 'http://virtual', deadline: start + 3_600_000, ...options });
+  const report = runSync(run, {
+    now: () => t,
+    sleep: (ms) => (t += ms),
+    send: (request) => {
+      const headers = { authorization: `Bearer ${key}` };
+      const res = sandbox.handle({ method: 'POST', path: DAPA_PATH, headers, body: request.body }, t);
+      t += res.latencyMs + 20;
+      return res;
+    },
+  });
+  return { report, elapsed: t - start, end: t, stats: sandbox.stats()[key] };
 }

@@ -11,6 +11,7 @@ const PlanSchema = z.strictObject({
   requestsPerMinute: count.optional(),
   urlsPerMinute: count.optional(),
   expired: z.boolean().optional(),
+  monthlyCredits: count.optional(),
 });
 
 const FaultSchema = z.strictObject({
@@ -24,6 +25,9 @@ const FaultSchema = z.strictObject({
   shuffleData: z.boolean().optional(),
   domainSpelling: z.enum(['host', 'www', 'upper', 'mixed']).optional(),
   numericStrings: z.boolean().optional(),
+  rateLimitHeaders: z.boolean().optional(),
+  blockNetwork: z.boolean().optional(),
+  noDataRate: rate.optional(),
 });
 
 const ConfigSchema = z.strictObject({

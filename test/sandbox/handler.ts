@@ -22,6 +22,8 @@ export interface PlanConfig {
   requestsPerMinute?: number;
   urlsPerMinute?: number;
   expired?: boolean;
+  /** Credits (processed URLs) a 30-day period allows; once spent, every request is answered like an expired plan. */
+  monthlyCredits?: number;
 }
 
 export interface FaultConfig {
@@ -35,6 +37,9 @@ export interface FaultConfig {
   shuffleData?: boolean; // return data records in a shuffled order (default false)
   domainSpelling?: 'host' | 'www' | 'upper' | 'mixed'; // how the record's `domain` is spelled (default 'host')
   numericStrings?: boolean; // send metrics as numeric strings (default false)
+  rateLimitHeaders?: boolean; // Laravel's X-RateLimit-Limit/-Remaining on answers of keys with a request limit, X-RateLimit-Reset on 429
+  blockNetwork?: boolean; // answer every request 403 with nginx's HTML page, as the real service does to some datacenters
+  noDataRate?: number; // 0..1 share of domains (chosen by hash, so always the same ones) whose spam_score is -1 ("no data")
 }
 
 export interface SandboxConfig {
@@ -75,8 +80,18 @@ export const DEFAULT_CONFIG: SandboxConfig = {
     'sandbox-rpm': { maxUrlsPerRequest: 50, requestsPerMinute: 10 },
     'sandbox-upm': { maxUrlsPerRequest: 50, urlsPerMinute: 100 },
     'sandbox-expired': { expired: true },
+    // The real service's entry plan ("Basic"): 5 URLs per request, 60 URLs per minute, about 10,000 credits a month.
+    'sandbox-basic': {
+      maxUrlsPerRequest: 5,
+      requestsPerMinute: 60,
+      urlsPerMinute: 60,
+      monthlyCredits: 10_000,
+    },
   },
 };
+
+/** A credits period of the sandbox's plans (the monthly counter starts again after it). */
+export const CREDIT_PERIOD_MS = 30 * 24 * 3_600_000;
 
 export const MESSAGES = {
   success: 'Domains processed successfully',
@@ -87,6 +102,10 @@ export const MESSAGES = {
   lookupFailed: 'No data could be fetched for this URL this time. Please try again later.',
   rateLimit: 'The per-minute URL limit of your plan was reached. Please try again later.',
 } as const;
+
+const HTML_403 =
+  '<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n' +
+  '<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 
 const HTML_502 =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n' +
@@ -130,8 +149,14 @@ function hash32(text: string, salt: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** Deterministic metrics per normalized domain: DA, PA and spam 0..100 (integers), MR 0..10 with one decimal. */
-export function metricsFor(domain: string): {
+/**
+ * Deterministic metrics per normalized domain: DA, PA and spam 0..100 (integers), MR 0..10 with one decimal; a
+ * spam score of -1 ("no data", as the real service sends it) for the `noDataRate` share of domains.
+ */
+export function metricsFor(
+  domain: string,
+  noDataRate = 0,
+): {
   site_da: number;
   site_pa: number;
   site_mr: number;
@@ -142,8 +167,13 @@ export function metricsFor(domain: string): {
     site_da: hash32(key, 1) % 101,
     site_pa: hash32(key, 2) % 101,
     site_mr: (hash32(key, 3) % 101) / 10,
-    spam_score: hash32(key, 4) % 101,
+    spam_score: hasNoSpamData(key, noDataRate) ? -1 : hash32(key, 4) % 101,
   };
+}
+
+/** Whether the sandbox has no spam data for a domain at this rate (the same domains whatever the run). */
+export function hasNoSpamData(domain: string, noDataRate: number): boolean {
+  return noDataRate > 0 && hash32(normalizeDomain(domain), 5) % 10_000 < noDataRate * 10_000;
 }
 
 // ---- the sandbox --------------------------------------------------------------------------------------
@@ -182,12 +212,14 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
   let random = seededRandom(1);
   let requestTimes = new Map<string, number[]>(); // per key: times of requests that passed auth (and not 429'd)
   let urlTimes = new Map<string, number[]>(); // per key: one time per processed URL
+  let credits = new Map<string, { since: number; used: number }>(); // per key: the current period's credits
   let stats: SandboxStats = {};
 
   function reset(): void {
     random = seededRandom(config.faults?.seed ?? 1);
     requestTimes = new Map();
     urlTimes = new Map();
+    credits = new Map();
     stats = {};
     for (const key of Object.keys(config.keys)) stats[key] = emptyStats();
   }
@@ -229,17 +261,24 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
     const latencyMs = hi > lo ? lo + Math.floor(random() * (hi - lo + 1)) : Math.max(0, lo);
 
     let label = '(unrouted)';
+    let throttle: Record<string, string> = {}; // Laravel's X-RateLimit-* headers, once the key's window is known
     const reply = (status: number, body: unknown, extra: Record<string, string> = {}): SandboxResponse => {
       const s = statsFor(label);
       s.requests++;
       s.responsesByStatus[status] = (s.responsesByStatus[status] ?? 0) + 1;
       return {
         status,
-        headers: { 'content-type': 'application/json', ...extra },
+        headers: { 'content-type': 'application/json', ...throttle, ...extra },
         body: JSON.stringify(body),
         latencyMs,
       };
     };
+
+    // nginx in front of the application refuses some networks before anything else happens
+    if (faults.blockNetwork) {
+      label = '(blocked)';
+      return { ...reply(403, null), headers: { 'content-type': 'text/html' }, body: HTML_403 };
+    }
 
     // routing
     if (req.path.split('?')[0] !== API_PATH) return reply(404, { error: 'Not Found' });
@@ -257,15 +296,30 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
       return reply(401, { type: 'invalid_request', message: 'incorrect API key provided' });
     }
     label = key;
-    if (plan.expired)
+    const period = credits.get(key) ?? { since: now, used: 0 };
+    if (now - period.since >= CREDIT_PERIOD_MS) Object.assign(period, { since: now, used: 0 });
+    credits.set(key, period);
+    if (plan.expired || (plan.monthlyCredits !== undefined && period.used >= plan.monthlyCredits))
       return reply(401, { type: 'invalid_request', message: 'you are not premium for this request' });
 
     // requests per minute: sliding window; a 429'd request is not counted
     const times = recent(requestTimes, key, now);
-    if (plan.requestsPerMinute !== undefined && times.length >= plan.requestsPerMinute) {
-      return reply(429, { error: 'Too Many Requests' }, retryAfterHeader(times, now));
+    const rpm = plan.requestsPerMinute;
+    if (rpm !== undefined && times.length >= rpm) {
+      const wait = retryAfterHeader(times, now);
+      if (faults.rateLimitHeaders) {
+        const resetMs = Math.max(1000, Math.min(...times) + WINDOW_MS - now);
+        throttle = {
+          'x-ratelimit-limit': String(rpm),
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(Math.ceil((now + resetMs) / 1000)),
+        };
+      }
+      return reply(429, { error: 'Too Many Requests' }, wait);
     }
     times.push(now);
+    if (faults.rateLimitHeaders && rpm !== undefined)
+      throttle = { 'x-ratelimit-limit': String(rpm), 'x-ratelimit-remaining': String(rpm - times.length) };
 
     // whole-request faults, decided before processing; they bill nothing
     if (roll(faults.serverErrorRate)) return reply(500, { error: 'An unexpected error occurred' });
@@ -312,9 +366,10 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
         skipped.push({ index, url, reason: 'lookup_failed', message: MESSAGES.lookupFailed });
       } else {
         processedTimes.push(now);
+        period.used++;
         s.billed++;
         s.billedByDomain[check.domain] = (s.billedByDomain[check.domain] ?? 0) + 1;
-        const metrics = metricsFor(check.domain);
+        const metrics = metricsFor(check.domain, faults.noDataRate);
         const wire = (n: number): string | number => (faults.numericStrings ? String(n) : n);
         data.push({
           domain: spell(check.host, check.domain),

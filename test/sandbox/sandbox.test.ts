@@ -746,3 +746,87 @@ describe('example config and CLI', () => {
     }
   }, 20_000);
 });
+
+describe('the real service, played by the sandbox', () => {
+  test('sandbox-basic is the entry plan: 5 valid URLs per request, 60 URLs a minute', () => {
+    const s = createSandbox();
+    expect(s.handle(post('sandbox-basic', domains(6, 'six')), 0).status).toBe(422);
+    for (let i = 0; i < 12; i++)
+      expect(s.handle(post('sandbox-basic', domains(5, `b${i}-`)), i * 100).status).toBe(200);
+    const over = JSON.parse(s.handle(post('sandbox-basic', domains(5, 'late')), 1300).body) as Envelope;
+    expect(over.skipped.map((e) => e.reason)).toEqual(Array(5).fill('rate_limit_reached'));
+    expect(s.handle(post('sandbox-basic', domains(5, 'next')), 60_001).status).toBe(200);
+    expect(s.stats()['sandbox-basic'].billed).toBe(65);
+  });
+
+  test('a spent monthly credit answers like an expired plan until the next period', () => {
+    const s = createSandbox({ keys: { k: { maxUrlsPerRequest: 5, monthlyCredits: 7 } } });
+    expect(s.handle(post('k', domains(5, 'a')), 0).status).toBe(200);
+    expect(s.handle(post('k', domains(5, 'b')), 1).status).toBe(200); // began with 2 left: processed whole
+    const spent = s.handle(post('k', domains(1, 'c')), 2);
+    expect(spent.status).toBe(401);
+    expect(JSON.parse(spent.body)).toEqual({
+      type: 'invalid_request',
+      message: 'you are not premium for this request',
+    });
+    expect(s.handle(post('k', domains(1, 'd')), 30 * 24 * 3_600_000).status).toBe(200);
+  });
+
+  test('rateLimitHeaders: X-RateLimit-Limit/-Remaining on each answer, -Reset and Retry-After on a 429', () => {
+    const s = createSandbox({ keys: { k: { requestsPerMinute: 2 } }, faults: { rateLimitHeaders: true } });
+    const first = s.handle(post('k', ['a.com']), 1_000_000);
+    expect(first.headers).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1' });
+    expect(s.handle(post('k', ['a.com']), 1_010_000).headers['x-ratelimit-remaining']).toBe('0');
+    const limited = s.handle(post('k', ['a.com']), 1_020_000);
+    expect(limited.status).toBe(429);
+    expect(limited.headers).toMatchObject({
+      'x-ratelimit-limit': '2',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(Math.ceil(1_060_000 / 1000)),
+      'retry-after': '40',
+    });
+    // Without the option, and for keys without a request limit, no such header is sent.
+    expect(
+      createSandbox().handle(post('sandbox-rpm', ['a.com']), 0).headers['x-ratelimit-limit'],
+    ).toBeUndefined();
+    const unthrottled = createSandbox({ ...DEFAULT_CONFIG, faults: { rateLimitHeaders: true } });
+    expect(
+      unthrottled.handle(post('sandbox-upm', ['a.com']), 0).headers['x-ratelimit-limit'],
+    ).toBeUndefined();
+  });
+
+  test('blockNetwork answers every request with nginx 403 HTML before auth, billing nothing', async () => {
+    withFaults({ blockNetwork: true });
+    for (const key of ['sandbox-premium', 'wrong-key', null]) {
+      const r = await check(['example.com'], key);
+      expect(r.status).toBe(403);
+      expect(r.headers.get('content-type')).toBe('text/html');
+      expect(r.text).toMatch(/<title>403 Forbidden<\/title>[\s\S]*nginx/);
+    }
+    expect(sb.sandbox.stats()['(blocked)'].requests).toBe(3);
+    expect(sb.sandbox.stats()['sandbox-premium'].billed).toBe(0);
+  });
+
+  test('noDataRate: the same share of domains always has a spam score of -1, other metrics intact', () => {
+    const s = createSandbox({ ...DEFAULT_CONFIG, faults: { noDataRate: 0.25 } });
+    const urls = domains(40, 'nd');
+    const env = JSON.parse(s.handle(post('sandbox-premium', urls), 0).body) as Envelope;
+    const noData = env.data.filter((r) => r.spam_score === -1);
+    expect(noData.length).toBeGreaterThan(3);
+    expect(noData.length).toBeLessThan(20);
+    for (const r of env.data) {
+      const plain = metricsFor(r.domain);
+      expect(r).toMatchObject({ site_da: plain.site_da, site_pa: plain.site_pa, site_mr: plain.site_mr });
+      expect(r.spam_score).toBe(metricsFor(r.domain, 0.25).spam_score);
+    }
+    const again = JSON.parse(
+      createSandbox({ ...DEFAULT_CONFIG, faults: { noDataRate: 0.25 } }).handle(
+        post('sandbox-premium', urls),
+        0,
+      ).body,
+    ) as Envelope;
+    expect(again.data.filter((r) => r.spam_score === -1).map((r) => r.domain)).toEqual(
+      noData.map((r) => r.domain),
+    );
+  });
+});
