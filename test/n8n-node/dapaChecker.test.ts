@@ -10,7 +10,7 @@ import {
 } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
-import { DEFAULT_CONFIG, metricsFor, type SandboxConfig } from '../sandbox/handler';
+import { DEFAULT_CONFIG, hasNoSpamData, metricsFor, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { createExecuteContext, type ContextSetup } from './executeContext';
 
@@ -309,6 +309,74 @@ describe('DAPA Checker node', () => {
     expect(server.sandbox.stats()['ten-per-request'].responsesByStatus['422']).toBeGreaterThanOrEqual(1);
   });
 
+  test('a network block (403 page) fails the node as "Network blocked", not as a wrong key, after one request', async () => {
+    configure({ faults: { blockNetwork: true } });
+    const double = createExecuteContext({
+      items: [{ url: 'example.com' }, { url: 'moz.com' }],
+      credentials: credentials('sandbox-premium'),
+    });
+    const error = await new DapaChecker().execute.call(double.context).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NodeApiError);
+    const apiError = error as NodeApiError;
+    expect(apiError.message).toMatch(/^Network blocked: .*this is not your API key/);
+    expect(apiError.message).not.toMatch(/wrong api key/i);
+    expect(apiError.description).toMatch(/self-hosted n8n|another network/);
+    expect(apiError.httpCode).toBe('403');
+    expect(JSON.stringify(apiError)).not.toContain('sandbox-premium');
+    expect(double.sent).toHaveLength(1);
+  });
+
+  test('with continue on fail, a network block is the error of every item, still after one request', async () => {
+    configure({ faults: { blockNetwork: true } });
+    const { results, sent } = await execute({
+      items: [{ url: 'example.com' }, { url: 'moz.com' }],
+      continueOnFail: true,
+    });
+    expect(sent).toHaveLength(1);
+    expect(results.map((item) => String(item.json.error))).toEqual([
+      expect.stringMatching(/^Network blocked/),
+      expect.stringMatching(/^Network blocked/),
+    ]);
+  });
+
+  test('metrics the service has no data for are null and named in no_data; no_data is [] otherwise', async () => {
+    configure({ faults: { noDataRate: 0.5 } });
+    const domains = Array.from({ length: 40 }, (_v, i) => `nodata${i}.com`);
+    const { results } = await execute({ items: domains.map((url) => ({ url })) });
+    expect(results).toHaveLength(40);
+    const flagged = results.filter((item) => (item.json.no_data as string[]).length > 0);
+    expect(flagged.length).toBeGreaterThan(5);
+    expect(flagged.length).toBeLessThan(35);
+    for (const item of results) {
+      const domain = String(item.json.domain);
+      const expected = metricsFor(domain, 0.5);
+      if (hasNoSpamData(domain, 0.5)) {
+        expect(item.json).toMatchObject({
+          spam_score: null,
+          no_data: ['spam_score'],
+          site_da: expected.site_da,
+        });
+      } else {
+        expect(item.json).toMatchObject({ spam_score: expected.spam_score, no_data: [] });
+      }
+    }
+  });
+
+  test('Staging needs the typed Base URL like Custom: without it the node says so, with it the node works', async () => {
+    const double = createExecuteContext({
+      items: [{ url: 'example.com' }],
+      credentials: { apiKey: 'sandbox-premium', environment: 'staging', baseUrl: '' },
+    });
+    await expect(new DapaChecker().execute.call(double.context)).rejects.toThrow(/no usable base URL/);
+    expect(double.sent).toHaveLength(0);
+    const typed = createExecuteContext({
+      items: [{ url: 'example.com' }],
+      credentials: { apiKey: 'sandbox-premium', environment: 'staging', baseUrl: server.url },
+    });
+    const [results] = await new DapaChecker().execute.call(typed.context);
+    expectMetrics(results[0].json, 'example.com');
+  });
+
   test('a body that n8n hands over already parsed as JSON is read the same', async () => {
     const { results, skipped } = await execute({
       parsedBodies: true,
@@ -481,6 +549,15 @@ describe('DAPA Checker credential test', () => {
     expect(expired).toEqual({ status: 'Error', message: expect.stringMatching(/plan .*expired/) });
     expect(server.sandbox.stats()['sandbox-premium'].billed).toBe(0);
     expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(1);
+  });
+
+  test('a network block is reported as the network, not the key, and says what to do', async () => {
+    configure({ faults: { blockNetwork: true } });
+    const result = await test_(credentials('sandbox-premium'));
+    expect(result.status).toBe('Error');
+    expect(result.message).toMatch(/refused requests from this server's network.*not your API key/);
+    expect(result.message).toMatch(/self-hosted n8n|another network/);
+    expect(result.message).not.toMatch(/incorrect api key/i);
   });
 
   test('a custom environment without a usable base URL is reported without sending anything', async () => {

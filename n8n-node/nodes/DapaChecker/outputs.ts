@@ -49,7 +49,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
       case 'record': {
         const { site_da, site_pa, site_mr, spam_score } = outcome.record;
         // Metrics the service marked "no data" are null, and named in `no_data` ([] when all are there).
-        const noData = [...((outcome.record as { noData?: readonly string[] }).noData ?? [])];
+        const noData = [...(outcome.record.noData ?? [])];
         results.push({
           json: { ...fields, domain: outcome.key, site_da, site_pa, site_mr, spam_score, no_data: noData },
           ...binary,

@@ -92,7 +92,7 @@ export function resolveBaseUrl(data: ICredentialDataDecryptedObject): string | S
   } catch (error) {
     return {
       message: 'The DAPA Checker API credential has no usable base URL.',
-      description: `${error instanceof Error ? error.message : String(error)}. Open the credential and fix the Base URL.`,
+      description: `${error instanceof Error ? error.message : String(error)}. Open the credential and fill in or fix the Base URL.`,
     };
   }
 }
