@@ -9,6 +9,7 @@ import {
   type INodeExecutionData,
 } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
+import { forgetRememberedPlans } from '../../n8n-node/nodes/DapaChecker/learnedPlan';
 import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
 import { DEFAULT_CONFIG, hasNoSpamData, metricsFor, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
@@ -24,6 +25,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   server.sandbox.configure(DEFAULT_CONFIG);
+  forgetRememberedPlans(); // every test starts like a fresh n8n process
 });
 
 function credentials(apiKey: string): ICredentialDataDecryptedObject {
@@ -287,12 +289,27 @@ describe('DAPA Checker node', () => {
     expect(kept).toContain('"maxUrlsPerRequest":10');
     expect(kept).not.toContain('ten-per-request');
 
+    forgetRememberedPlans(); // another process (a restart): only the static data is left
     const second = await execute({ apiKey: 'ten-per-request', items: items('second'), staticData });
     expect(second.results).toHaveLength(35);
     const afterSecond = server.sandbox.stats()['ten-per-request'];
     expect(afterSecond.responsesByStatus['422']).toBe(afterFirst.responsesByStatus['422']);
     expect(afterSecond.requests - afterFirst.requests).toBe(4);
     expect(second.sent.every((request) => JSON.parse(request.body).urls.length <= 10)).toBe(true);
+  });
+
+  test('without static data (a queue-mode worker), the same n8n process still sends no second learning request', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },
+    });
+    const items = (tag: string) => Array.from({ length: 25 }, (_v, i) => ({ url: `${tag}${i}.org` }));
+    await execute({ apiKey: 'ten-per-request', items: items('w1-'), staticData: {} });
+    const afterFirst = server.sandbox.stats()['ten-per-request'];
+    const second = await execute({ apiKey: 'ten-per-request', items: items('w2-'), staticData: {} });
+    const afterSecond = server.sandbox.stats()['ten-per-request'];
+    expect(second.results).toHaveLength(25);
+    expect(afterSecond.responsesByStatus['422']).toBe(afterFirst.responsesByStatus['422']);
+    expect(afterSecond.requests - afterFirst.requests).toBe(3);
   });
 
   test('another key on the same node learns its own plan; a fresh node learns again', async () => {
@@ -304,6 +321,7 @@ describe('DAPA Checker node', () => {
     const items = Array.from({ length: 30 }, (_v, i) => ({ url: `premium${i}.org` }));
     const { sent } = await execute({ apiKey: 'sandbox-premium', items, staticData });
     expect(sent).toHaveLength(1);
+    forgetRememberedPlans();
     const fresh = await execute({ apiKey: 'ten-per-request', items: items.slice(0, 12) });
     expect(fresh.sent.length).toBeGreaterThan(2);
     expect(server.sandbox.stats()['ten-per-request'].responsesByStatus['422']).toBeGreaterThanOrEqual(1);

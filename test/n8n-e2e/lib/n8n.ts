@@ -1,13 +1,32 @@
-// Drives the pinned real n8n (installed in test/n8n-e2e/n8n/) headless through its CLI: a fresh user folder,
-// imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed into the run data it prints.
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+// Drives a pinned real n8n (test/n8n-e2e/n8n/, or the folder E2E_N8N_DIR names, such as n8n-next/) headless through
+// its CLI: a fresh user folder, imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
 export const E2E_DIR = path.resolve(__dirname, '..');
 export const REPO_ROOT = path.resolve(E2E_DIR, '..', '..');
-export const N8N_BIN = path.join(E2E_DIR, 'n8n', 'node_modules', '.bin', 'n8n');
+/** The n8n install under test: `n8n` (2.8.4, Node 20) or `n8n-next` (run.sh puts Node 24 first on PATH for it). */
+export const N8N_DIR = path.join(E2E_DIR, process.env.E2E_N8N_DIR ?? 'n8n');
+export const N8N_BIN = path.join(N8N_DIR, 'node_modules', '.bin', 'n8n');
+/** The version of the install under test, from its package.json. */
+export function n8nVersion(): string {
+  try {
+    const manifest = path.join(N8N_DIR, 'node_modules', 'n8n', 'package.json');
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
 /** The built community node package: n8n loads every `*.node.js` / `*.credentials.js` below it. */
 export const NODE_DIST = path.join(REPO_ROOT, 'n8n-node', 'dist');
 const BUILT_NODE = path.join('nodes', 'DapaChecker', 'DapaChecker.node.js');
@@ -24,7 +43,7 @@ export interface CredentialJson {
 export interface WorkflowJson {
   id: string;
   name: string;
-  active: false;
+  active: boolean;
   nodes: NodeJson[];
   connections: Record<string, { main: Array<Array<{ node: string; type: 'main'; index: number }>> }>;
   settings: Record<string, unknown>;
@@ -42,6 +61,7 @@ export interface NodeJson {
   retryOnFail?: boolean;
   maxTries?: number;
   waitBetweenTries?: number;
+  webhookId?: string;
 }
 
 export interface OutputItem {
@@ -156,6 +176,9 @@ export class N8nCli {
     mkdirSync(this.userFolder, { recursive: true });
   }
 
+  /** Settings added to every n8n process of this instance (queue mode: EXECUTIONS_MODE, the Redis address...). */
+  extraEnv: NodeJS.ProcessEnv = {};
+
   private env(brokerPort: number): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     // Only what a shell needs; nothing N8N_* leaks in from the caller's environment.
@@ -180,7 +203,49 @@ export class N8nCli {
       DB_TYPE: 'sqlite',
       EXECUTIONS_MODE: 'regular',
       GENERIC_TIMEZONE: 'UTC',
+      ...this.extraEnv,
     };
+  }
+
+  /**
+   * Starts a long-running n8n process (`start`, `worker`) in its own process group, its output appended to
+   * `logFile`; `stop()` ends the group (SIGTERM, then SIGKILL after 10 s). `output()` is what it printed so far.
+   */
+  async startProcess(
+    args: string[],
+    logFile: string,
+    env: NodeJS.ProcessEnv = {},
+  ): Promise<{ child: ChildProcess; output: () => string; stop: () => Promise<void> }> {
+    const child = spawn(N8N_BIN, args, {
+      cwd: this.workDir,
+      env: { ...this.env(await freePort()), ...env },
+      detached: true,
+    });
+    const log = createWriteStream(logFile);
+    let text = '';
+    const collect = (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      log.write(chunk);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        process.kill(-child.pid, 'SIGTERM');
+        const timer = setTimeout(() => {
+          try {
+            if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }, 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      log.end();
+    };
+    return { child, output: () => text, stop };
   }
 
   /** Runs one n8n CLI command; the whole process group is killed when it outlives `timeoutMs`. */
