@@ -3,10 +3,12 @@
 import { keyOfDomain } from '../../shared';
 import type { HttpAnswer, HttpRequest } from '../../shared';
 
+export type ApiFault = '500' | '502html' | '403html' | '429' | '429ra' | '429headers' | 'garbage' | 'network';
+
 export interface FakeBehaviour {
   maxUrls?: number; // 422 Limit Exceeded above it
   limitMessageWithNumber?: boolean;
-  faults?: Array<'500' | '502html' | '429' | '429ra' | 'garbage' | 'network' | undefined>; // one per request, in order, then none
+  faults?: Array<ApiFault | undefined>; // one per request, in order, then none
   skip?: (
     key: string,
     attempt: number,
@@ -14,16 +16,21 @@ export interface FakeBehaviour {
   spell?: (key: string) => string;
   reverse?: boolean;
   random?: () => number;
+  /** Laravel's X-RateLimit-* headers on every answer, counting down from this limit (never below 0). */
+  rateLimitHeaders?: number;
+  /** Spam scores of -1 for some domains (see metricsOf). */
+  noData?: boolean;
 }
 
-export function metricsOf(key: string) {
+/** Metrics per key; with `noData`, every third domain's spam score is the service's -1 ("no data"). */
+export function metricsOf(key: string, noData = false) {
   let h = 0;
   for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return {
     site_da: h % 100,
     site_pa: (h >>> 7) % 100,
     site_mr: ((h >>> 3) % 100) / 10,
-    spam_score: (h >>> 11) % 100,
+    spam_score: noData && h % 3 === 0 ? -1 : (h >>> 11) % 100,
   };
 }
 
@@ -52,7 +59,27 @@ export class FakeApi {
         headers: { 'content-type': 'text/html' },
         body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
       };
-    if (fault === '429') return { status: 429, body: '' };
+    const limit = this.behaviour.rateLimitHeaders;
+    const throttle: Record<string, string> =
+      limit === undefined
+        ? {}
+        : {
+            'X-RateLimit-Limit': String(limit),
+            'X-RateLimit-Remaining': String(Math.max(0, limit - this.requestNo)),
+          };
+    if (fault === '403html')
+      return {
+        status: 403,
+        headers: { 'content-type': 'text/html' },
+        body: '<html><h1>403 Forbidden</h1></html>',
+      };
+    if (fault === '429') return { status: 429, headers: throttle, body: '' };
+    if (fault === '429headers')
+      return {
+        status: 429,
+        headers: { ...throttle, 'X-RateLimit-Remaining': '0', 'Retry-After': '1', 'X-RateLimit-Reset': '1' },
+        body: '{"error":"Too Many Requests"}',
+      };
     if (fault === '429ra')
       return { status: 429, headers: { 'Retry-After': '2' }, body: '{"error":"Too Many Requests"}' };
     if (fault === 'garbage') return { status: 200, body: '<!doctype html><p>maintenance</p>' };
@@ -76,7 +103,10 @@ export class FakeApi {
         return;
       }
       this.billed.set(key, (this.billed.get(key) ?? 0) + 1);
-      data.push({ domain: this.behaviour.spell ? this.behaviour.spell(key) : key, ...metricsOf(key) });
+      data.push({
+        domain: this.behaviour.spell ? this.behaviour.spell(key) : key,
+        ...metricsOf(key, this.behaviour.noData),
+      });
     });
     if (this.behaviour.reverse) data.reverse();
     if (this.behaviour.random) {
@@ -86,6 +116,7 @@ export class FakeApi {
     const status = data.length > 0 ? 200 : 422;
     return {
       status,
+      headers: throttle,
       body: JSON.stringify({
         status,
         message: status === 200 ? 'ok' : 'No valid URL was provided',

@@ -1,7 +1,7 @@
 // Property-based tests: whatever the inputs and whatever the server does, nothing is lost or billed twice.
 import fc from 'fast-check';
 import { keyOfDomain, seededRandomForTests } from './support';
-import { FakeApi, metricsOf } from './fake-api';
+import { FakeApi, metricsOf, type ApiFault } from './fake-api';
 import { runVirtual } from './virtual';
 
 const pool = [
@@ -25,9 +25,16 @@ const value = fc.oneof(
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
   { weight: 1, arbitrary: fc.date({ noInvalidDate: true }) },
 );
-const fault = fc.constantFrom('500', '502html', '429', '429ra', 'garbage', 'network') as fc.Arbitrary<
-  '500' | '502html' | '429' | '429ra' | 'garbage' | 'network'
->;
+const fault = fc.constantFrom<ApiFault>(
+  '500',
+  '502html',
+  '403html',
+  '429',
+  '429ra',
+  '429headers',
+  'garbage',
+  'network',
+);
 const behaviour = fc.record({
   maxUrls: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
   limitMessageWithNumber: fc.boolean(),
@@ -35,6 +42,8 @@ const behaviour = fc.record({
   skipRate: fc.double({ min: 0, max: 0.6, noNaN: true }),
   spell: fc.constantFrom('same', 'www', 'upper', 'url'),
   seed: fc.integer(),
+  rateLimitHeaders: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
+  noData: fc.boolean(),
 });
 
 describe('whatever the inputs and the server do', () => {
@@ -47,6 +56,8 @@ describe('whatever the inputs and the server do', () => {
           limitMessageWithNumber: b.limitMessageWithNumber,
           faults: b.faults,
           random,
+          rateLimitHeaders: b.rateLimitHeaders,
+          noData: b.noData,
           spell: (k) =>
             b.spell === 'www'
               ? `www.${k}`
@@ -68,10 +79,18 @@ describe('whatever the inputs and the server do', () => {
         for (const [, times] of api.billed) expect(times).toBe(1);
         expect(t.billed).toBe([...api.billed.values()].reduce((a, n) => a + n, 0));
         expect(t.requests).toBe(api.requests);
+        // a refused network stops at once, and only a 403 page stops it so: nothing is sent after the 403
+        const met403 = b.faults.slice(0, api.requests).includes('403html');
+        expect(report.fatal?.code === 'network_blocked').toBe(met403);
+        if (met403) expect(b.faults[api.requests - 1]).toBe('403html');
         report.outcomes.forEach((o, i) => {
           if (o.kind === 'record') {
             expect(o.key).toBe(keyOfDomain(String(values[i])));
             expect(o.record.site_da).toBe(metricsOf(o.key).site_da);
+            // a -1 from the server is "no data": null and flagged, never a number
+            const spam = metricsOf(o.key, b.noData).spam_score;
+            expect(o.record.spam_score).toBe(spam < 0 ? null : spam);
+            expect(o.record.noData).toEqual(spam < 0 ? ['spam_score'] : undefined);
           }
         });
       }),
