@@ -103,17 +103,26 @@ export interface Execution extends CliResult {
   run?: ExecutionRun;
 }
 
-/** A free TCP port on the loopback interface (for the task broker of each n8n process). */
+/**
+ * A free TCP port on the loopback interface (task brokers, n8n's HTTP port, Redis). Picked at random from
+ * 20000-32767, below Linux's ephemeral range (32768-60999): a port the OS hands out for outgoing connections could
+ * be taken by one of them (n8n runs beside other n8n processes that keep calling the sandbox) before n8n binds it.
+ */
 export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port found on 127.0.0.1 between 20000 and 32767');
 }
+
+/** n8n could not bind a port that was free a moment before (another process took it): worth one more try. */
+const PORT_TAKEN = /port \d+ is already in use/i;
 
 /** Finds the JSON document n8n prints (a line that is exactly `{` up to the next line that is exactly `}`). */
 export function parseRunOutput(stdout: string): ExecutionRun | undefined {
@@ -248,8 +257,24 @@ export class N8nCli {
     return { child, output: () => text, stop };
   }
 
-  /** Runs one n8n CLI command; the whole process group is killed when it outlives `timeoutMs`. */
+  /** Runs one n8n CLI command (once more if a port it chose was taken meanwhile); see runOnce. */
   async run(args: string[], timeoutMs: number): Promise<CliResult> {
+    let result = await this.runOnce(args, timeoutMs);
+    for (
+      let retry = 0;
+      retry < 2 && result.exitCode !== 0 && PORT_TAKEN.test(result.stdout + result.stderr);
+      retry++
+    ) {
+      this.log(
+        `n8n ${args[0]}: a port was taken meanwhile (${PORT_TAKEN.exec(result.stdout + result.stderr)?.[0]}); again`,
+      );
+      result = await this.runOnce(args, timeoutMs);
+    }
+    return result;
+  }
+
+  /** Runs one n8n CLI command; the whole process group is killed when it outlives `timeoutMs`. */
+  private async runOnce(args: string[], timeoutMs: number): Promise<CliResult> {
     if (!existsSync(N8N_BIN))
       throw new Error(`n8n is not installed at ${N8N_BIN}: run bash test/n8n-e2e/run.sh`);
     const env = this.env(await freePort());
