@@ -3,6 +3,7 @@
 // sets how long it takes (1,000 / 60 minutes); the run must finish every item within 1.10 times that.
 // Run by run.sh on the newer n8n (about 17 minutes); ends with `N passed, N failed`; `--out BENCH` rewrites the
 // entry-plan section of BENCH.md.
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_CONFIG, type PlanConfig, type SandboxConfig } from '../sandbox/handler';
@@ -53,6 +54,7 @@ async function main(): Promise<number> {
       `# ${S} in n8n ${version}: the plan's bound is ${(boundMs / 60_000).toFixed(1)} min; running in real time`,
     );
     const exec = await n8n.execute('e2eEntryPlanLong', 1.5 * boundMs + 120_000);
+    writeFileSync(path.join(WORK_DIR, 'execute.out.txt'), `${exec.stdout}\n--- stderr ---\n${exec.stderr}`);
     const stats = sandbox.sandbox.stats()[KEY];
     const run = exec.run;
     const results = outputOf(run, 'DAPA', 0);

@@ -124,18 +124,31 @@ export async function freePort(): Promise<number> {
 /** n8n could not bind a port that was free a moment before (another process took it): worth one more try. */
 const PORT_TAKEN = /port \d+ is already in use/i;
 
-/** Finds the JSON document n8n prints (a line that is exactly `{` up to the next line that is exactly `}`). */
+/**
+ * Finds the run n8n prints: a line that is exactly `{` up to the next line that is exactly `}`, parsed, with
+ * `data.resultData`. The last such block wins (n8n may print other objects before it), and a log line printed in
+ * the middle of it (at column 0, where no line of the indented document is) is left out.
+ */
 export function parseRunOutput(stdout: string): ExecutionRun | undefined {
   const lines = stdout.split('\n');
-  const start = lines.indexOf('{');
-  if (start < 0) return undefined;
-  const end = lines.indexOf('}', start);
-  if (end < 0) return undefined;
-  try {
-    return JSON.parse(lines.slice(start, end + 1).join('\n')) as ExecutionRun;
-  } catch {
-    return undefined;
+  let found: ExecutionRun | undefined;
+  for (let start = lines.indexOf('{'); start >= 0; start = lines.indexOf('{', start + 1)) {
+    const end = lines.indexOf('}', start);
+    if (end < 0) break;
+    const body = lines.slice(start, end + 1);
+    for (const candidate of [body, body.filter((line) => line === '{' || line === '}' || /^\s/.test(line))]) {
+      try {
+        const parsed = JSON.parse(candidate.join('\n')) as Partial<ExecutionRun>;
+        if (parsed?.data?.resultData) {
+          found = parsed as ExecutionRun;
+          break;
+        }
+      } catch {
+        // try the next reading
+      }
+    }
   }
+  return found;
 }
 
 /** The items a node put on one of its outputs in its first run; none when the node did not run. */
