@@ -4,7 +4,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', 'test/n8n-e2e/n8n/**', 'test/bench/out/**', 'coverage/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      'test/n8n-e2e/n8n/**',
+      'test/n8n-e2e/n8n-next/**',
+      'test/n8n-e2e/node24/**',
+      'test/n8n-e2e/work/**',
+      'test/bench/out/**',
+      'coverage/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -32,12 +32,12 @@ export class DapaCheckerApi implements ICredentialType {
         {
           name: 'Production',
           value: 'production',
-          description: 'The live service',
+          description: 'The live service at https://www.dapachecker.org',
         },
         {
           name: 'Staging',
           value: 'staging',
-          description: "The provider's staging address (same requests and answers)",
+          description: "The provider's staging address, which you type in Base URL (it is not public)",
         },
         {
           name: 'Custom',
@@ -54,10 +54,10 @@ export class DapaCheckerApi implements ICredentialType {
       default: '',
       placeholder: 'https://api.example.com',
       description:
-        'The address the API lives under, without the path /api/user/dapa-checker (a pasted full endpoint also works)',
+        'For Staging or Custom: the address the API lives under, without the path /api/user/dapa-checker (a pasted full endpoint also works)',
       displayOptions: {
         show: {
-          environment: ['custom'],
+          environment: ['staging', 'custom'],
         },
       },
     },

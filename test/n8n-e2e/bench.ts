@@ -3,12 +3,11 @@
 // Retry On Fail). Prints requests, billed queries, 429s, lost items and wall time, and writes them as Markdown.
 //   npx tsx test/n8n-e2e/bench.ts --out test/n8n-e2e/BENCH.md     (BENCH_PLAN=premium for the slow, real-size plan)
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import * as prettier from 'prettier';
 import { DEFAULT_CONFIG, type KeyStats, type PlanConfig, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox } from '../sandbox/server';
+import { writeMain } from './lib/benchDoc';
 import { thousandItemsOver400Domains, type TestItem } from './lib/datasets';
 import {
   E2E_DIR,
@@ -183,7 +182,9 @@ async function main(): Promise<number> {
   ];
 
   const sandbox = await startSandbox({ port: 0, config });
-  const n8n = new N8nCli(path.join(E2E_DIR, 'work', 'bench'), (line) => console.log(`  ${line}`));
+  const n8n = new N8nCli(path.join(E2E_DIR, 'work', `bench-${process.env.E2E_N8N_DIR ?? 'n8n'}`), (line) =>
+    console.log(`  ${line}`),
+  );
   const measured: Measured[] = [];
   try {
     const dapaCred = dapaCredential('benchCredDapa', 'DAPA bench plan', bench.key, sandbox.url);
@@ -281,9 +282,8 @@ ${measured
 ## Why this plan
 ${bench.why}
 `;
-  // Formatted like every other Markdown file of the repository, so that `prettier --check .` accepts it.
-  const options = (await prettier.resolveConfig(out)) ?? {};
-  writeFileSync(out, await prettier.format(doc, { ...options, filepath: out }));
+  // Formatted like every other Markdown file of the repository; the queue-mode and entry-plan sections are kept.
+  await writeMain(doc, out);
   console.log(`\n${table(measured)}\n\nwritten to ${path.relative(process.cwd(), out)}`);
 
   const node = measured[0];

@@ -7,6 +7,7 @@ import {
   DEFAULT_CONFIG,
   checkEntry,
   emptyStats,
+  hasNoSpamData,
   metricsFor,
   normalizeDomain,
   type KeyStats,
@@ -46,7 +47,7 @@ import {
   workflow,
 } from './lib/workflows';
 
-const WORK_DIR = path.join(E2E_DIR, 'work', 'e2e');
+const WORK_DIR = path.join(E2E_DIR, 'work', `e2e-${process.env.E2E_N8N_DIR ?? 'n8n'}`);
 const WRONG_KEY = 'e2e-wrong-key-7f3a9c';
 
 /** The built-in keys plus plans that make the scenarios' limits matter. */
@@ -67,6 +68,10 @@ interface Context {
 interface Observed {
   exec: Execution;
   stats: SandboxStats;
+  /** 422 Limit Exceeded answers (a 422 without an envelope): the requests the node learns the maximum from. */
+  limitExceeded: number;
+  /** For a scenario run twice: what the first execution did (the sandbox is reset between the two). */
+  first?: Observed;
 }
 
 interface Scenario {
@@ -79,6 +84,8 @@ interface Scenario {
   build(ctx: Context): WorkflowJson;
   evaluate(t: Tally, observed: Observed): void;
   timeoutMs?: number;
+  /** Run the workflow twice, each time in a new `n8n execute` process (default once). */
+  twice?: boolean;
 }
 
 // ---- evaluation helpers ------------------------------------------------------------------------------------
@@ -783,6 +790,149 @@ function scenarios(): Scenario[] {
     });
   }
 
+  // 8b. The service blocks this network (a 403 nginx page for every request): its own error, not a wrong key.
+  {
+    const items = domainPool(5, 'blocked-').map((url, row) => ({ row, url, note: `item ${row}` }));
+    list.push({
+      id: 'e2eNetworkBlocked',
+      title: 'network blocked (403 page)',
+      items,
+      keys: ['sandbox-premium'],
+      sandbox: { keys: KEYS, faults: { blockNetwork: true } },
+      build: (ctx) =>
+        workflow(
+          'e2eNetworkBlocked',
+          'e2e network blocked',
+          [manualTrigger(), sourceItems(items), dapaChecker('DAPA', ctx.credentials.premium)],
+          [
+            ['Start', 'Source'],
+            ['Source', 'DAPA'],
+          ],
+        ),
+      evaluate(t, { exec, stats }) {
+        const s = this.title;
+        const error = exec.run?.data.resultData.error;
+        t.check(s, 'the execution fails', exec.run?.status === 'error', `status ${exec.run?.status}`);
+        t.equal(
+          s,
+          'the error is a NodeApiError of the DAPA node',
+          [error?.name, error?.node?.name],
+          ['NodeApiError', 'DAPA'],
+        );
+        t.check(
+          s,
+          'the message says the network is blocked, not the key',
+          /^Network blocked/.test(error?.message ?? '') && /not your API key/.test(error?.message ?? ''),
+          clip(error?.message),
+        );
+        t.check(
+          s,
+          'the description says what to do (self-hosted n8n, another network, ask support)',
+          /self-hosted n8n/.test(error?.description ?? '') && /support/.test(error?.description ?? ''),
+          clip(error?.description),
+        );
+        const all = Object.values(stats).reduce((n, k) => n + k.requests, 0);
+        t.equal(s, 'one request, not retried', all, 1);
+      },
+    });
+  }
+
+  // 8c. Metrics the service has no data for (-1): null, named in no_data; no_data is [] on every other result.
+  {
+    const items = domainPool(30, 'nodata-').map((url, row) => ({ row, url, note: `item ${row}` }));
+    list.push({
+      id: 'e2eNoData',
+      title: 'no-data metrics',
+      items,
+      keys: ['sandbox-premium'],
+      sandbox: { keys: KEYS, faults: { noDataRate: 0.4 } },
+      build: (ctx) =>
+        workflow(
+          'e2eNoData',
+          'e2e no-data metrics',
+          [manualTrigger(), sourceItems(items), dapaChecker('DAPA', ctx.credentials.premium)],
+          [
+            ['Start', 'Source'],
+            ['Source', 'DAPA'],
+          ],
+        ),
+      evaluate(t, { exec }) {
+        const s = this.title;
+        checkSucceeded(t, s, exec);
+        const { results } = dapaOutputs(exec);
+        t.equal(s, 'all 30 on Results', results.length, 30);
+        const wrong = results.filter((item) => {
+          const domain = String(item.json.domain);
+          const none = hasNoSpamData(domain, 0.4);
+          const expected = metricsFor(domain, 0.4);
+          return none
+            ? item.json.spam_score !== null || JSON.stringify(item.json.no_data) !== '["spam_score"]'
+            : item.json.spam_score !== expected.spam_score || JSON.stringify(item.json.no_data) !== '[]';
+        });
+        const flagged = results.filter(
+          (item) => Array.isArray(item.json.no_data) && item.json.no_data.length,
+        );
+        t.check(
+          s,
+          'a no-data spam score is null and named in no_data; the others have no_data []',
+          wrong.length === 0 && flagged.length > 0 && flagged.length < results.length,
+          `${wrong.length} wrong: ${clip(wrong.slice(0, 3).map((i) => i.json))}; flagged ${flagged.length}`,
+        );
+      },
+    });
+  }
+
+  // 8d. Learned once: a second execution (a new n8n process) starts from the plan kept in the static data.
+  {
+    const items = domainPool(35, 'learned-').map((url, row) => ({ row, url, note: `item ${row}` }));
+    list.push({
+      id: 'e2eLearnedOnce',
+      title: 'plan learned once',
+      items,
+      keys: ['e2e-small'],
+      sandbox: PLAIN,
+      twice: true,
+      build: (ctx) =>
+        workflow(
+          'e2eLearnedOnce',
+          'e2e plan learned once',
+          [manualTrigger(), sourceItems(items), dapaChecker('DAPA', ctx.credentials.small)],
+          [
+            ['Start', 'Source'],
+            ['Source', 'DAPA'],
+          ],
+        ),
+      evaluate(t, { exec, stats, limitExceeded, first }) {
+        const s = this.title;
+        checkSucceeded(t, s, exec);
+        t.equal(
+          s,
+          'both executions put all 35 on Results',
+          [outputOf(first?.exec.run, 'DAPA', 0).length, dapaOutputs(exec).results.length],
+          [35, 35],
+        );
+        t.check(
+          s,
+          'the first execution learns the maximum per request (a 422 Limit Exceeded)',
+          (first?.limitExceeded ?? 0) >= 1,
+          `${first?.limitExceeded}`,
+        );
+        t.equal(
+          s,
+          'the second execution sends no learning request (no 422 Limit Exceeded)',
+          limitExceeded,
+          0,
+        );
+        t.equal(
+          s,
+          'the second execution sends ceil(35/10) = 4 requests',
+          statsOf(stats, 'e2e-small').requests,
+          4,
+        );
+      },
+    });
+  }
+
   // 9. Expired plan, "Continue (using regular output)": every item gets the error, the run goes on.
   {
     const items = domainPool(6, 'expired-').map((url, row) => ({ row, url, note: `item ${row}` }));
@@ -901,7 +1051,14 @@ async function main(): Promise<number> {
       'see its output above',
     );
   }
-  const sandbox = await startSandbox({ port: 0, config: PLAIN });
+  let limitExceeded = 0;
+  const sandbox = await startSandbox({
+    port: 0,
+    config: PLAIN,
+    onRequest: (entry) => {
+      if (entry.status === 422 && !entry.summary) limitExceeded += 1;
+    },
+  });
   const n8n = new N8nCli(WORK_DIR, (line) => console.log(`        ${line}`));
   try {
     n8n.reset();
@@ -930,7 +1087,16 @@ async function main(): Promise<number> {
     await n8n.importWorkflows(selected.map((s) => s.build(ctx)));
 
     for (const scenario of selected) {
+      let first: Observed | undefined;
+      if (scenario.twice) {
+        sandbox.sandbox.configure(scenario.sandbox);
+        limitExceeded = 0;
+        console.log(`\n# ${scenario.title} (workflow ${scenario.id}, first of two executions)`);
+        const firstExec = await n8n.execute(scenario.id, scenario.timeoutMs ?? 180_000);
+        first = { exec: firstExec, stats: sandbox.sandbox.stats(), limitExceeded };
+      }
       sandbox.sandbox.configure(scenario.sandbox);
+      limitExceeded = 0;
       console.log(`\n# ${scenario.title} (workflow ${scenario.id}, ${scenario.items.length} items)`);
       const exec = await n8n.execute(scenario.id, scenario.timeoutMs ?? 180_000);
       writeFileSync(
@@ -940,7 +1106,7 @@ async function main(): Promise<number> {
       console.log(`        (n8n execute: ${exec.elapsedMs} ms, exit ${exec.exitCode})`);
       const stats = sandbox.sandbox.stats();
       try {
-        scenario.evaluate(t, { exec, stats });
+        scenario.evaluate(t, { exec, stats, limitExceeded, first });
       } catch (error) {
         t.check(scenario.title, 'evaluation ran', false, (error as Error).stack ?? String(error));
       }

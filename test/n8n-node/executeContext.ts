@@ -1,5 +1,5 @@
 // A test double of n8n's IExecuteFunctions for the DAPA Checker node: items, parameters, the stored credential,
-// continue-on-fail, the cancel signal, and `httpRequestWithAuthentication` doing real HTTP (Node's fetch) with the
+// continue-on-fail, the cancel signal, the node's workflow static data, and `httpRequestWithAuthentication` doing real HTTP (Node's fetch) with the
 // credential's own `authenticate` header, the way n8n 2.8 applies it. Everything the node sends is recorded.
 import type {
   IBinaryKeyData,
@@ -32,6 +32,8 @@ export interface ContextSetup {
   continueOnFail?: boolean;
   onError?: INode['onError'];
   cancelSignal?: AbortSignal;
+  /** The node's workflow static data; pass the same object to two executions to share it as n8n does. */
+  staticData?: IDataObject;
   /** Hand the body over as n8n does without `encoding: 'text'` (parsed JSON), to check the node re-reads it. */
   parsedBodies?: boolean;
 }
@@ -108,6 +110,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
     parameters: {},
     onError: setup.onError,
   };
+  const staticData = setup.staticData ?? {};
   const urlOf = setup.url ?? ((json: IDataObject) => json.url);
 
   const context = {
@@ -115,6 +118,10 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
     getNode: () => node,
     continueOnFail: () => setup.continueOnFail ?? false,
     getExecutionCancelSignal: () => setup.cancelSignal,
+    getWorkflowStaticData(type: string) {
+      if (type !== 'node') throw new Error(`The double keeps only the node's static data, not "${type}"`);
+      return staticData;
+    },
     addExecutionHints: (...added: NodeExecutionHint[]) => hints.push(...added),
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       if (name === 'url') return urlOf(items[itemIndex].json, itemIndex);

@@ -96,7 +96,7 @@ describe('n8n-nodes-dapa-checker package', () => {
       double.context as IExecuteFunctions,
     )) as INodeExecutionData[][];
     expect(results.map((item) => item.json)).toEqual([
-      { url: 'example.com', domain: 'example.com', ...metricsFor('example.com') },
+      { url: 'example.com', domain: 'example.com', ...metricsFor('example.com'), no_data: [] },
     ]);
     expect(skipped.map((item) => [item.json.reason, item.pairedItem])).toEqual([
       ['invalid_url_format', { item: 1 }],

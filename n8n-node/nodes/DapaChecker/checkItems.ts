@@ -1,6 +1,6 @@
 // One execution of the node: all input items are checked together by the core's CheckRun (each domain sent once,
 // batches as large as the plan allows, retries, rate-limit waits, a deadline), then routed to Results / Skipped.
-// Nothing is kept between executions, so it behaves the same on any worker in queue mode.
+// What the run learns of the plan is kept in the workflow's static data (learnedPlan.ts) for the next execution.
 import {
   sleep,
   sleepWithAbort,
@@ -13,6 +13,7 @@ import {
 import { CheckRun, runAsync, type Report, type Totals } from '../../../shared/index';
 import { CREDENTIAL_NAME } from './description';
 import { settingError, stoppedRunError } from './errors';
+import { keepLearnedPlan, planKey, readLearnedPlan } from './learnedPlan';
 import { routeOutcomes } from './outputs';
 import {
   credentialProblem,
@@ -98,14 +99,19 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     }
   }
 
-  const deadline = Date.now() + settings.timeLimitSeconds * 1000;
+  // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early.
+  const deadline = settings.timeLimitSeconds > 0 ? Date.now() + settings.timeLimitSeconds * 1000 : Infinity;
+  const staticData = this.getWorkflowStaticData('node');
+  const planStorageKey = planKey(baseUrl, String(credentials.apiKey));
+  const known = readLearnedPlan(staticData, planStorageKey, Date.now());
   const run = new CheckRun(urls, {
     baseUrl,
     deadline,
-    maxUrlsPerRequest: settings.maxUrlsPerRequest > 0 ? settings.maxUrlsPerRequest : undefined,
+    maxUrlsPerRequest: settings.maxUrlsPerRequest > 0 ? settings.maxUrlsPerRequest : known?.maxUrlsPerRequest,
+    pace: { requestsPerMinute: known?.requestsPerMinute, urlsPerMinute: known?.urlsPerMinute },
     retries: settings.retries,
     waitForRateLimits: settings.waitForRateLimits,
-    maxWaitMs: settings.maxWaitSeconds * 1000,
+    maxWaitMs: settings.maxWaitSeconds > 0 ? settings.maxWaitSeconds * 1000 : undefined,
     seed: Date.now() % 2_147_483_647,
   });
   const signal = this.getExecutionCancelSignal?.();
@@ -115,6 +121,7 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     now: () => Date.now(),
     cancelled: () => signal?.aborted === true,
   });
+  keepLearnedPlan(staticData, planStorageKey, report.learned, Date.now());
 
   // A stopped run (wrong key, expired plan, ...) fails the node only when that loses no paid result.
   const stopErrors = stoppedRunErrors(this, report);

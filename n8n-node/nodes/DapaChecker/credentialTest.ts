@@ -16,7 +16,10 @@ const PROBE_TIMEOUT_MS = 20_000;
 const NEXT_STEP: Record<string, string> = {
   bad_key: 'Paste the API key of your plan again.',
   not_premium: 'Renew or upgrade the plan, or use a key with an active plan.',
-  not_found: 'Check the environment and, for Custom, the base URL (without /api/user/dapa-checker).',
+  network_blocked:
+    "The key was not checked. Test again from a self-hosted n8n or another network, or ask DAPA checker support to allow this server's address.",
+  not_found:
+    'Check the environment and, for Staging or Custom, the base URL (without /api/user/dapa-checker).',
   unexpected: 'Check the environment and the base URL, then test again.',
 };
 

@@ -21,8 +21,8 @@ export const DEFAULT_SETTINGS: CheckSettings = {
   maxUrlsPerRequest: 0,
   retries: 3,
   waitForRateLimits: true,
-  maxWaitSeconds: 300,
-  timeLimitSeconds: 600,
+  maxWaitSeconds: 0,
+  timeLimitSeconds: 0,
 };
 
 /** The node's parameters; the node class holds the rest of its description. */
@@ -72,10 +72,10 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Maximum Total Wait (Seconds)',
         name: 'maxWaitSeconds',
         type: 'number',
-        default: 300,
+        default: 0,
         typeOptions: { minValue: 0 },
         description:
-          'The longest time, in all, that the node waits for rate limits to reset. URLs still waiting after that go to the Skipped output with the reason "unfinished".',
+          'The longest time, in all, that the node waits for rate limits to reset. 0 means as long as the plan needs (on the entry plan, 60 URLs a minute, 1,000 domains take about 17 minutes). URLs still waiting after a limit you set go to the Skipped output with the reason "unfinished".',
       },
       {
         displayName: 'Retries',
@@ -90,10 +90,10 @@ export const dapaCheckerProperties: INodeProperties[] = [
         displayName: 'Time Limit (Seconds)',
         name: 'timeLimitSeconds',
         type: 'number',
-        default: 600,
-        typeOptions: { minValue: 1 },
+        default: 0,
+        typeOptions: { minValue: 0 },
         description:
-          'The node sends no request after this many seconds. URLs not checked by then go to the Skipped output with the reason "unfinished".',
+          'The node sends no request after this many seconds. 0 means no limit of its own: the run takes as long as the plan\'s rate limits need, and only the workflow\'s timeout or stopping the execution ends it early. URLs not checked by then go to the Skipped output with the reason "unfinished".',
       },
       {
         displayName: 'Wait for Rate Limits',

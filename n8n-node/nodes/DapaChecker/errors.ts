@@ -22,6 +22,13 @@ const WORDING: Partial<Record<ErrorCode, Wording>> = {
       'Renew or upgrade the plan, or put a key with an active plan in the DAPA Checker API credential.',
     httpCode: '401',
   },
+  network_blocked: {
+    message:
+      "Network blocked: the DAPA service refused requests from this n8n server's network (HTTP 403); this is not your API key",
+    description:
+      "The service blocks some datacenter addresses, where hosted n8n runs. Run the workflow on a self-hosted n8n or from another network, or ask DAPA checker support to allow this server's address. Retrying from the same network does not help.",
+    httpCode: '403',
+  },
   validation: {
     message: 'The DAPA service refused the request as invalid (Validation Error)',
     description: "Check that the credential's environment and base URL point at the DAPA checker API.",

@@ -28,7 +28,7 @@ function baseFields(input: RouteInput, index: number): IDataObject {
 }
 
 /**
- * Results get the metrics, Skipped gets `reason` and `message`. Error outcomes that are not error items (an
+ * Results get the metrics and `no_data`, Skipped gets `reason` and `message`. Error outcomes that are not error items (an
  * unfinished or cancelled run, an answer that could not be matched) go to Skipped with their code as reason.
  */
 export function routeOutcomes(input: RouteInput): RoutedItems {
@@ -48,8 +48,10 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
     switch (outcome.kind) {
       case 'record': {
         const { site_da, site_pa, site_mr, spam_score } = outcome.record;
+        // Metrics the service marked "no data" are null, and named in `no_data` ([] when all are there).
+        const noData = [...(outcome.record.noData ?? [])];
         results.push({
-          json: { ...fields, domain: outcome.key, site_da, site_pa, site_mr, spam_score },
+          json: { ...fields, domain: outcome.key, site_da, site_pa, site_mr, spam_score, no_data: noData },
           ...binary,
           pairedItem,
         });

@@ -16,7 +16,7 @@ const NUMBER_RULES: Record<NumberOption, { label: string; min: number; max: numb
   maxUrlsPerRequest: { label: 'Max URLs per Request', min: 0, max: 10_000 },
   retries: { label: 'Retries', min: 0, max: 10 },
   maxWaitSeconds: { label: 'Maximum Total Wait (Seconds)', min: 0, max: 86_400 },
-  timeLimitSeconds: { label: 'Time Limit (Seconds)', min: 1, max: 86_400 },
+  timeLimitSeconds: { label: 'Time Limit (Seconds)', min: 0, max: 86_400 },
 };
 
 function readNumber(options: IDataObject, name: NumberOption): number | SettingProblem {
@@ -92,7 +92,7 @@ export function resolveBaseUrl(data: ICredentialDataDecryptedObject): string | S
   } catch (error) {
     return {
       message: 'The DAPA Checker API credential has no usable base URL.',
-      description: `${error instanceof Error ? error.message : String(error)}. Open the credential and fix the Base URL.`,
+      description: `${error instanceof Error ? error.message : String(error)}. Open the credential and fill in or fix the Base URL.`,
     };
   }
 }

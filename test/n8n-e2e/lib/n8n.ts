@@ -1,13 +1,32 @@
-// Drives the pinned real n8n (installed in test/n8n-e2e/n8n/) headless through its CLI: a fresh user folder,
-// imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed into the run data it prints.
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+// Drives a pinned real n8n (test/n8n-e2e/n8n/, or the folder E2E_N8N_DIR names, such as n8n-next/) headless through
+// its CLI: a fresh user folder, imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
 export const E2E_DIR = path.resolve(__dirname, '..');
 export const REPO_ROOT = path.resolve(E2E_DIR, '..', '..');
-export const N8N_BIN = path.join(E2E_DIR, 'n8n', 'node_modules', '.bin', 'n8n');
+/** The n8n install under test: `n8n` (2.8.4, Node 20) or `n8n-next` (run.sh puts Node 24 first on PATH for it). */
+export const N8N_DIR = path.join(E2E_DIR, process.env.E2E_N8N_DIR ?? 'n8n');
+export const N8N_BIN = path.join(N8N_DIR, 'node_modules', '.bin', 'n8n');
+/** The version of the install under test, from its package.json. */
+export function n8nVersion(): string {
+  try {
+    const manifest = path.join(N8N_DIR, 'node_modules', 'n8n', 'package.json');
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
 /** The built community node package: n8n loads every `*.node.js` / `*.credentials.js` below it. */
 export const NODE_DIST = path.join(REPO_ROOT, 'n8n-node', 'dist');
 const BUILT_NODE = path.join('nodes', 'DapaChecker', 'DapaChecker.node.js');
@@ -24,7 +43,7 @@ export interface CredentialJson {
 export interface WorkflowJson {
   id: string;
   name: string;
-  active: false;
+  active: boolean;
   nodes: NodeJson[];
   connections: Record<string, { main: Array<Array<{ node: string; type: 'main'; index: number }>> }>;
   settings: Record<string, unknown>;
@@ -42,6 +61,7 @@ export interface NodeJson {
   retryOnFail?: boolean;
   maxTries?: number;
   waitBetweenTries?: number;
+  webhookId?: string;
 }
 
 export interface OutputItem {
@@ -83,30 +103,52 @@ export interface Execution extends CliResult {
   run?: ExecutionRun;
 }
 
-/** A free TCP port on the loopback interface (for the task broker of each n8n process). */
+/**
+ * A free TCP port on the loopback interface (task brokers, n8n's HTTP port, Redis). Picked at random from
+ * 20000-32767, below Linux's ephemeral range (32768-60999): a port the OS hands out for outgoing connections could
+ * be taken by one of them (n8n runs beside other n8n processes that keep calling the sandbox) before n8n binds it.
+ */
 export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port found on 127.0.0.1 between 20000 and 32767');
 }
 
-/** Finds the JSON document n8n prints (a line that is exactly `{` up to the next line that is exactly `}`). */
+/** n8n could not bind a port that was free a moment before (another process took it): worth one more try. */
+const PORT_TAKEN = /port \d+ is already in use/i;
+
+/**
+ * Finds the run n8n prints: a line that is exactly `{` up to the next line that is exactly `}`, parsed, with
+ * `data.resultData`. The last such block wins (n8n may print other objects before it), and a log line printed in
+ * the middle of it (at column 0, where no line of the indented document is) is left out.
+ */
 export function parseRunOutput(stdout: string): ExecutionRun | undefined {
   const lines = stdout.split('\n');
-  const start = lines.indexOf('{');
-  if (start < 0) return undefined;
-  const end = lines.indexOf('}', start);
-  if (end < 0) return undefined;
-  try {
-    return JSON.parse(lines.slice(start, end + 1).join('\n')) as ExecutionRun;
-  } catch {
-    return undefined;
+  let found: ExecutionRun | undefined;
+  for (let start = lines.indexOf('{'); start >= 0; start = lines.indexOf('{', start + 1)) {
+    const end = lines.indexOf('}', start);
+    if (end < 0) break;
+    const body = lines.slice(start, end + 1);
+    for (const candidate of [body, body.filter((line) => line === '{' || line === '}' || /^\s/.test(line))]) {
+      try {
+        const parsed = JSON.parse(candidate.join('\n')) as Partial<ExecutionRun>;
+        if (parsed?.data?.resultData) {
+          found = parsed as ExecutionRun;
+          break;
+        }
+      } catch {
+        // try the next reading
+      }
+    }
   }
+  return found;
 }
 
 /** The items a node put on one of its outputs in its first run; none when the node did not run. */
@@ -156,6 +198,9 @@ export class N8nCli {
     mkdirSync(this.userFolder, { recursive: true });
   }
 
+  /** Settings added to every n8n process of this instance (queue mode: EXECUTIONS_MODE, the Redis address...). */
+  extraEnv: NodeJS.ProcessEnv = {};
+
   private env(brokerPort: number): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     // Only what a shell needs; nothing N8N_* leaks in from the caller's environment.
@@ -180,11 +225,69 @@ export class N8nCli {
       DB_TYPE: 'sqlite',
       EXECUTIONS_MODE: 'regular',
       GENERIC_TIMEZONE: 'UTC',
+      ...this.extraEnv,
     };
   }
 
-  /** Runs one n8n CLI command; the whole process group is killed when it outlives `timeoutMs`. */
+  /**
+   * Starts a long-running n8n process (`start`, `worker`) in its own process group, its output appended to
+   * `logFile`; `stop()` ends the group (SIGTERM, then SIGKILL after 10 s). `output()` is what it printed so far.
+   */
+  async startProcess(
+    args: string[],
+    logFile: string,
+    env: NodeJS.ProcessEnv = {},
+  ): Promise<{ child: ChildProcess; output: () => string; stop: () => Promise<void> }> {
+    const child = spawn(N8N_BIN, args, {
+      cwd: this.workDir,
+      env: { ...this.env(await freePort()), ...env },
+      detached: true,
+    });
+    const log = createWriteStream(logFile);
+    let text = '';
+    const collect = (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      log.write(chunk);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        process.kill(-child.pid, 'SIGTERM');
+        const timer = setTimeout(() => {
+          try {
+            if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }, 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      log.end();
+    };
+    return { child, output: () => text, stop };
+  }
+
+  /** Runs one n8n CLI command (once more if a port it chose was taken meanwhile); see runOnce. */
   async run(args: string[], timeoutMs: number): Promise<CliResult> {
+    let result = await this.runOnce(args, timeoutMs);
+    for (
+      let retry = 0;
+      retry < 2 && result.exitCode !== 0 && PORT_TAKEN.test(result.stdout + result.stderr);
+      retry++
+    ) {
+      this.log(
+        `n8n ${args[0]}: a port was taken meanwhile (${PORT_TAKEN.exec(result.stdout + result.stderr)?.[0]}); again`,
+      );
+      result = await this.runOnce(args, timeoutMs);
+    }
+    return result;
+  }
+
+  /** Runs one n8n CLI command; the whole process group is killed when it outlives `timeoutMs`. */
+  private async runOnce(args: string[], timeoutMs: number): Promise<CliResult> {
     if (!existsSync(N8N_BIN))
       throw new Error(`n8n is not installed at ${N8N_BIN}: run bash test/n8n-e2e/run.sh`);
     const env = this.env(await freePort());

@@ -8,15 +8,15 @@ export const DAPA_CREDENTIAL_TYPE = 'dapaCheckerApi';
 export const API_PATH = '/api/user/dapa-checker';
 
 /** One connection: from node (and its output index) to node. */
-export type Link = [from: string, to: string, fromOutput?: number];
+export type Link = [from: string, to: string, fromOutput?: number, toInput?: number];
 
 export function workflow(id: string, name: string, nodes: NodeJson[], links: Link[]): WorkflowJson {
   if (id.length > 21) throw new Error(`workflow id "${id}" is longer than the 21 characters n8n accepts`);
   const connections: WorkflowJson['connections'] = {};
-  for (const [from, to, fromOutput = 0] of links) {
+  for (const [from, to, fromOutput = 0, toInput = 0] of links) {
     const outputs = (connections[from] ??= { main: [] }).main;
     while (outputs.length <= fromOutput) outputs.push([]);
-    outputs[fromOutput].push({ node: to, type: 'main', index: 0 });
+    outputs[fromOutput].push({ node: to, type: 'main', index: toInput });
   }
   const placed = nodes.map((node, i) => ({ ...node, position: [i * 220, 0] as [number, number] }));
   return { id, name, active: false, nodes: placed, connections, settings: { executionOrder: 'v1' } };
@@ -145,4 +145,37 @@ export function dapaCredential(id: string, name: string, apiKey: string, baseUrl
 
 export function bearerHeaderCredential(id: string, name: string, apiKey: string): CredentialJson {
   return { id, name, type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${apiKey}` } };
+}
+
+/**
+ * A production Webhook trigger (POST /webhook/<path>) that answers with every item of the last node once the
+ * execution has finished; in queue mode the main process enqueues the execution and a worker runs it.
+ */
+export function webhookTrigger(name: string, webhookPath: string): NodeJson {
+  return node(
+    name,
+    'n8n-nodes-base.webhook',
+    2,
+    {
+      httpMethod: 'POST',
+      path: webhookPath,
+      responseMode: 'lastNode',
+      responseData: 'allEntries',
+      options: {},
+    },
+    { webhookId: `e2e-webhook-${webhookPath}` },
+  );
+}
+
+/** A Code node that emits the items the webhook request carried in its body (`{"items": [...]}`). */
+export function itemsFromWebhookBody(name = 'Source'): NodeJson {
+  return node(name, 'n8n-nodes-base.code', 2, {
+    mode: 'runOnceForAllItems',
+    jsCode: 'return $input.first().json.body.items.map((json) => ({ json }));',
+  });
+}
+
+/** A Merge node appending its two inputs (the pairing probes after Results and Skipped). */
+export function appendMerge(name: string): NodeJson {
+  return node(name, 'n8n-nodes-base.merge', 3, { mode: 'append' });
 }
