@@ -127,6 +127,36 @@ function maxDay(gas: AppsScriptStandIn, from: number, to: number): number {
   return max;
 }
 
+/** What the triggers had run, and when, as a scenario starts. */
+function startOf(gas: AppsScriptStandIn): { t0: number; runtimeBefore: number; runsBefore: number } {
+  return { t0: gas.clock.now(), runtimeBefore: gas.triggerRuntimeMs(), runsBefore: triggerRuns(gas) };
+}
+
+/** A scenario's figures once its rows are in (or its time is up): time, trigger runtime, runs, rows filled, cost. */
+function resultOf(
+  w: World,
+  start: ReturnType<typeof startOf>,
+  scenario: string,
+  conditions: Conditions,
+  count: number,
+  filledRows: number,
+): ScenarioResult {
+  const { gas } = w;
+  return {
+    scenario,
+    conditions,
+    domains: count,
+    boundMs: (count / URLS_PER_MINUTE) * MINUTE,
+    tookMs: gas.clock.now() - start.t0,
+    runtimeMs: gas.triggerRuntimeMs() - start.runtimeBefore,
+    maxDayRuntimeMs: maxDay(gas, start.t0, gas.clock.now()),
+    triggerRuns: triggerRuns(gas) - start.runsBefore,
+    longestRunMs: longest(gas),
+    rowsLost: count - filledRows,
+    ...stats(w),
+  };
+}
+
 /** A: 500 distinct domains from one =DAPA range, background checks on, nobody at the sheet. */
 async function formulaScenario(
   conditions: Conditions,
@@ -140,34 +170,15 @@ async function formulaScenario(
     list.map((d) => [d]),
   );
   await gas.run('startBackground');
-  const runtimeBefore = gas.triggerRuntimeMs();
-  const runsBefore = triggerRuns(gas);
-  const t0 = gas.clock.now();
+  const start = startOf(gas);
   const range = `B2:E${count + 1}`;
   await gas.edit('B2', `=DAPA(A2:A${count + 1})`);
   await gas.runTriggers({
-    until: t0 + 4 * (count / URLS_PER_MINUTE) * MINUTE + 10 * MINUTE,
+    until: start.t0 + 4 * (count / URLS_PER_MINUTE) * MINUTE + 10 * MINUTE,
     stop: () => metricRows(gas, range) === count,
   });
-  const tookMs = gas.clock.now() - t0;
-  const s = stats(w);
-  return {
-    w,
-    list,
-    result: {
-      scenario: 'A: one =DAPA range, left alone',
-      conditions,
-      domains: count,
-      boundMs: (count / URLS_PER_MINUTE) * MINUTE,
-      tookMs,
-      runtimeMs: gas.triggerRuntimeMs() - runtimeBefore,
-      maxDayRuntimeMs: maxDay(gas, t0, gas.clock.now()),
-      triggerRuns: triggerRuns(gas) - runsBefore,
-      longestRunMs: longest(gas),
-      rowsLost: count - metricRows(gas, range),
-      ...s,
-    },
-  };
+  const filled = metricRows(gas, range);
+  return { w, list, result: resultOf(w, start, 'A: one =DAPA range, left alone', conditions, count, filled) };
 }
 
 function jobDone(gas: AppsScriptStandIn): boolean {
@@ -186,29 +197,17 @@ async function sidebarScenario(
   gas.sheet.setValues(`Big!A1:A${count + 1}`, [['URL'], ...list.map((d) => [d])]);
   gas.sheet.activate('Big');
   await gas.run('startBackground');
-  const runtimeBefore = gas.triggerRuntimeMs();
-  const runsBefore = triggerRuns(gas);
-  const t0 = gas.clock.now();
+  const start = startOf(gas);
   await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
-  await gas.runTriggers({ until: t0 + 2 * (count / URLS_PER_MINUTE) * MINUTE, stop: () => jobDone(gas) });
-  const tookMs = gas.clock.now() - t0;
-  const s = stats(w);
+  await gas.runTriggers({
+    until: start.t0 + 2 * (count / URLS_PER_MINUTE) * MINUTE,
+    stop: () => jobDone(gas),
+  });
+  const filled = metricRows(gas, `Big!B2:E${count + 1}`);
   return {
     w,
     list,
-    result: {
-      scenario: 'B: 10,000 sidebar rows, sidebar closed',
-      conditions,
-      domains: count,
-      boundMs: (count / URLS_PER_MINUTE) * MINUTE,
-      tookMs,
-      runtimeMs: gas.triggerRuntimeMs() - runtimeBefore,
-      maxDayRuntimeMs: maxDay(gas, t0, gas.clock.now()),
-      triggerRuns: triggerRuns(gas) - runsBefore,
-      longestRunMs: longest(gas),
-      rowsLost: count - metricRows(gas, `Big!B2:E${count + 1}`),
-      ...s,
-    },
+    result: resultOf(w, start, 'B: 10,000 sidebar rows, sidebar closed', conditions, count, filled),
   };
 }
 
