@@ -312,6 +312,37 @@ describe('DAPA Checker node', () => {
     expect(afterSecond.requests - afterFirst.requests).toBe(3);
   });
 
+  test('a URL rate seen while other executions shared the key is not kept: the next lone execution is not slowed', async () => {
+    configure({ keys: { ...DEFAULT_CONFIG.keys, shared: { maxUrlsPerRequest: 5, urlsPerMinute: 20 } } });
+    // Another execution (another worker) spends 15 of the minute's 20 URLs just before this one.
+    await execute({
+      apiKey: 'shared',
+      items: Array.from({ length: 15 }, (_v, i) => ({ url: `other${i}.org` })),
+    });
+    const staticData: IDataObject = {};
+    const squeezed = await execute({
+      apiKey: 'shared',
+      items: Array.from({ length: 5 }, (_v, i) => ({ url: `squeezed${i}.org` })).concat([
+        { url: 'late.org' },
+      ]),
+      options: { waitForRateLimits: false },
+      staticData,
+    });
+    // This execution met the limit after 5 URLs of its own: that is what it saw, not the plan's rate.
+    expect(squeezed.results).toHaveLength(5);
+    const kept = JSON.stringify(staticData);
+    expect(kept).toContain('"maxUrlsPerRequest":5');
+    expect(kept).not.toContain('urlsPerMinute');
+    server.sandbox.reset(); // a minute later, alone
+    const alone = await execute({
+      apiKey: 'shared',
+      items: Array.from({ length: 20 }, (_v, i) => ({ url: `alone${i}.org` })),
+      staticData,
+    });
+    expect(alone.results).toHaveLength(20);
+    expect(alone.sent).toHaveLength(4); // the whole minute's 20 URLs at once, in 4 requests of 5
+  });
+
   test('another key on the same node learns its own plan; a fresh node learns again', async () => {
     configure({
       keys: { ...DEFAULT_CONFIG.keys, 'ten-per-request': { maxUrlsPerRequest: 10, requestsPerMinute: 1000 } },

@@ -1,6 +1,10 @@
-// What a run learned about the plan (maximum URLs per request, requests and URLs per minute), kept in the node's
-// workflow static data and in this process's memory, so that the next execution starts from it instead of learning
-// it again. Memory covers queue mode, where n8n saves a worker's static data but does not load it into the next
+// What a run learned about the plan that is exact (the maximum URLs per request, read from a 422 Limit Exceeded),
+// kept in the node's workflow static data and in this process's memory, so that the next execution starts from it
+// instead of learning it again. Per-minute rates are not kept: a rate is inferred from what one execution saw in the
+// last minute, which is too low whenever other executions shared the key's window (queue mode: 4 executions at
+// once left a worker pacing a later lone execution at 5 URLs a minute), and a kept rate is never raised again. Each
+// execution reads the rates afresh: from the server's X-RateLimit headers at once, or from the first answer that
+// hits the limit (which bills nothing). Memory covers queue mode, where n8n saves a worker's static data but does not load it into the next
 // new execution (it reloads static data only for resumed ones). No secret is kept in either.
 import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
@@ -49,23 +53,17 @@ export function readLearnedPlan(staticData: IDataObject, key: string, now: numbe
   const stored = storedPlan(staticData, key);
   if (typeof stored !== 'object' || stored === null || typeof stored.at !== 'number') return undefined;
   if (now - stored.at > LEARNED_PLAN_TTL_MS || stored.at > now + 60_000) return undefined;
-  const learned: Learned = {
-    maxUrlsPerRequest: positive(stored.maxUrlsPerRequest),
-    requestsPerMinute: positive(stored.requestsPerMinute),
-    urlsPerMinute: positive(stored.urlsPerMinute),
-  };
-  return Object.values(learned).some((v) => v !== undefined) ? learned : undefined;
+  const maxUrlsPerRequest = positive(stored.maxUrlsPerRequest);
+  return maxUrlsPerRequest === undefined ? undefined : { maxUrlsPerRequest };
 }
 
-/** Keeps what the run learned (merged over what was kept) in static data and in this process's memory. */
+/** Keeps the exact part of what the run learned (merged over what was kept) in static data and this process's memory. */
 export function keepLearnedPlan(staticData: IDataObject, key: string, learned: Learned, now: number): void {
   const before = readLearnedPlan(staticData, key, now) ?? {};
   const merged: Learned = {
     maxUrlsPerRequest: positive(learned.maxUrlsPerRequest) ?? before.maxUrlsPerRequest,
-    requestsPerMinute: positive(learned.requestsPerMinute) ?? before.requestsPerMinute,
-    urlsPerMinute: positive(learned.urlsPerMinute) ?? before.urlsPerMinute,
   };
-  const names = ['maxUrlsPerRequest', 'requestsPerMinute', 'urlsPerMinute'] as const;
+  const names = ['maxUrlsPerRequest'] as const;
   if (names.every((name) => merged[name] === undefined)) return;
   const unchanged = names.every((name) => merged[name] === before[name]);
   const stored: StoredPlan = { at: now };
