@@ -30,6 +30,7 @@ import {
   workflow,
   type HttpBaselineOptions,
 } from './lib/workflows';
+import { runSuite } from './lib/tally';
 
 interface BenchPlan {
   key: string;
@@ -292,10 +293,4 @@ ${bench.why}
   return nodeOk ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error((error as Error).stack ?? String(error));
-    process.exit(1);
-  },
-);
+runSuite(main, false);

@@ -35,7 +35,7 @@ import {
   type OutputItem,
   type WorkflowJson,
 } from './lib/n8n';
-import { Tally, clip } from './lib/tally';
+import { Tally, clip, runSuite } from './lib/tally';
 import {
   dapaChecker,
   dapaCredential,
@@ -1130,11 +1130,4 @@ async function main(): Promise<number> {
   return t.failed === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error((error as Error).stack ?? String(error));
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  },
-);
+runSuite(main);

@@ -11,7 +11,7 @@ import { startSandbox } from '../sandbox/server';
 import { BENCH_FILE, writeSection } from './lib/benchDoc';
 import { domainPool } from './lib/datasets';
 import { E2E_DIR, N8nCli, n8nVersion, outputOf, pairedIndex, snapshotNodePackage, tail } from './lib/n8n';
-import { Tally, clip } from './lib/tally';
+import { Tally, clip, runSuite } from './lib/tally';
 import { dapaChecker, dapaCredential, manualTrigger, sourceItems, workflow } from './lib/workflows';
 
 const WORK_DIR = path.join(E2E_DIR, 'work', 'longlist');
@@ -120,11 +120,4 @@ records it. With the old defaults (Maximum Total Wait 300 s, Time Limit 600 s) t
   return t.failed === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error((error as Error).stack ?? String(error));
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  },
-);
+runSuite(main);

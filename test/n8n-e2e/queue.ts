@@ -19,7 +19,7 @@ import { startSandbox } from '../sandbox/server';
 import { writeSection, BENCH_FILE } from './lib/benchDoc';
 import { domainPool, spell } from './lib/datasets';
 import { E2E_DIR, N8nCli, freePort, n8nVersion, snapshotNodePackage, tail } from './lib/n8n';
-import { Tally, clip } from './lib/tally';
+import { Tally, clip, runSuite } from './lib/tally';
 import {
   appendMerge,
   dapaChecker,
@@ -430,11 +430,4 @@ execution record's copy of the workflow carries none; so in queue mode each work
   return t.failed === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error((error as Error).stack ?? String(error));
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  },
-);
+runSuite(main);

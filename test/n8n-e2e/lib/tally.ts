@@ -37,3 +37,18 @@ export function clip(value: unknown, max = 300): string {
   const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
+
+/**
+ * Runs a suite's `main` and exits with its status. A crash prints its stack and, when `countsAsFailure`, the line
+ * `0 passed, 1 failed` that run.sh adds up, so a suite that dies still counts as failed.
+ */
+export function runSuite(main: () => Promise<number>, countsAsFailure = true): void {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error((error as Error).stack ?? String(error));
+      if (countsAsFailure) console.log('0 passed, 1 failed');
+      process.exit(1);
+    },
+  );
+}
