@@ -117,7 +117,7 @@ export class PlanWindow {
    */
   learnRequestLimit(now: number, retryAt?: number, slack = 5000, probe = false): number {
     this.pressure.requests = now;
-    if (probe) this.pressure.failedProbes = Math.min(2, (this.pressure.failedProbes ?? 0) + 1);
+    if (probe) this.pressure.failedProbes = Math.min(3, (this.pressure.failedProbes ?? 0) + 1);
     if (this.server !== undefined) return 0; // the server states its limit: nothing to guess
     const recent = this.recent(now);
     if (recent.length === 0) return 0;
@@ -127,11 +127,11 @@ export class PlanWindow {
 
   /**
    * A `rate_limit_reached` skip: the URLs processed in the last minute are what the plan allows. After a failed
-   * probe the guess is likelier right, so the next probe waits twice as long (up to four minutes).
+   * probe the guess is likelier right, so the next probe waits twice as long (up to eight minutes).
    */
   learnUrlLimit(now: number, probe = false): number {
     this.pressure.urls = now;
-    if (probe) this.pressure.failedProbes = Math.min(2, (this.pressure.failedProbes ?? 0) + 1);
+    if (probe) this.pressure.failedProbes = Math.min(3, (this.pressure.failedProbes ?? 0) + 1);
     return this.infer('urlsPerMinute', this.urlsIn(now), now);
   }
 
