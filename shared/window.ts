@@ -9,6 +9,8 @@
 import type { ServerRate } from './wire';
 
 export const WINDOW_MS = 60_000;
+/** Calm (no pushback) before a probe above an inferred limit; it doubles after each failed probe. */
+const PROBE_CALM_MS = 3 * WINDOW_MS;
 /** Learned limits older than this are learned again: the plan may have changed. */
 export const PLAN_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
@@ -127,7 +129,7 @@ export class PlanWindow {
 
   /**
    * A `rate_limit_reached` skip: the URLs processed in the last minute are what the plan allows. After a failed
-   * probe the guess is likelier right, so the next probe waits twice as long (up to eight minutes).
+   * probe the guess is likelier right, so the next probe waits twice as long (up to 24 minutes).
    */
   learnUrlLimit(now: number, probe = false): number {
     this.pressure.urls = now;
@@ -248,9 +250,9 @@ export class PlanWindow {
     this.pressure.failedProbes = 0;
   }
 
-  /** A probe above an inferred limit is due when nothing pushed back for a window (longer after failed probes). */
+  /** A probe above an inferred limit is due when nothing pushed back for PROBE_CALM_MS (doubled per failed probe). */
   private probeDue(limit: Limit, pushedBackAt: number | undefined, now: number): boolean {
-    const calm = WINDOW_MS * 2 ** (this.pressure.failedProbes ?? 0);
+    const calm = PROBE_CALM_MS * 2 ** (this.pressure.failedProbes ?? 0);
     return !limit.exact && (pushedBackAt === undefined || pushedBackAt <= now - calm);
   }
 
