@@ -60,10 +60,10 @@ describe('the window a run starts from', () => {
     expect(roomIn(undefined, T).urls).toBe(Infinity);
   });
 
-  test('an inferred limit with no pushback for three minutes leaves room for one probe; an exact one does not', () => {
+  test('an inferred limit with no pushback for a minute leaves room for one probe; an exact one does not', () => {
     const w = basic(T);
     w.sends = [[T - 30_000, 60]];
-    w.pressure = { urls: T - 190_000 };
+    w.pressure = { urls: T - 70_000 };
     expect(roomIn(w, T)).toMatchObject({ urls: 5, probe: true });
     w.limits.urlsPerMinute = { value: 60, exact: true, at: T };
     expect(roomIn(w, T)).toMatchObject({ urls: 0, probe: false });
