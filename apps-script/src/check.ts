@@ -16,7 +16,6 @@ import { fetchAnswer, fetchAnswers, now, sleep } from './gas';
 import { loadLearnedPlan, saveLearnedPlan, saveRecentSends, type Send } from './plan-store';
 import { cacheRecords, readCachedRecords } from './result-cache';
 import { addSavedCredits, readStoredRecords, storeRecords } from './result-store';
-import { CACHE_SECONDS } from './storage-keys';
 
 export interface CheckOptions {
   apiKey: string;
@@ -46,9 +45,6 @@ const LEFT: Outcome = {
   retryable: true,
 };
 
-/** The latest time a check of this execution was told it may send again (a 429's Retry-After, the core's pacing). */
-export let lastResumeAt = 0;
-
 /** Checks the values (one per input position) and returns one outcome per position. Never throws for the server. */
 export function checkValues(values: readonly unknown[], options: CheckOptions): Report {
   const { apiKey, baseUrl, deadline } = options;
@@ -62,11 +58,9 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
   let saved = 0;
   if (!options.fresh && distinct.length > 0) {
     try {
-      const cacheHorizon = now() - CACHE_SECONDS * 1000;
-      const stored = readStoredRecords(baseUrl, distinct, options.since, (at) => {
-        if (at < cacheHorizon) saved += 1;
-      });
+      const stored = readStoredRecords(baseUrl, distinct, options.since);
       for (const [k, r] of stored) known.set(k, r);
+      saved = countSaved(baseUrl, stored);
       const rest = distinct.filter((k) => !known.has(k));
       if (options.since === undefined && rest.length > 0)
         for (const [key, record] of readCachedRecords(baseUrl, rest)) {
@@ -138,7 +132,6 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
         ]
       : runSideBySide(runs, apiKey, note);
   const report = merge(reports, groups, values.length);
-  if (report.resumeAt !== undefined) lastResumeAt = Math.max(lastResumeAt, report.resumeAt);
   try {
     cacheRecords(baseUrl, report.fresh);
   } catch {
@@ -158,6 +151,18 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
     // Learned limits, the window and the count are optimisations.
   }
   return report;
+}
+
+/**
+ * Kept results the cache had let go would have been billed again: they count as saved once, and are cached again
+ * (a recalculation within 6 hours finds them there and does not count them twice).
+ */
+function countSaved(baseUrl: string, stored: Map<string, DomainRecord>): number {
+  if (stored.size === 0) return 0;
+  const cached = readCachedRecords(baseUrl, [...stored.keys()]);
+  const gone = [...stored].filter(([key]) => !cached.has(key)).map(([key, record]) => ({ key, record }));
+  cacheRecords(baseUrl, gone);
+  return gone.length;
 }
 
 /** Drives several runs at once: each round, every run's next request goes out in one fetchAll. */

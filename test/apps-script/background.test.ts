@@ -151,7 +151,7 @@ describe('background checks', () => {
 describe('the daily trigger quota', () => {
   it('stops the steps when it is spent, and the hourly watch resumes them the next day; nothing is lost', async () => {
     await gas.close();
-    gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, triggerQuotaMs: 1_500 });
+    gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, triggerQuotaMs: 3_000 });
     sandbox.useClock(gas.clock);
     await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
     // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it.
