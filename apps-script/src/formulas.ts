@@ -195,16 +195,15 @@ export function upToDate(spreadsheet: Spreadsheet, cell: FormulaCell): boolean {
   return value.startsWith(signature(cell) + '.');
 }
 
-/** The formula with a version cell added as its 4th argument (its own arguments kept as written). */
+/** The formula with a version cell added as its 4th argument (its own arguments kept exactly as written). */
 function withVersion(formula: string, column: number): string {
+  const start =
+    (/(^|[^A-Za-z0-9_.])DAPA\s*\(/i.exec(formula)?.[0].length ?? 0) +
+    formula.search(/(^|[^A-Za-z0-9_.])DAPA\s*\(/i);
   const inside = dapaArguments(formula) as string;
-  const args = splitArguments(inside);
-  while (args.length < 3) args.push('');
+  const commas = ','.repeat(Math.max(1, 4 - splitArguments(inside).length));
   const ref = `'${STORE_SHEET}'!$${columnLetter(column)}$1`;
-  const start = formula.indexOf(inside, /(^|[^A-Za-z0-9_.])DAPA\s*\(/i.exec(formula)?.index ?? 0);
-  return (
-    formula.slice(0, start) + [...args.slice(0, 3), ref].join(',') + formula.slice(start + inside.length)
-  );
+  return formula.slice(0, start + inside.length) + commas + ref + formula.slice(start + inside.length);
 }
 
 /**
