@@ -313,7 +313,7 @@ function installTriggers(state: BackgroundState): void {
     if (installMode() === 'bound') ScriptApp.newTrigger(WATCH_HANDLER).timeBased().everyHours(1).create();
     state.hourlySince = undefined;
     scheduleStep(state, now() + 1000);
-  } catch (error) {
+  } catch {
     deleteTriggers(STEP_HANDLER, WATCH_HANDLER, EDIT_HANDLER);
     state.on = false;
     state.triggerId = state.dueAt = undefined;
@@ -321,7 +321,6 @@ function installTriggers(state: BackgroundState): void {
       'Background checks could not start: Google refused a trigger in this spreadsheet, and none was left ' +
         'installed. Keep the sidebar open to finish formulas and checks, or remove other triggers of this ' +
         'add-on (Extensions › Apps Script › Triggers) and turn background checks on again.',
-      { cause: error },
     );
   }
 }
