@@ -151,6 +151,19 @@ export function uniformLateness(
   };
 }
 
+/** An open sidebar's page calling the server (google.script.run) on a timer. */
+export interface SidebarOptions {
+  /** The server function the page calls. */
+  call: string;
+  args?: unknown[];
+  /** ms after a call returned until the next, unless `next` names a time. */
+  everyMs: number;
+  /** When the page calls again, from the call's answer (ms since epoch; undefined: `everyMs` later). */
+  next?: (answer: unknown, now: number) => number | undefined;
+  /** Whose sidebar (default: the current user). */
+  user?: string;
+}
+
 let workerBundle: string | undefined;
 
 function workerCode(): string {
@@ -213,7 +226,7 @@ export class AppsScriptStandIn {
   private addOnEnabled = true;
   /** Due triggers that did not run because the add-on was disabled. */
   readonly skippedTriggers: Array<{ id: string; handler: string; at: number }> = [];
-  private sidebarState?: { call: string; args: unknown[]; everyMs: number; user: string; nextAt: number };
+  private sidebarState?: SidebarOptions & { args: unknown[]; user: string; nextAt: number };
   /** Every call the open sidebar made (google.script.run), with how it ended. */
   readonly sidebarCalls: Array<{ at: number; name: string; ok: boolean; error?: string; elapsedMs: number }> =
     [];
@@ -279,11 +292,10 @@ export class AppsScriptStandIn {
    * execution (6-minute limit; not trigger runtime). runTriggers() interleaves the calls with the triggers on the
    * clock; runSidebarCall() makes one now. closeSidebar() stops them.
    */
-  openSidebar(options: { call: string; args?: unknown[]; everyMs: number; user?: string }): void {
+  openSidebar(options: SidebarOptions): void {
     this.sidebarState = {
-      call: options.call,
+      ...options,
       args: options.args ?? [],
-      everyMs: options.everyMs,
       user: options.user ?? this.activeUser,
       nextAt: this.clock.now(),
     };
@@ -305,8 +317,9 @@ export class AppsScriptStandIn {
     const id = this.nextExecution;
     let ok = true;
     let error: string | undefined;
+    let answer: unknown;
     try {
-      await this.execute(state.call, state.args, 'server', 'FULL', undefined, state.user);
+      answer = await this.execute(state.call, state.args, 'server', 'FULL', undefined, state.user);
     } catch (e) {
       ok = false;
       error = (e as Error).message;
@@ -319,7 +332,12 @@ export class AppsScriptStandIn {
       error,
       elapsedMs: record?.elapsedMs ?? this.clock.now() - at,
     });
-    if (this.sidebarState === state) state.nextAt = this.clock.now() + state.everyMs;
+    if (this.sidebarState === state) {
+      const now = this.clock.now();
+      const asked = ok && state.next ? state.next(answer, now) : undefined;
+      state.nextAt =
+        asked === undefined || !Number.isFinite(asked) ? now + state.everyMs : Math.max(now, asked);
+    }
     await this.recalculate();
   }
 

@@ -75,6 +75,13 @@ function poll() {
   Utilities.sleep(2000);
 }
 function slowPoll() { Utilities.sleep(299000); Utilities.sleep(299000); }
+function drive() {
+  var props = PropertiesService.getUserProperties();
+  var n = Number(props.getProperty('drives') || 0) + 1;
+  props.setProperty('drives', String(n));
+  return { driveAt: n < 3 ? Date.now() + 45000 : undefined };
+}
+function userTriggers() { return ScriptApp.getUserTriggers(SpreadsheetApp.getActive()).length; }
 `;
 
 let gas: AppsScriptStandIn;
@@ -257,6 +264,31 @@ describe('formula recalculation', () => {
   );
 });
 
+describe('formula shapes', () => {
+  it("evaluates omitted arguments and an absolute reference on a hidden store sheet ('_dapa_results'!$F$3)", async () => {
+    gas = await load();
+    gas.sheet.addSheet('_dapa_results');
+    gas.sheet.setValues('A1', [['x']]);
+    await gas.edit('B1', "=COUNTED(A1,,,'_dapa_results'!$F$3)");
+    expect(gas.sheet.getValues('B1')).toEqual([['run 1']]);
+    gas.sheet.setValues('_dapa_results!F3', [[1]]);
+    await gas.recalculate();
+    expect(gas.sheet.getValues('B1')).toEqual([['run 2']]);
+    gas.sheet.setValues('_dapa_results!F4', [[1]]);
+    await gas.recalculate();
+    expect(gas.sheet.getValues('B1')).toEqual([['run 2']]);
+  });
+});
+
+describe('ScriptApp.getUserTriggers', () => {
+  it("lists the current user's triggers in the spreadsheet", async () => {
+    gas = await load();
+    await gas.run('hourly');
+    await gas.asUser('editor@example.com').run('hourly');
+    expect(await gas.run('userTriggers')).toBe(1);
+  });
+});
+
 describe('a non-owner editor', () => {
   it("reads the owner's user properties in a custom function and may not set them", async () => {
     gas = await load();
@@ -291,6 +323,19 @@ describe('an open sidebar', () => {
     gas.closeSidebar();
     await gas.runTriggers({ until: t0 + 120_000 });
     expect(gas.properties.user().polls).toBe('5');
+  });
+
+  it('calls again when the answer says (next), else everyMs later', async () => {
+    gas = await load();
+    const t0 = gas.clock.now();
+    gas.openSidebar({
+      call: 'drive',
+      everyMs: 300_000,
+      next: (answer) => (answer as { driveAt?: number }).driveAt,
+    });
+    await gas.runTriggers({ until: t0 + 200_000 });
+    // 0, 45, 90 s; the third answer names no time: the next call is 300 s later.
+    expect(gas.sidebarCalls.map((c) => Math.round((c.at - t0) / 1000))).toEqual([0, 45, 90]);
   });
 
   it('interleaves with triggers, and a call is stopped at 6 minutes', async () => {

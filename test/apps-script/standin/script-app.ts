@@ -265,6 +265,12 @@ export class ScriptApp extends AppsScriptObject {
       .map((t) => new Trigger(t));
   }
 
+  /** The current user's installable triggers in this spreadsheet, for this script or add-on only. */
+  getUserTriggers(_document: unknown): Trigger[] {
+    this._allowed('ScriptApp.getUserTriggers');
+    return this.getProjectTriggers();
+  }
+
   deleteTrigger(trigger: unknown): void {
     this._allowed('ScriptApp.deleteTrigger');
     if (!(trigger instanceof Trigger)) throw new AppsScriptException('Invalid argument: trigger');
