@@ -17,7 +17,7 @@ import {
   WATCH_HANDLER,
 } from './background-state';
 import { checkValues } from './check';
-import { dapaFormulaCells, type FormulaCell, refreshFormulas, upToDate } from './formulas';
+import { dapaFormulaCells, type FormulaCell, isDapaFormula, refreshFormulas, upToDate } from './formulas';
 import { now, sleep } from './gas';
 import { continueJobInBackground, loadJob } from './job';
 import { MENU_NAME, NO_KEY } from './messages';
@@ -37,6 +37,9 @@ import { currentBaseUrl, storedApiKey } from './settings';
 /** A trigger's step starts no new check after this long, and its checks stop by STEP_DEADLINE_MS (limit 6 min). */
 const STEP_START_MS = 240_000;
 const STEP_DEADLINE_MS = 300_000;
+/** An hourly step works longer (the limit is 6 minutes): the next one is an hour away. */
+const HOURLY_START_MS = 290_000;
+const HOURLY_DEADLINE_MS = 330_000;
 /** A call of the open sidebar: shorter, so the sidebar shows progress. */
 const DRIVE_START_MS = 20_000;
 const DRIVE_DEADLINE_MS = 45_000;
@@ -74,6 +77,8 @@ interface Step {
   sent: number;
   billed: number;
   firstLook?: number;
+  /** The latest time the core said it may send again (a 429's Retry-After): the next step is not due before. */
+  resumeAt?: number;
   next?: number;
   stopped?: string;
   failed?: boolean;
@@ -127,8 +132,7 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   step.billed += report.totals.billed;
   const done = new Set(report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key));
   step.pending = step.pending.filter((k) => !done.has(k));
-  // The server's word wins: a Retry-After later than the window's guess.
-  if (report.resumeAt !== undefined && report.resumeAt > now()) step.next = report.resumeAt;
+  step.resumeAt = Math.max(step.resumeAt ?? 0, report.resumeAt ?? 0);
   if (!report.fatal && done.size === 0) step.next ??= roomNow(step.baseUrl).emptyAt;
   return report.fatal;
 }
@@ -218,6 +222,8 @@ function closeStep(step: Step): void {
   const { state } = step;
   const left = step.pending.length > 0 || step.jobRunning;
   if (step.next === undefined && left) step.next = now() + 1000;
+  // The server's word wins: a Retry-After later than the window's guess.
+  if (step.next !== undefined) step.next = Math.max(step.next, step.resumeAt ?? 0);
   updateBackground(step.spreadsheet.getId(), (s) => {
     const day = Math.floor(step.startedAt / DAY_MS);
     const ran = now() - step.startedAt;
@@ -265,9 +271,15 @@ function runStep(cadence: Cadence, startMs: number, deadlineMs: number): Step | 
   }
 }
 
+/** Whether steps come hourly here (an add-on whose one-off triggers Google refused). */
+function hourlyHere(): boolean {
+  return loadBackground(spreadsheetId()).hourlySince !== undefined;
+}
+
 /** Runs one background step: the time-driven trigger's handler (the add-on's hourly dispatcher too). */
 export function dapaBackgroundStep(_event?: unknown): void {
-  runStep('minute', STEP_START_MS, STEP_DEADLINE_MS);
+  if (hourlyHere()) runStep('hourly', HOURLY_START_MS, HOURLY_DEADLINE_MS);
+  else runStep('minute', STEP_START_MS, STEP_DEADLINE_MS);
 }
 
 /** The open sidebar's call: one short step at the plan's pace; the answer says when to call again. */
@@ -279,9 +291,23 @@ export function driveBackground(): BackgroundInfo {
   return info;
 }
 
-/** The installable onEdit trigger: a new or changed formula gets a background step once its own run is over. */
-export function dapaOnEdit(_event?: unknown): void {
-  wakeBackground(spreadsheetId(), now() + AFTER_EDIT_MS);
+/** Whether an edit entered a DAPA formula (the edit event's range, or its value). */
+function dapaEdit(event: unknown): boolean {
+  const e = (event ?? {}) as { range?: GoogleAppsScript.Spreadsheet.Range; value?: unknown };
+  return isDapaFormula(e.range?.getFormula?.() ?? String(e.value ?? ''));
+}
+
+/**
+ * The installable onEdit trigger: a new or changed formula gets a background step once its own run is over. Where
+ * steps come only hourly, this execution is the step: it waits out the formula's own run and works for 5 minutes.
+ */
+export function dapaOnEdit(event?: unknown): void {
+  if (!hourlyHere() || !dapaEdit(event)) {
+    wakeBackground(spreadsheetId(), now() + AFTER_EDIT_MS);
+    return;
+  }
+  sleep(AFTER_EDIT_MS);
+  runStep('hourly', HOURLY_START_MS, HOURLY_DEADLINE_MS);
 }
 
 /**

@@ -58,8 +58,12 @@ export const SHORT_WAIT_MS = 2_000;
 /** Lateness above this is not learned (a trigger that fired minutes late is an outage, not a habit). */
 export const MAX_LATENESS_MS = 90_000;
 
+/** Until steps have learned how late their triggers are, they expect what reports say: up to about a minute. */
+export const UNKNOWN_LATENESS: Required<Lateness> = { typicalMs: 30_000, lowMs: 0, highMs: 60_000 };
+
 /** How far ahead of the window the next trigger is due. */
-export function aheadMs(lateness: Lateness, canSleep: boolean): number {
+export function aheadMs(known: Lateness, canSleep: boolean): number {
+  const lateness = known.highMs === undefined ? UNKNOWN_LATENESS : known;
   const typical = lateness.typicalMs ?? 0;
   const low = Math.min(lateness.lowMs ?? 0, typical);
   // With runtime to spare, early enough never to be late (the step sleeps the rest); without, split the risk.
@@ -71,8 +75,8 @@ export function aheadMs(lateness: Lateness, canSleep: boolean): number {
 function longestSleep(input: PlanInput): number {
   if (input.cadence === 'sidebar') return 0; // the sidebar calls again on time; it never needs to sleep
   if (input.cadence === 'hourly') return Infinity; // the next trigger is an hour away
-  const high = Math.max(input.lateness.highMs ?? 0, input.lateness.typicalMs ?? 0);
-  return SHORT_WAIT_MS + high;
+  const { highMs, typicalMs } = input.lateness.highMs === undefined ? UNKNOWN_LATENESS : input.lateness;
+  return SHORT_WAIT_MS + Math.max(highMs ?? 0, typicalMs ?? 0);
 }
 
 /** One decision of a step. */
