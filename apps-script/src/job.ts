@@ -6,9 +6,10 @@ import type { JobCounts, JobSource, JobState, SelectionInfo } from '../sidebar/c
 import { asCellText, columnLetter, columnNumber, isEmptyCell } from './cells';
 import { wakeBackground } from './background-state';
 import { checkValues } from './check';
-import { now, sleep, userLock, userProperties } from './gas';
+import { now, sleep } from './gas';
 import { NO_KEY } from './messages';
 import { currentBaseUrl, requireApiKey, storedApiKey } from './settings';
+import { isRecord, locked, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
@@ -66,31 +67,18 @@ function jobProperty(spreadsheetId: string): string {
   return USER_PROPERTY.jobPrefix + spreadsheetId;
 }
 
+function parseJob(raw: unknown): StoredJob | undefined {
+  return isRecord(raw) && typeof raw.id === 'string' && typeof raw.cursor === 'number'
+    ? (raw as unknown as StoredJob)
+    : undefined;
+}
+
 export function loadJob(spreadsheetId: string): StoredJob | undefined {
-  const text = userProperties().getProperty(jobProperty(spreadsheetId));
-  if (!text) return undefined;
-  try {
-    const job = JSON.parse(text) as StoredJob;
-    return typeof job.id === 'string' && typeof job.cursor === 'number' ? job : undefined;
-  } catch {
-    return undefined;
-  }
+  return readValue('user', jobProperty(spreadsheetId), parseJob);
 }
 
 function storeJob(job: StoredJob): void {
-  userProperties().setProperty(jobProperty(job.spreadsheetId), JSON.stringify(job));
-}
-
-function withUserLock<T>(action: () => T): T {
-  const lock = userLock();
-  if (!lock.tryLock(15_000)) {
-    throw new Error('Another DAPA step is saving the job right now; try again in a few seconds.');
-  }
-  try {
-    return action();
-  } finally {
-    lock.releaseLock();
-  }
+  writeValue('user', jobProperty(job.spreadsheetId), job);
 }
 
 function emptyCounts(): JobCounts {
@@ -303,7 +291,7 @@ export function startJob(source: JobSource): JobState {
     message: target.note,
   };
   if (source.fresh === true) job.fresh = true;
-  withUserLock(() => storeJob(job));
+  locked(() => storeJob(job));
   wakeBackground(job.spreadsheetId, now());
   return stateOf(job);
 }
@@ -358,7 +346,7 @@ export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since
     message: 'Scheduled refresh.',
     since,
   };
-  withUserLock(() => storeJob(job));
+  locked(() => storeJob(job));
 }
 
 function outputRow(outcome: Outcome): CellValue[] {
@@ -481,7 +469,7 @@ export function continueJob(): JobState {
   const startedAt = now();
   const spreadsheet = activeSpreadsheet();
   const spreadsheetId = spreadsheet.getId();
-  const claim = withUserLock(() => {
+  const claim = locked(() => {
     const stored = loadJob(spreadsheetId);
     if (!stored) return undefined;
     if (stored.status !== 'running' && stored.status !== 'error')
@@ -503,7 +491,7 @@ export function continueJob(): JobState {
   const job = claim.job;
   if (wakeBackground(spreadsheetId)) {
     // Background checks run this job (also with the sidebar closed); the sidebar only shows where it stands.
-    withUserLock(() => {
+    locked(() => {
       const stored = loadJob(spreadsheetId);
       if (stored && stored.id === job.id) storeJob({ ...stored, leaseUntil: undefined });
     });
@@ -548,7 +536,7 @@ function settleJob(
   fatal: string | undefined,
   progressed: boolean,
 ): JobState {
-  return withUserLock(() => {
+  return locked(() => {
     const stored = loadJob(spreadsheetId);
     if (stored && stored.id !== job.id) return stateOf(stored);
     job.leaseUntil = undefined;
@@ -610,7 +598,7 @@ export function continueJobInBackground(
 
 export function cancelJob(): JobState {
   const spreadsheetId = activeSpreadsheet().getId();
-  return withUserLock(() => {
+  return locked(() => {
     const job = loadJob(spreadsheetId);
     if (!job) throw new Error('There is no DAPA job in this spreadsheet to cancel.');
     if (job.status === 'running' || job.status === 'error') {
@@ -675,6 +663,6 @@ export function retrySkipped(): JobState {
     leaseUntil: undefined,
   };
   if (again > 0) outputRange.setValues(rewritten);
-  withUserLock(() => storeJob(job));
+  locked(() => storeJob(job));
   return stateOf(job);
 }

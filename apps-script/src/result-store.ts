@@ -3,7 +3,8 @@
 // formulas read it too; only sidebar, menu and background code write it (custom functions cannot).
 import type { DomainRecord } from '../../shared';
 import { asCellText } from './cells';
-import { documentProperties, now, sha256 } from './gas';
+import { now, sha256 } from './gas';
+import { finite, readValue, updateValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
 
 const DAY_MS = 86_400_000;
@@ -22,15 +23,15 @@ type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 let memo: { rows: unknown[][]; at: number } | undefined;
 
 export function retentionDays(): number {
-  const days = Number(documentProperties().getProperty(DOCUMENT_PROPERTY.retentionDays));
-  return Number.isFinite(days) && days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
+  const days = readValue('document', DOCUMENT_PROPERTY.retentionDays, finite) ?? 0;
+  return days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
 }
 
 export function setRetentionDays(days: unknown): number {
   const n = Number(days);
   if (!Number.isInteger(n) || n < 1 || n > 365)
     throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
-  documentProperties().setProperty(DOCUMENT_PROPERTY.retentionDays, String(n));
+  writeValue('document', DOCUMENT_PROPERTY.retentionDays, n);
   return n;
 }
 
@@ -176,16 +177,10 @@ export function storeRecords(
  * keeps them, so without the store they would have been billed again (counted per check that reused them).
  */
 export function savedCredits(): number {
-  return Number(documentProperties().getProperty(DOCUMENT_PROPERTY.savedCredits)) || 0;
+  return readValue('document', DOCUMENT_PROPERTY.savedCredits, finite) ?? 0;
 }
 
+/** Adds to the count under the storage lock (throws when it is busy: a caller that only counts catches). */
 export function addSavedCredits(n: number): void {
-  if (n <= 0) return;
-  const lock = LockService.getDocumentLock();
-  if (!lock || !lock.tryLock(1000)) return; // a lost count is harmless; a blocked formula is not
-  try {
-    documentProperties().setProperty(DOCUMENT_PROPERTY.savedCredits, String(savedCredits() + n));
-  } finally {
-    lock.releaseLock();
-  }
+  if (n > 0) updateValue('document', DOCUMENT_PROPERTY.savedCredits, finite, (count) => (count ?? 0) + n);
 }
