@@ -17,7 +17,7 @@ import {
 import { checkValues, lastResumeAt } from './check';
 import { dapaFormulaCells, type FormulaCell, rewriteFormulas } from './formulas';
 import { now, sleep } from './gas';
-import { continueJobInBackground, loadJob } from './job';
+import { advanceJob, loadJob } from './job';
 import { MENU_NAME, NO_KEY } from './messages';
 import { loadLearnedPlan, loadRecentSends, windowRoom } from './plan-store';
 import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from './result-store';
@@ -150,7 +150,7 @@ export function dapaBackgroundStep(event?: { triggerUid?: string }): void {
           break;
         }
       } else {
-        const turn = continueJobInBackground(
+        const turn = advanceJob(
           spreadsheet,
           apiKey,
           () => roomNow(baseUrl).domains,

@@ -3,6 +3,7 @@
 // formulas read it too; only sidebar, menu and background code write it (custom functions cannot).
 import type { DomainRecord } from '../../shared';
 import { asCellText } from './cells';
+import { writeRows } from './row-writer';
 import { now, sha256 } from './gas';
 import { finite, readValue, updateValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
@@ -135,39 +136,22 @@ export function storeRecords(
     if (row[1] === service) position.set(String(row[0]), i);
   });
   const changed = new Set<number>();
-  const firstNew = rows.length;
   for (const { key, record } of fresh) {
-    const line = [key, service, JSON.stringify(record), at];
-    const i = position.get(key);
-    if (i === undefined) {
-      position.set(key, rows.length);
-      rows.push(line);
-    } else {
-      rows[i] = line;
-      if (i < firstNew) changed.add(i);
-    }
+    const i = position.get(key) ?? rows.length;
+    position.set(key, i);
+    rows[i] = [key, service, JSON.stringify(record), at];
+    changed.add(i);
   }
   // Keys are written as text (an IP-like or "-"-led key would otherwise be read as a number or a formula).
-  const cells = (from: number, to: number) =>
-    rows.slice(from, to).map((r) => [asCellText(String(r[0])), ...r.slice(1)]);
+  const cells = (r: unknown[]) => [asCellText(String(r[0])), ...r.slice(1)];
   const needed = rows.length + 1 - sheet.getMaxRows();
   if (needed > 0) sheet.insertRowsAfter(sheet.getMaxRows(), needed);
   if (pruned) {
-    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(cells(0, rows.length));
+    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(rows.map(cells));
     if (before.length > rows.length)
       sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
   } else {
-    const updated = [...changed].sort((a, b) => a - b);
-    for (let start = 0; start < updated.length;) {
-      let end = start;
-      while (end + 1 < updated.length && updated[end + 1] === updated[end] + 1) end += 1;
-      sheet
-        .getRange(updated[start] + 2, 1, end - start + 1, 4)
-        .setValues(cells(updated[start], updated[end] + 1));
-      start = end + 1;
-    }
-    if (rows.length > firstNew)
-      sheet.getRange(firstNew + 2, 1, rows.length - firstNew, 4).setValues(cells(firstNew, rows.length));
+    writeRows(sheet, 1, 2, new Map([...changed].map((i) => [i, cells(rows[i])])));
   }
   memo = { rows, at };
 }

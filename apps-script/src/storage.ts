@@ -38,9 +38,18 @@ export function writeTexts(scope: Scope, values: Record<string, string | undefin
   if (Object.keys(set).length > 0) props.setProperties(set);
 }
 
+/** PropertiesService keeps at most 9 KB a value: longer JSON is kept in parts (key holds "#n", then key#0...). */
+const PART_CHARS = 8_000;
+
+function partsOf(head: string | undefined): number {
+  return Number(/^#(\d+)$/.exec(head ?? '')?.[1] ?? 0);
+}
+
 /** A stored JSON value as `parse` accepts it; a missing, unreadable or invalid one is undefined. */
 export function readValue<T>(scope: Scope, key: string, parse: Parse<T>): T | undefined {
-  const text = readText(scope, key);
+  let text = readText(scope, key);
+  const parts = partsOf(text);
+  if (parts > 0) text = Array.from({ length: parts }, (_, i) => readText(scope, `${key}#${i}`)).join('');
   if (!text) return undefined;
   try {
     return parse(JSON.parse(text));
@@ -49,9 +58,15 @@ export function readValue<T>(scope: Scope, key: string, parse: Parse<T>): T | un
   }
 }
 
-/** Stores a value as JSON; undefined deletes it. */
+/** Stores a value as JSON (in parts when long); undefined deletes it. */
 export function writeValue(scope: Scope, key: string, value: unknown): void {
-  writeTexts(scope, { [key]: value === undefined ? undefined : JSON.stringify(value) });
+  const text = value === undefined ? '' : JSON.stringify(value);
+  const values: Record<string, string | undefined> = {};
+  for (let i = partsOf(readText(scope, key)); i-- > 0;) values[`${key}#${i}`] = undefined;
+  const parts = text.length > PART_CHARS ? Math.ceil(text.length / PART_CHARS) : 0;
+  for (let i = 0; i < parts; i++) values[`${key}#${i}`] = text.slice(i * PART_CHARS, (i + 1) * PART_CHARS);
+  values[key] = parts > 0 ? `#${parts}` : text || undefined;
+  writeTexts(scope, values);
 }
 
 /** Deletes every key of a scope that starts with `prefix`. */
