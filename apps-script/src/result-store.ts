@@ -146,13 +146,9 @@ export function storeRecords(
   const cells = (r: unknown[]) => [asCellText(String(r[0])), ...r.slice(1)];
   const needed = rows.length + 1 - sheet.getMaxRows();
   if (needed > 0) sheet.insertRowsAfter(sheet.getMaxRows(), needed);
-  if (pruned) {
-    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(rows.map(cells));
-    if (before.length > rows.length)
-      sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
-  } else {
-    writeRows(sheet, 1, 2, new Map([...changed].map((i) => [i, cells(rows[i])])));
-  }
+  // Pruned: the table is written whole and the rows after it cleared; else only the changed and new rows.
+  writeRows(sheet, 1, 2, new Map([...(pruned ? rows.keys() : changed)].map((i) => [i, cells(rows[i])])));
+  if (pruned) sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
   memo = { rows, at };
 }
 
