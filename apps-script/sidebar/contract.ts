@@ -79,6 +79,8 @@ export interface JobCounts {
   requests: number;
   billed: number;
   cached: number;
+  /** Rows "Retry skipped rows" checks again: those that ended for a reason that can change, and rows a cancel or
+   *  an error left unchecked. */
   retryable: number;
 }
 

@@ -521,10 +521,9 @@ async function loadJob(): Promise<void> {
 
 // ---- rendering -------------------------------------------------------------------------------------------
 
-/** Rows that "Retry skipped rows" checks again: retryable skips, plus rows a cancel or an error left unchecked. */
+/** Rows that "Retry skipped rows" checks again, as the server counts them from the stored job. */
 function retryableRows(state: JobState): number {
-  const unchecked = state.status === 'cancelled' || state.status === 'error' ? state.total - state.done : 0;
-  return (state.counts.retryable ?? 0) + Math.max(0, unchecked);
+  return state.counts.retryable ?? 0;
 }
 
 function renderJob(): void {

@@ -19,7 +19,7 @@ import {
 import { checkValues } from './check';
 import { dapaFormulaCells, type FormulaCell, isDapaFormula, refreshFormulas, upToDate } from './formulas';
 import { now, sleep } from './gas';
-import { continueJobInBackground, loadJob } from './job';
+import { advanceJob, loadJob } from './job';
 import { MENU_NAME, NO_KEY } from './messages';
 import {
   type Cadence,
@@ -29,7 +29,8 @@ import {
   sleepBudget,
   type StepPlan,
 } from './planner';
-import { loadLearnedPlan, loadRecentSends, windowRoom } from './plan-store';
+import { loadWindow } from './plan-store';
+import { outcomeText, roomIn } from '../../shared';
 import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from './result-store';
 import { dueSchedule, readSchedule, saveSchedule, startScheduledRun } from './schedule';
 import { currentBaseUrl, storedApiKey } from './settings';
@@ -90,9 +91,7 @@ function spreadsheetId(): string {
 
 /** What the plan's window allows now. */
 function roomNow(baseUrl: string): PlanRoom {
-  const plan = loadLearnedPlan(baseUrl);
-  const room = windowRoom(plan, loadRecentSends(baseUrl), now());
-  return { ...room, perRequest: plan.maxUrlsPerRequest ?? Infinity };
+  return roomIn(loadWindow(baseUrl), now());
 }
 
 /** The formulas not up to date, and their domains not kept yet (or checked before a refresh began). */
@@ -110,7 +109,7 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   step.sent += n;
   if (step.pending.length === 0) {
     let given = false;
-    const turn = continueJobInBackground(
+    const turn = advanceJob(
       step.spreadsheet,
       step.apiKey,
       () => (given ? 0 : ((given = true), n)),
@@ -134,7 +133,7 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   step.pending = step.pending.filter((k) => !done.has(k));
   step.resumeAt = Math.max(step.resumeAt ?? 0, report.resumeAt ?? 0);
   if (!report.fatal && done.size === 0) step.next ??= roomNow(step.baseUrl).emptyAt;
-  return report.fatal;
+  return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };
 }
 
 function decide(step: Step, first: boolean, probed: boolean): StepPlan {
@@ -422,7 +421,7 @@ function rowsLeft(): { rowsLeft: number; leftMs?: number } {
   const job = loadJob(spreadsheet.getId());
   const rows =
     keys.filter((k) => !kept.has(k)).length + (job?.status === 'running' ? job.total - job.done : 0);
-  const perMinute = loadLearnedPlan(baseUrl).urlsPerMinute;
+  const perMinute = loadWindow(baseUrl)?.limits.urlsPerMinute?.value;
   return perMinute ? { rowsLeft: rows, leftMs: Math.round((rows / perMinute) * 60_000) } : { rowsLeft: rows };
 }
 
