@@ -132,7 +132,13 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   const done = new Set(report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key));
   step.pending = step.pending.filter((k) => !done.has(k));
   step.resumeAt = Math.max(step.resumeAt ?? 0, report.resumeAt ?? 0);
-  if (!report.fatal && done.size === 0) step.next ??= roomNow(step.baseUrl).emptyAt;
+  if (!report.fatal && done.size === 0) {
+    // Nothing came back (the window was spent elsewhere, or a probe above a guessed limit was refused): wait for
+    // the window to empty, here when the step lasts that long.
+    const emptyAt = Math.max(now() + 1000, roomNow(step.baseUrl).emptyAt);
+    if (emptyAt <= step.endsAt && step.cadence !== 'sidebar') sleep(emptyAt - now());
+    else step.next ??= emptyAt;
+  }
   return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };
 }
 
