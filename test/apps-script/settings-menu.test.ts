@@ -125,9 +125,9 @@ describe('settings and the key', () => {
       domains(60).map((d) => [d]),
     );
     await gas.runCustomFunction('=DAPA(A1:A60)', { cell: 'B1' });
-    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.plan.'))).toBe(true);
+    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.window.'))).toBe(true);
     await gas.run('saveSettings', { apiKey: 'another-key-0000' });
-    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.plan.'))).toBe(false);
+    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.window.'))).toBe(false);
   });
 
   it("uses each user's own key in the sidebar, and the owner's key in formulas of a shared sheet", async () => {
