@@ -128,10 +128,12 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'setKeepDays',
         'setSchedule',
         'checkFormulasAgain',
+        'driveBackground',
       ].sort(),
     );
     const doc =
-      /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*function DAPA\(urls, metrics, header\)/.exec(code)?.[1] ?? '';
+      /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*function DAPA\(urls, metrics, header, refresh\)/.exec(code)?.[1] ??
+      '';
     expect(doc).toMatch(/@customfunction/);
     expect(doc).toMatch(/@param \{A2:A50\} urls/);
     expect(doc).toMatch(/@param \{"da,pa,mr,spam"\} metrics/);

@@ -28,6 +28,8 @@ interface Conditions {
   lateMs: (n: number) => number;
   lateText: string;
   headers: boolean;
+  /** Sheets keeps a custom function's result for identical arguments (the stand-in's switch). */
+  keeps?: boolean;
 }
 
 /** A seeded 0..1 sequence, so a run repeats exactly. */
@@ -48,8 +50,8 @@ const BASE: Conditions = {
   name: 'headline',
   latencyMs: 400,
   serviceCallMs: 15,
-  lateMs: uniformLate(10_000),
-  lateText: 'uniform 0–10 s',
+  lateMs: uniformLate(60_000),
+  lateText: 'uniform 0–60 s',
   headers: false,
 };
 
@@ -70,6 +72,7 @@ async function world(conditions: Conditions): Promise<World> {
     virtualLatencyMs: conditions.latencyMs,
     serviceCallMs: conditions.serviceCallMs,
     triggerDelayMs: () => conditions.lateMs(n++),
+    keepsIdenticalResults: conditions.keeps ?? false,
   });
   sandbox.useClock(gas.clock);
   await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
@@ -298,7 +301,8 @@ async function main(): Promise<void> {
     { ...BASE, name: 'on time', lateMs: () => 0, lateText: 'on time' },
     { ...BASE, name: 'headers', headers: true },
     { ...BASE, name: 'late 30 s', lateMs: () => 30_000, lateText: 'always 30 s late' },
-    { ...BASE, name: 'late 0-60 s', lateMs: uniformLate(60_000), lateText: 'uniform 0–60 s' },
+    { ...BASE, name: 'late 0-10 s', lateMs: uniformLate(10_000), lateText: 'uniform 0–10 s' },
+    { ...BASE, name: 'keeps', keeps: true, lateText: 'uniform 0–60 s, Sheets keeps identical results' },
   ]) {
     const extra = await formulaScenario(conditions);
     results.push(extra.result);
@@ -326,7 +330,13 @@ async function main(): Promise<void> {
   const bHead = results[results.length - 1];
   const checks = [
     `A: all 500 cells in ${(aHead.tookMs / aHead.boundMs).toFixed(3)} × the bound (target ≤ 1.10): ${aHead.tookMs <= 1.1 * aHead.boundMs ? 'met' : 'MISSED'}`,
-    `A: trigger runtime ${sec(aHead.runtimeMs)} = ${((aHead.runtimeMs / (1.1 * aHead.boundMs)) * 100).toFixed(1)}% of 1.10 × bound (target ≤ 10%): ${aHead.runtimeMs <= 0.1 * 1.1 * aHead.boundMs ? 'met' : 'MISSED'}`,
+    `A: trigger runtime ${sec(aHead.runtimeMs)}, at most ${min(aHead.maxDayRuntimeMs)} on one day (consumer quota 90 min a day): ${aHead.maxDayRuntimeMs <= CONSUMER_QUOTA_MS ? 'met' : 'MISSED'}`,
+    ...results
+      .filter((r) => r.conditions.keeps)
+      .map(
+        (r) =>
+          `A, Sheets keeping identical results: ${(r.tookMs / r.boundMs).toFixed(3)} × the bound, ${r.rowsLost} rows lost, ${r.billedTwice} billed twice: ${r.tookMs <= 1.1 * r.boundMs && r.rowsLost === 0 && r.billedTwice === 0 ? 'met' : 'MISSED'}`,
+      ),
     `A: rows lost ${aHead.rowsLost}, billed twice ${aHead.billedTwice}`,
     `B: 10,000 rows in ${(bHead.tookMs / bHead.boundMs).toFixed(3)} × the bound (target ≤ 1.10): ${bHead.tookMs <= 1.1 * bHead.boundMs ? 'met' : 'MISSED'}`,
     `B: trigger runtime ${min(bHead.runtimeMs)} in all, at most ${min(bHead.maxDayRuntimeMs)} on one day (consumer quota 90 min a day): ${bHead.runtimeMs <= CONSUMER_QUOTA_MS ? 'met' : 'MISSED'}`,
@@ -362,10 +372,11 @@ ${checks.map((c) => `- ${c}`).join('\n')}
 
 - Apps Script's cost per service call grows with the data (a \`setValues\` of 2,000 cells is slower than one of 4); the
   stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes about 20–40 calls.
-- How late \`after()\` triggers really fire is not documented; the rows with other delays show the sensitivity. A step
-  measures how late it got to work and the next is scheduled ahead by the least lateness plus half of what varies, so
-  a steady delay costs almost nothing, while a delay that varies by v costs about v / 4 per minute of work in time and
-  as much again in trigger runtime (a step that comes early sleeps the rest).
+- How late \`after()\` triggers really fire is not documented (reports say from a few seconds to about a minute); the
+  headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than its triggers are late
+  (apps-script/src/planner.ts), while the day's sleeping stays under 30 minutes (a third of the consumer quota); the
+  next step is scheduled ahead by the most lateness seen lately, and sleeps the rest if it comes early. Past that
+  budget, steps end and are scheduled ahead by the least lateness plus half of what varies.
 - Formula recalculation after a rewrite is immediate in the stand-in; Sheets may take a few seconds.
 `;
   const file = path.join(__dirname, 'SHEETS.md');
