@@ -2,7 +2,7 @@
 // slices of rows and writes them, for the sidebar's continueJob (waiting out the plan's limits within ~25 s) and
 // for background steps (sending what the plan's window allows, no waiting). 10,000 rows finish in short steps.
 /// <reference types="google-apps-script" />
-import type { Outcome } from '../../shared';
+import { type Outcome, outcomeText } from '../../shared';
 import type { JobSource, JobState } from '../sidebar/contract';
 import { wakeBackground } from './background-state';
 import { asCellText, isEmptyCell } from './cells';
@@ -30,7 +30,7 @@ import {
   OUTPUT_WIDTH,
   sheetOf,
 } from './job-target';
-import { NO_KEY } from './messages';
+import { BLANK_STATUS, NO_DATA_STATUS, NO_KEY, statusText } from './messages';
 import { type CellValue, writeRows } from './row-writer';
 import { currentBaseUrl, requireApiKey, storedApiKey } from './settings';
 import { locked } from './storage';
@@ -41,7 +41,6 @@ export { getSelection } from './job-target';
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
-const BLANK_STATUS = 'empty_url: Empty cell: nothing to check.';
 /** Rows read, checked and written together. */
 const SLICE_ROWS = 500;
 /** A sidebar step starts no new slice after this long, and its check stops by STEP_BUDGET_MS. */
@@ -141,17 +140,11 @@ export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since
 // ---- checking a slice of rows ---------------------------------------------------------------------------
 
 function outputRow(outcome: Outcome): CellValue[] {
-  if (outcome.kind === 'record') {
-    const r = outcome.record;
-    const metrics = [r.site_da, r.site_pa, r.site_mr, r.spam_score];
-    const status = metrics.every((m) => m === null)
-      ? 'no_data: the service returned this domain without metrics.'
-      : '';
-    return [...metrics.map((m) => (m === null ? '' : m)), status];
-  }
-  const code = outcome.kind === 'skip' ? outcome.reason : outcome.code;
-  if (outcome.kind === 'skip' && outcome.blank) return ['', '', '', '', BLANK_STATUS];
-  return ['', '', '', '', asCellText(`${code}: ${outcome.message}`)];
+  if (outcome.kind !== 'record') return ['', '', '', '', asCellText(statusText(outcome))];
+  const r = outcome.record;
+  const metrics = [r.site_da, r.site_pa, r.site_mr, r.spam_score];
+  const status = metrics.every((m) => m === null) ? NO_DATA_STATUS : '';
+  return [...metrics.map((m) => (m === null ? '' : m)), status];
 }
 
 /** Counts a written outcome; says whether its row can be retried. */
@@ -220,7 +213,7 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, tu
   job.counts.billed += report?.totals.billed ?? 0;
   job.done += rows.size;
   job.cursor = first + (firstLeft ?? count);
-  if (report?.fatal) turn.stop = report.fatal;
+  if (report?.fatal) turn.stop = { code: report.fatal.code, message: outcomeText(report.fatal) };
   return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first };
 }
 
