@@ -15,6 +15,7 @@ import {
   type SheetFigures,
 } from './scenarios';
 import { virtualEnv } from './virtual';
+import { concurrentSuite, shapeName } from './concurrent';
 
 let sheet: SheetFigures;
 let rate: RateBoundFigures;
@@ -160,4 +161,28 @@ describe('the entry plan (5 URLs per request, 60 URLs per minute): the same targ
     expect(learned.core.rateLimited).toBeGreaterThan(0);
     expect(learned.core.rateLimited).toBeLessThanOrEqual(3);
   }, 60_000);
+});
+
+describe('scenario 5: 2–4 runs sharing one entry-plan key (halves of their domains shared), together and staggered', () => {
+  const cases = concurrentSuite();
+
+  it('covers k = 2, 3, 4 on the entry plan, without and with the rate-limit headers, together and staggered', () => {
+    expect(
+      cases.map(({ worst }) => `${worst.plan.name} ${worst.shape.runs}x${worst.shape.urls}`),
+    ).toHaveLength(12);
+    for (const { worst } of cases) expect(worst.billed).toBe(worst.shape.runs * worst.shape.urls);
+  });
+
+  it.each(cases.map((c) => [`${c.worst.plan.name}, ${shapeName(c.worst.shape)}`, c] as const))(
+    '%s: the last run is done within 1.25 × the billed URLs at 60 a minute; 0 lost, ≤ 3 429s, none billed twice in a run',
+    (_name, { worst, all }) => {
+      for (const run of all) {
+        expect(run.lastDoneMs).toBeLessThanOrEqual(1.25 * run.boundMs);
+        expect(run.lost).toBe(0);
+        expect(run.rateLimited).toBeLessThanOrEqual(3);
+        expect(run.billedTwice).toBe(0);
+      }
+      expect(worst.lastDoneMs / worst.boundMs).toBeLessThanOrEqual(1.25);
+    },
+  );
 });

@@ -9,7 +9,7 @@ import {
   type INodeExecutionData,
 } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
-import { forgetRememberedPlans } from '../../n8n-node/nodes/DapaChecker/learnedPlan';
+import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
 import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
 import { DEFAULT_CONFIG, hasNoSpamData, metricsFor, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   server.sandbox.configure(DEFAULT_CONFIG);
-  forgetRememberedPlans(); // every test starts like a fresh n8n process
+  forgetRememberedWindows(); // every test starts like a fresh n8n process
 });
 
 function credentials(apiKey: string): ICredentialDataDecryptedObject {
@@ -286,10 +286,10 @@ describe('DAPA Checker node', () => {
     const afterFirst = server.sandbox.stats()['ten-per-request'];
     expect(afterFirst.responsesByStatus['422']).toBeGreaterThanOrEqual(1);
     const kept = JSON.stringify(staticData);
-    expect(kept).toContain('"maxUrlsPerRequest":10');
+    expect(kept).toMatch(/"maxUrlsPerRequest":\{"value":10,"exact":true/);
     expect(kept).not.toContain('ten-per-request');
 
-    forgetRememberedPlans(); // another process (a restart): only the static data is left
+    forgetRememberedWindows(); // another process (a restart): only the static data is left
     const second = await execute({ apiKey: 'ten-per-request', items: items('second'), staticData });
     expect(second.results).toHaveLength(35);
     const afterSecond = server.sandbox.stats()['ten-per-request'];
@@ -312,36 +312,7 @@ describe('DAPA Checker node', () => {
     expect(afterSecond.requests - afterFirst.requests).toBe(3);
   });
 
-  test('a URL rate seen while other executions shared the key is not kept: the next lone execution is not slowed', async () => {
-    configure({ keys: { ...DEFAULT_CONFIG.keys, shared: { maxUrlsPerRequest: 5, urlsPerMinute: 20 } } });
-    // Another execution (another worker) spends 15 of the minute's 20 URLs just before this one.
-    await execute({
-      apiKey: 'shared',
-      items: Array.from({ length: 15 }, (_v, i) => ({ url: `other${i}.org` })),
-    });
-    const staticData: IDataObject = {};
-    const squeezed = await execute({
-      apiKey: 'shared',
-      items: Array.from({ length: 5 }, (_v, i) => ({ url: `squeezed${i}.org` })).concat([
-        { url: 'late.org' },
-      ]),
-      options: { waitForRateLimits: false },
-      staticData,
-    });
-    // This execution met the limit after 5 URLs of its own: that is what it saw, not the plan's rate.
-    expect(squeezed.results).toHaveLength(5);
-    const kept = JSON.stringify(staticData);
-    expect(kept).toContain('"maxUrlsPerRequest":5');
-    expect(kept).not.toContain('urlsPerMinute');
-    server.sandbox.reset(); // a minute later, alone
-    const alone = await execute({
-      apiKey: 'shared',
-      items: Array.from({ length: 20 }, (_v, i) => ({ url: `alone${i}.org` })),
-      staticData,
-    });
-    expect(alone.results).toHaveLength(20);
-    expect(alone.sent).toHaveLength(4); // the whole minute's 20 URLs at once, in 4 requests of 5
-  });
+  // A key shared with other executions (inferred rates kept and probed up, the window shared): sharedKey.test.ts
 
   test('another key on the same node learns its own plan; a fresh node learns again', async () => {
     configure({
@@ -352,7 +323,7 @@ describe('DAPA Checker node', () => {
     const items = Array.from({ length: 30 }, (_v, i) => ({ url: `premium${i}.org` }));
     const { sent } = await execute({ apiKey: 'sandbox-premium', items, staticData });
     expect(sent).toHaveLength(1);
-    forgetRememberedPlans();
+    forgetRememberedWindows();
     const fresh = await execute({ apiKey: 'ten-per-request', items: items.slice(0, 12) });
     expect(fresh.sent.length).toBeGreaterThan(2);
     expect(server.sandbox.stats()['ten-per-request'].responsesByStatus['422']).toBeGreaterThanOrEqual(1);

@@ -1,6 +1,6 @@
 // One execution of the node: all input items are checked together by the core's CheckRun (each domain sent once,
 // batches as large as the plan allows, retries, rate-limit waits, a deadline), then routed to Results / Skipped.
-// What the run learns of the plan is kept in the workflow's static data (learnedPlan.ts) for the next execution.
+// The plan's window (the key's recent sends, the plan's limits) is kept between executions (planWindow.ts).
 import {
   sleep,
   sleepWithAbort,
@@ -12,8 +12,8 @@ import {
 } from 'n8n-workflow';
 import { CheckRun, runAsync, type Report, type Totals } from '../../../shared/index';
 import { CREDENTIAL_NAME } from './description';
-import { settingError, stoppedRunError } from './errors';
-import { keepLearnedPlan, planKey, readLearnedPlan } from './learnedPlan';
+import { settingError, stoppedRunError, stoppedRunWords } from './errors';
+import { keepWindow, readWindow, rememberWindow, windowKey } from './planWindow';
 import { routeOutcomes } from './outputs';
 import {
   credentialProblem,
@@ -67,71 +67,97 @@ function stoppedRunErrors(context: IExecuteFunctions, report: Report): Map<numbe
   return errors;
 }
 
-export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-  const items = this.getInputData();
-  if (items.length === 0) return [[], []];
-  const node = this.getNode();
-  const continueOnFail = this.continueOnFail();
-
-  const settings = readSettings(this.getNodeParameter('options', 0, {}) as IDataObject);
-  if (isSettingProblem(settings)) return failAllItems(this, items, settings);
-
-  const credentials = await this.getCredentials(CREDENTIAL_NAME);
-  const keyProblem = credentialProblem(credentials);
-  if (keyProblem) return failAllItems(this, items, keyProblem);
-  const baseUrl = resolveBaseUrl(credentials);
-  if (typeof baseUrl !== 'string') return failAllItems(this, items, baseUrl);
-
-  // The URL of every item; an expression that fails for one item fails the node before anything is sent.
+/** The URL of every item; an expression that fails for one item fails the node unless errors continue. */
+function readUrls(context: IExecuteFunctions, items: INodeExecutionData[]) {
+  const node = context.getNode();
   const urls: unknown[] = [];
   const readErrors = new Map<number, ItemError>();
   for (let i = 0; i < items.length; i++) {
     try {
-      urls.push(this.getNodeParameter('url', i, ''));
+      urls.push(context.getNodeParameter('url', i, ''));
     } catch (error) {
       const problem = {
         message: `The URL parameter could not be read for item ${i}`,
         description: `${error instanceof Error ? error.message : String(error)}. Check the expression of the URL parameter.`,
       };
-      if (!continueOnFail) throw settingError(node, problem, i);
+      if (!context.continueOnFail()) throw settingError(node, problem, i);
       readErrors.set(i, settingError(node, problem, i));
       urls.push(undefined);
     }
   }
+  return { urls, readErrors };
+}
 
+/** Settings, credential and address, or the problem that fails every item. */
+async function prepare(context: IExecuteFunctions) {
+  const settings = readSettings(context.getNodeParameter('options', 0, {}) as IDataObject);
+  if (isSettingProblem(settings)) return settings;
+  const credentials = await context.getCredentials(CREDENTIAL_NAME);
+  const keyProblem = credentialProblem(credentials);
+  if (keyProblem) return keyProblem;
+  const baseUrl = resolveBaseUrl(credentials);
+  if (typeof baseUrl !== 'string') return baseUrl;
+  return { settings, baseUrl, storageKey: windowKey(baseUrl, String(credentials.apiKey)) };
+}
+
+type Prepared = Exclude<Awaited<ReturnType<typeof prepare>>, SettingProblem>;
+
+/**
+ * Runs the check from the plan's window as earlier executions left it; while it runs, its window is merged into
+ * this process's copy at every request and wait, and at the end it is kept (planWindow.ts).
+ */
+async function check(context: IExecuteFunctions, urls: unknown[], prepared: Prepared): Promise<Report> {
+  const { settings, baseUrl, storageKey } = prepared;
   // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early.
   const deadline = settings.timeLimitSeconds > 0 ? Date.now() + settings.timeLimitSeconds * 1000 : Infinity;
-  const staticData = this.getWorkflowStaticData('node');
-  const planStorageKey = planKey(baseUrl, String(credentials.apiKey));
-  const known = readLearnedPlan(staticData, planStorageKey, Date.now());
+  const staticData = context.getWorkflowStaticData('node');
   const run = new CheckRun(urls, {
     baseUrl,
     deadline,
-    maxUrlsPerRequest: settings.maxUrlsPerRequest > 0 ? settings.maxUrlsPerRequest : known?.maxUrlsPerRequest,
-    pace: { requestsPerMinute: known?.requestsPerMinute, urlsPerMinute: known?.urlsPerMinute },
+    maxUrlsPerRequest: settings.maxUrlsPerRequest > 0 ? settings.maxUrlsPerRequest : undefined,
+    window: readWindow(staticData, storageKey, Date.now()),
     retries: settings.retries,
     waitForRateLimits: settings.waitForRateLimits,
     maxWaitMs: settings.maxWaitSeconds > 0 ? settings.maxWaitSeconds * 1000 : undefined,
     seed: Date.now() % 2_147_483_647,
   });
-  const signal = this.getExecutionCancelSignal?.();
+  const share = () => rememberWindow(storageKey, run.window(Date.now()), Date.now());
+  const send = sendWithCredential(context, () => deadline - Date.now());
+  const signal = context.getExecutionCancelSignal?.();
   const report = await runAsync(run, {
-    send: sendWithCredential(this, () => deadline - Date.now()),
-    sleep: async (ms) => await pause(ms, signal),
+    send: async (request) => {
+      share();
+      return await send(request);
+    },
+    sleep: async (ms) => {
+      share();
+      await pause(ms, signal);
+    },
     now: () => Date.now(),
     cancelled: () => signal?.aborted === true,
   });
-  keepLearnedPlan(staticData, planStorageKey, report.learned, Date.now());
+  keepWindow(staticData, storageKey, report.window, Date.now());
+  return report;
+}
+
+export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+  const items = this.getInputData();
+  if (items.length === 0) return [[], []];
+  const prepared = await prepare(this);
+  if (isSettingProblem(prepared)) return failAllItems(this, items, prepared);
+  const { urls, readErrors } = readUrls(this, items);
+  const report = await check(this, urls, prepared);
+  const continueOnFail = this.continueOnFail();
 
   // A stopped run (wrong key, expired plan, ...) fails the node only when that loses no paid result.
   const stopErrors = stoppedRunErrors(this, report);
   if (report.fatal && !continueOnFail) {
     if (report.totals.records === 0) {
       const first = stopErrors.keys().next().value ?? 0;
-      throw stoppedRunError(node, report.fatal, first);
+      throw stoppedRunError(this.getNode(), report.fatal, first);
     }
     this.addExecutionHints?.({
-      message: `Stopped early, results so far are kept; the rest are in Skipped: ${report.fatal.message}`,
+      message: `Stopped early, results so far are kept; the rest are in Skipped: ${stoppedRunWords(report.fatal).message}`,
       type: 'warning',
       location: 'outputPane',
     });
@@ -141,7 +167,7 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     items,
     urls,
     outcomes: report.outcomes,
-    includeInputFields: settings.includeInputFields,
+    includeInputFields: prepared.settings.includeInputFields,
     errors,
   });
   this.addExecutionHints?.({ message: summary(report.totals), type: 'info', location: 'outputPane' });

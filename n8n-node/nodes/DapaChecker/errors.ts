@@ -1,7 +1,8 @@
 // The errors that stop a check (wrong key, expired plan, wrong address, a service that keeps failing), worded for
-// an n8n user: the message says which, the description says what to do. The core's message is kept as detail.
+// an n8n user from the core's code: the message says which, the description says what to do. The core's default
+// sentence for the same code and detail (`outcomeText`) is added as detail; no text is ever read back for a code.
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
-import type { ErrorCode } from '../../../shared/index';
+import { outcomeText, type ErrorCode, type Fatal } from '../../../shared/index';
 
 interface Wording {
   message: string;
@@ -49,17 +50,19 @@ const WORDING: Partial<Record<ErrorCode, Wording>> = {
   },
 };
 
+/** The node's words for why a run stopped: its own for the codes it knows, else the core's sentence. */
+export function stoppedRunWords(fatal: Fatal): Wording {
+  return WORDING[fatal.code] ?? { message: outcomeText(fatal), description: '' };
+}
+
 /** The error for a stopped run, pointing at the first item it concerns. */
-export function stoppedRunError(
-  node: INode,
-  fatal: { code: ErrorCode; message: string },
-  itemIndex: number,
-): NodeApiError {
-  const wording = WORDING[fatal.code] ?? { message: fatal.message, description: '' };
-  const detail: JsonObject = { code: fatal.code, message: fatal.message };
+export function stoppedRunError(node: INode, fatal: Fatal, itemIndex: number): NodeApiError {
+  const wording = stoppedRunWords(fatal);
+  const detail: JsonObject = { code: fatal.code, message: outcomeText(fatal) };
+  if (fatal.serverText !== undefined) detail.serverText = fatal.serverText;
   return new NodeApiError(node, detail, {
     message: wording.message,
-    description: `${wording.description} Detail: ${fatal.message}`.trim(),
+    description: `${wording.description} Detail: ${outcomeText(fatal)}`.trim(),
     httpCode: wording.httpCode,
     itemIndex,
   });

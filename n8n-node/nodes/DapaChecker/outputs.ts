@@ -1,7 +1,7 @@
 // Turns the core's report (one outcome per input position) into the node's two outputs, Results and Skipped,
 // every output item paired with its input item. Errors become error items only where the caller asks for them.
 import type { IDataObject, INodeExecutionData, NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { Outcome } from '../../../shared/index';
+import { outcomeText, type Outcome } from '../../../shared/index';
 
 export const BLANK_URL_MESSAGE =
   'No URL: the URL parameter is empty for this item. Map the field that holds the URL or domain (the default is {{ $json.url }}).';
@@ -28,7 +28,7 @@ function baseFields(input: RouteInput, index: number): IDataObject {
 }
 
 /**
- * Results get the metrics and `no_data`, Skipped gets `reason` and `message`. Error outcomes that are not error items (an
+ * Results get the metrics and `no_data`, Skipped gets `reason` (the core's code) and `message` (worded from it). Error outcomes that are not error items (an
  * unfinished or cancelled run, an answer that could not be matched) go to Skipped with their code as reason.
  */
 export function routeOutcomes(input: RouteInput): RoutedItems {
@@ -62,7 +62,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
           json: {
             ...fields,
             reason: outcome.reason,
-            message: outcome.blank ? BLANK_URL_MESSAGE : outcome.message,
+            message: outcome.blank ? BLANK_URL_MESSAGE : outcomeText(outcome),
           },
           ...binary,
           pairedItem,
@@ -70,7 +70,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
         return;
       case 'error':
         skipped.push({
-          json: { ...fields, reason: outcome.code, message: outcome.message },
+          json: { ...fields, reason: outcome.code, message: outcomeText(outcome) },
           ...binary,
           pairedItem,
         });
