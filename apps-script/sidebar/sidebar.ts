@@ -375,6 +375,8 @@ function driveSoon(at: number | undefined): void {
   driveTimer = setTimeout(
     () => {
       driveTimer = undefined;
+      // The page's own job loop is checking: one loop per page, so the drive waits for it to end.
+      if (driving) return driveSoon(Date.now() + 5_000);
       server('driveBackground').then(
         (info) => ((background = info), renderBackground()),
         () => driveSoon(Date.now() + 30_000),
@@ -407,6 +409,11 @@ function onSaveSchedule(): void {
 // ---- the job loop ----------------------------------------------------------------------------------------
 
 function setJob(next: JobState | null): void {
+  // Answers of calls side by side (a step, the background drive, a poll) may arrive out of order: a running job's
+  // older state (fewer rows done, or still running once it ended) never replaces a newer one.
+  const older =
+    next?.status === 'running' && job?.id === next.id && (job.status !== 'running' || next.done < job.done);
+  if (older) return;
   job = next;
   if (!job || job.status !== 'running') byId('resume').hidden = true;
   renderJob();
