@@ -275,6 +275,8 @@ export function advanceJob(
   const spreadsheetId = spreadsheet.getId();
   const job = loadJob(spreadsheetId);
   if (!job || job.status !== 'running') return { remaining: false, progressed: false };
+  // A sidebar step holds the job (its lease): a background turn waits rather than overlap and overwrite it.
+  if (room !== undefined && (job.leaseUntil ?? 0) > now()) return { remaining: true, progressed: false };
   const turn: Turn = {
     progressed: false,
     retry: [],
