@@ -88,6 +88,17 @@ for target in $TARGETS; do
   esac
 done
 
+mkdir -p "$E2E/work"
+# The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),
+# installed by every scenario from this tarball into its n8n's custom extensions folder (lib/n8n.ts), and the
+# tarball that `npm run lint:n8n` lints and scans.
+rm -rf "$E2E/work/pack"
+if ! E2E_NODE_TARBALL="$(node "$ROOT/n8n-node/pack.mjs" --out "$E2E/work/pack")"; then
+  fail_install "npm pack of n8n-node failed"
+fi
+export E2E_NODE_TARBALL N8N_NODE_TARBALL="$E2E_NODE_TARBALL"
+echo "--- the node package: $E2E_NODE_TARBALL"
+
 if [ "$MODE" = "bench" ]; then
   exec npx tsx "$E2E/bench.ts" --out "$E2E/BENCH.md"
 fi

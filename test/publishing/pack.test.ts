@@ -1,11 +1,10 @@
-// What `npm pack` of n8n-node/ publishes: only dist/, the README, the LICENSE and package.json; no source maps or
-// local paths; no sources or tests. Then the tarball installs into an empty folder without the network (the package
-// has no runtime dependencies; n8n-workflow is the host n8n's) and its node and credential load from there.
-// n8n-node/ is copied as it is (minus node_modules and dist) to a temporary folder and built there, so that a dist/
-// in use elsewhere (the e2e suite) is left alone and what npm's file rules pick is what is tested.
+// What is published of n8n-node/: the tarball of n8n-node/pack.mjs (a fresh build, package.json as released; the
+// release workflow uploads it, the e2e suite loads it in real n8n) holds only dist/, the README, the LICENSE and
+// package.json; no source maps or local paths; no sources or tests. It installs into an empty folder without the
+// network (no runtime dependencies; n8n-workflow is the host n8n's) and its node and credential load from there.
+// And `npm pack` of the folder itself (what a hand-run `npm publish` in n8n-node/ would take) picks the same files.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -67,27 +66,31 @@ function untar(file: string): Map<string, Buffer> {
   return entries;
 }
 
+const FORK = 'some-fork/dapa-fork';
 let work: string;
 let tarball: string;
 let entries: Map<string, Buffer>;
+let released: Record<string, unknown>;
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'n8n-pack-'));
-  const stage = join(work, 'n8n-node');
-  cpSync(packageDir, stage, {
-    recursive: true,
-    filter: (source) => !/[/\\](node_modules|dist|\.dist-building-[^/\\]*)$/.test(source),
+  const args = [join(packageDir, 'pack.mjs'), '--out', join(work, 'pack'), '--repo', FORK];
+  const packed = spawnSync(process.execPath, args, {
+    env: { ...npmEnv(), PACKAGE_AUTHOR_EMAIL: '', GITHUB_REPOSITORY_OWNER_ID: '' },
+    encoding: 'utf8',
+    timeout: 120_000,
   });
-  execFileSync(process.execPath, [join(packageDir, 'build.mjs'), '--outdir', join(stage, 'dist')], {
+  if (packed.status !== 0) throw new Error(`pack.mjs failed:\n${packed.stdout}\n${packed.stderr}`);
+  tarball = packed.stdout.trim().split('\n').pop()!;
+  entries = untar(tarball);
+  // The manifest as released from FORK, by the same script's --fill.
+  const copy = join(work, 'package.json');
+  writeFileSync(copy, JSON.stringify(manifest));
+  execFileSync(process.execPath, [join(packageDir, 'pack.mjs'), '--fill', copy, '--repo', FORK], {
+    env: { ...process.env, PACKAGE_AUTHOR_EMAIL: '', GITHUB_REPOSITORY_OWNER_ID: '' },
     stdio: 'pipe',
   });
-  mkdirSync(join(work, 'pack'));
-  const name = npm(['pack', '--silent', '--pack-destination', join(work, 'pack')], stage)
-    .trim()
-    .split('\n')
-    .pop()!;
-  tarball = join(work, 'pack', name);
-  entries = untar(tarball);
+  released = JSON.parse(readFileSync(copy, 'utf8'));
 }, 120_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -122,15 +125,17 @@ describe('npm pack of n8n-node/', () => {
     const local = [root, packageDir, work, homedir(), tmpdir()].filter((path) => path.length > 1);
     for (const [path, content] of entries) {
       expect(path).not.toMatch(/\.map$|\.ts$|\.test\.|\/test\/|__tests__|\.mjs$|\.sh$/);
+      expect(path.startsWith('package/')).toBe(true);
       const text = content.toString('utf8');
       expect(text).not.toMatch(/sourceMappingURL/);
       for (const dir of local) expect({ path, has: text.includes(dir) }).toEqual({ path, has: false });
     }
   });
 
-  test('the packed package.json is the manifest, with no dependencies to install', () => {
+  test('the packed package.json is the manifest as released from the repository, with no dependencies', () => {
     const packed = JSON.parse(entries.get('package/package.json')!.toString('utf8'));
-    expect(packed).toEqual(manifest);
+    expect(packed).toEqual(released);
+    expect(packed.repository.url).toBe(`git+https://github.com/${FORK}.git`);
     expect(packed.dependencies).toBeUndefined();
     expect(packed.bundleDependencies ?? packed.bundledDependencies).toBeUndefined();
   });
@@ -163,5 +168,19 @@ describe('npm pack of n8n-node/', () => {
       encoding: 'utf8',
     });
     expect(JSON.parse(out)).toEqual({ node: 'dapaChecker', credential: 'dapaCheckerApi' });
+  });
+
+  test('npm pack of the n8n-node/ folder itself picks the same kinds of files (its `files` rule)', () => {
+    const [report] = JSON.parse(npm(['pack', '--dry-run', '--json', '--silent'], packageDir)) as Array<{
+      files: Array<{ path: string }>;
+    }>;
+    const paths = report.files.map((file) => file.path);
+    expect(paths).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+    expect(
+      paths.filter(
+        (path) => !['LICENSE', 'README.md', 'package.json'].includes(path) && !path.startsWith('dist/'),
+      ),
+    ).toEqual([]);
+    expect(paths.filter((path) => /\.map$|\.ts$|\.test\./.test(path))).toEqual([]);
   });
 });

@@ -1,23 +1,26 @@
-// The release step that names the repository in n8n-node/package.json (.github/scripts/release-metadata.mjs): filled
-// in from the repository the release runs in unless fixed in the file, a fixed one that names another repository
-// refused (npm's provenance check would refuse it at upload), and the tag held to the package's version.
+// The release-time fields of n8n-node/package.json (n8n-node/pack.mjs --fill, as the release, the e2e suite and
+// lint:n8n use them): repository, homepage and bugs filled in from the repository the release runs in unless fixed in
+// the file, a fixed one that names another repository refused (npm's provenance check would refuse it at upload),
+// the author's e-mail n8n's lint requires, and the tag held to the package's version.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '../..');
-const script = join(root, '.github/scripts/release-metadata.mjs');
+const script = join(root, 'n8n-node/pack.mjs');
 const manifest = JSON.parse(readFileSync(join(root, 'n8n-node/package.json'), 'utf8'));
 
 let dir: string;
 beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'release-metadata-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(content: object, ...args: string[]) {
+function run(content: object, repo: string, tag?: string, env: NodeJS.ProcessEnv = {}) {
   const file = join(dir, 'package.json');
   writeFileSync(file, JSON.stringify(content));
-  const result = spawnSync(process.execPath, [script, file, ...args], { encoding: 'utf8' });
+  const args = [script, '--fill', file, '--repo', repo, ...(tag ? ['--tag', tag] : [])];
+  const clean = { ...process.env, PACKAGE_AUTHOR_EMAIL: '', GITHUB_REPOSITORY_OWNER_ID: '', ...env };
+  const result = spawnSync(process.execPath, args, { encoding: 'utf8', env: clean });
   return { ...result, written: JSON.parse(readFileSync(file, 'utf8')) };
 }
 
@@ -38,9 +41,22 @@ describe('release metadata', () => {
     });
     expect(result.written.homepage).toBe('https://github.com/some-fork/dapa-fork/tree/HEAD/n8n-node#readme');
     expect(result.written.bugs).toEqual({ url: 'https://github.com/some-fork/dapa-fork/issues' });
+    // n8n's lint requires an author e-mail: the owner's GitHub address unless the repository sets one.
+    expect(result.written.author).toEqual({
+      ...manifest.author,
+      email: 'some-fork@users.noreply.github.com',
+    });
     // Everything else is left as it is.
-    const { repository: _r, homepage: _h, bugs: _b, ...rest } = result.written;
-    expect(rest).toEqual(manifest);
+    const { repository: _r, homepage: _h, bugs: _b, author: _a, ...rest } = result.written;
+    const { author: _ma, ...manifestRest } = manifest;
+    expect(rest).toEqual(manifestRest);
+  });
+
+  test('the author e-mail comes from PACKAGE_AUTHOR_EMAIL, else the owner id + name noreply address', () => {
+    const set = run(manifest, 'o/r', undefined, { PACKAGE_AUTHOR_EMAIL: 'maintainer@dapa.test' });
+    expect(set.written.author.email).toBe('maintainer@dapa.test');
+    const withId = run(manifest, 'some-fork/r', undefined, { GITHUB_REPOSITORY_OWNER_ID: '4242' });
+    expect(withId.written.author.email).toBe('4242+some-fork@users.noreply.github.com');
   });
 
   test('a repository fixed in the file is kept when it is this one, refused when it is another', () => {
@@ -68,6 +84,8 @@ describe('release metadata', () => {
     const result = run(manifest, 'not a repo');
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('must be "owner/name"');
-    expect(() => execFileSync(process.execPath, [script], { stdio: 'pipe' })).toThrow(/Usage/);
+    expect(() => execFileSync(process.execPath, [script, '--repo', 'o/r'], { stdio: 'pipe' })).toThrow(
+      /Usage/,
+    );
   });
 });

@@ -48,13 +48,15 @@ describe('GitHub Actions workflows', () => {
     expect(release).toMatch(/tags:\n\s+- 'n8n-node-v\*'/);
     expect(release).toMatch(/permissions:\n\s+contents: read\n\s+id-token: write/);
     expect(release).toContain('npm publish "${{ steps.pack.outputs.tarball }}" --provenance --access public');
-    expect(release).toContain(
-      'node .github/scripts/release-metadata.mjs n8n-node/package.json "$GITHUB_REPOSITORY"',
-    );
-    // Tests, the strict n8n lint and the pack come before the upload.
-    const order = ['run: npm test', 'run: npm run lint:n8n', 'npm pack --silent', 'npm publish "$'].map((s) =>
-      release.indexOf(s),
-    );
+    expect(release).toContain('node n8n-node/pack.mjs --release --repo "$GITHUB_REPOSITORY" --tag "$tag"');
+    expect(release).toContain('N8N_NODE_TARBALL: ${{ steps.pack.outputs.tarball }}');
+    // Tests, the pack and the strict n8n lint of that tarball come before the upload.
+    const order = [
+      'run: npm test',
+      'n8n-node/pack.mjs --release',
+      'run: npm run lint:n8n',
+      'npm publish "$',
+    ].map((s) => release.indexOf(s));
     expect(order.every((at) => at > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(release).not.toMatch(/NODE_AUTH_TOKEN|NPM_TOKEN|secrets\./);
