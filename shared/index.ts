@@ -4,7 +4,6 @@ export { toEntry, keyOfDomain, hostOf, type Entry } from './inputs';
 export {
   CheckRun,
   DEFAULT_BATCH_SIZE,
-  networkBlockedMessage,
   matchRecords,
   type RunOptions,
   type Step,
@@ -25,5 +24,29 @@ export {
   type Answer,
   type SkippedEntry,
 } from './wire';
-export type { Outcome, Report, Totals, Learned, ErrorCode, SkipReason } from './outcome';
-export type { Pace } from './pacer';
+export type {
+  Outcome,
+  OutcomeDetail,
+  Fatal,
+  InputProblem,
+  StopCause,
+  Report,
+  Totals,
+  Learned,
+  ErrorCode,
+  SkipReason,
+} from './outcome';
+export {
+  PLAN_MEMORY_MS,
+  WINDOW_MS,
+  mergeWindows,
+  restoreWindow,
+  roomIn,
+  type Limit,
+  type Pace,
+  type PlanLimits,
+  type Room,
+  type WindowSnapshot,
+} from './window';
+export { outcomeText, networkBlockedMessage, seconds } from './wording';
+export { mergeReports, type ReportPart } from './merge';

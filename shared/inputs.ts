@@ -2,29 +2,31 @@
 // entries that cannot be a domain are decided here, locally; everything else gets a normalized domain key so that
 // spellings of one domain (`Example.com`, ` HTTPS://www.example.com/a?b `, `example.com/`, `bücher.de` and
 // `xn--bcher-kva.de`) cost one query. Internationalized domains are sent in their `xn--` form.
+import type { InputProblem } from './outcome';
 import { toAsciiHost } from './punycode';
 
 /** What one input position is, before any request. */
 export type Entry =
   | { kind: 'blank' }
-  | { kind: 'rejected'; reason: 'invalid_url_format' | 'empty_url'; message: string }
+  | { kind: 'rejected'; reason: 'invalid_url_format'; problem: InputProblem; value: string }
   | { kind: 'candidate'; key: string };
 
 /** Longest entry worth sending: a URL this long is not a domain lookup. */
 export const MAX_ENTRY_LENGTH = 2048;
-const MAX_HOST_LENGTH = 253;
-const MAX_LABEL_LENGTH = 63;
+export const MAX_HOST_LENGTH = 253;
+export const MAX_LABEL_LENGTH = 63;
 
 // Hosts are letters (any script, for IDNs), digits, hyphens and underscores, separated by dots.
 const LABEL = /^[\p{L}\p{N}\p{M}_](?:[\p{L}\p{N}\p{M}_-]*[\p{L}\p{N}\p{M}_])?$/u;
 const TLD = /^(?:\p{L}[\p{L}\p{M}]+|xn--[a-z0-9-]+)$/u;
 
-function describe(value: unknown): string {
-  if (value instanceof Date) return 'a date';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'number') return `the number ${String(value)}`;
-  if (typeof value === 'boolean') return `the value ${String(value).toUpperCase()}`;
-  return `a value of type ${typeof value}`;
+/** What a non-text value is, for the shells' wording: 'date', 'list', 'number 5', 'boolean TRUE', 'object'. */
+function kindOf(value: unknown): string {
+  if (value instanceof Date) return 'date';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'number') return `number ${String(value)}`;
+  if (typeof value === 'boolean') return `boolean ${String(value).toUpperCase()}`;
+  return typeof value;
 }
 
 /** Extracts the host part of a URL or domain, lowercased; no `URL` class (Apps Script has none). */
@@ -44,31 +46,25 @@ export function keyOfHost(host: string): string {
 }
 
 /** Why a host cannot be a domain with an extension, or undefined when it can. */
-function hostProblem(host: string): string | undefined {
-  if (host === '') return 'has no domain';
-  if (host.length > MAX_HOST_LENGTH) return `has a domain longer than ${MAX_HOST_LENGTH} characters`;
+function hostProblem(host: string): InputProblem | undefined {
+  if (host === '') return 'no_domain';
+  if (host.length > MAX_HOST_LENGTH) return 'host_too_long';
   const labels = host.split('.');
-  if (labels.length < 2) return 'has no domain extension (such as .com)';
+  if (labels.length < 2) return 'no_extension';
   for (const label of labels) {
-    if (label.length === 0) return 'has an empty part between dots';
-    if (label.length > MAX_LABEL_LENGTH) return `has a part longer than ${MAX_LABEL_LENGTH} characters`;
-    if (!LABEL.test(label)) return 'contains characters a domain cannot have';
+    if (label.length === 0) return 'empty_label';
+    if (label.length > MAX_LABEL_LENGTH) return 'label_too_long';
+    if (!LABEL.test(label)) return 'bad_characters';
   }
-  if (!TLD.test(labels[labels.length - 1])) return 'does not end in a valid domain extension (such as .com)';
+  if (!TLD.test(labels[labels.length - 1])) return 'bad_extension';
   return undefined;
 }
-
-const ASK = 'Enter a domain or URL with a domain extension, such as example.com.';
 
 /** Classifies one input value. Never throws, whatever the value. */
 export function toEntry(value: unknown): Entry {
   if (value === null || value === undefined || value === '') return { kind: 'blank' };
   if (typeof value !== 'string') {
-    return {
-      kind: 'rejected',
-      reason: 'invalid_url_format',
-      message: `Not a text value (got ${describe(value)}). ${ASK}`,
-    };
+    return { kind: 'rejected', reason: 'invalid_url_format', problem: 'not_text', value: kindOf(value) };
   }
   const text = value.trim();
   if (text === '') return { kind: 'blank' };
@@ -76,13 +72,13 @@ export function toEntry(value: unknown): Entry {
     return {
       kind: 'rejected',
       reason: 'invalid_url_format',
-      message: `Too long to be a URL (${text.length} characters). ${ASK}`,
+      problem: 'too_long',
+      value: String(text.length),
     };
   }
   const host = toAsciiHost(hostOf(text));
   const problem = hostProblem(host);
-  if (problem)
-    return { kind: 'rejected', reason: 'invalid_url_format', message: `"${clip(text)}" ${problem}. ${ASK}` };
+  if (problem) return { kind: 'rejected', reason: 'invalid_url_format', problem, value: clip(text) };
   return { kind: 'candidate', key: keyOfHost(host) };
 }
 

@@ -1,7 +1,8 @@
 // A key test that bills nothing: one request whose only entry is empty. A valid key on an active plan gets the
 // all-skipped 422 envelope (`empty_url`, 0 processed); a wrong key or an expired plan gets its own 401.
 import { JSON_HEADERS, endpointUrl } from './endpoints';
-import { type HttpRequest, networkBlockedMessage } from './run';
+import type { HttpRequest } from './run';
+import { networkBlockedMessage } from './wording';
 import { type HttpAnswer, classify } from './wire';
 
 export function keyProbeRequest(baseUrl: string): HttpRequest {

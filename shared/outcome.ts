@@ -1,4 +1,5 @@
 // What a check run gives back: exactly one Outcome per input position, and the totals of the run.
+import type { WindowSnapshot } from './window';
 import type { DomainRecord } from './wire';
 
 export type SkipReason =
@@ -18,10 +19,69 @@ export type ErrorCode =
   | 'unfinished' // the deadline or the wait budget came first
   | 'cancelled'; // the caller cancelled the run
 
+/** Why an input was rejected locally, before any request (with `reason: 'invalid_url_format'`). */
+export type InputProblem =
+  | 'not_text'
+  | 'too_long'
+  | 'no_domain'
+  | 'host_too_long'
+  | 'no_extension'
+  | 'empty_label'
+  | 'label_too_long'
+  | 'bad_characters'
+  | 'bad_extension';
+
+/** What stopped an unsent or unfinished position. */
+export type StopCause =
+  'deadline' | 'wait_budget' | 'waiting_off' | 'request_limit' | 'not_run' | 'cancelled';
+
+/** Data behind an outcome, for a shell to word; never the API key. */
+export interface OutcomeDetail {
+  /** HTTP status of the answer behind it. */
+  status?: number;
+  /** How long the plan's limit still needed, when that is what stopped it. */
+  waitMs?: number;
+  why?: StopCause;
+  /** Failed answers in a row (server_error). */
+  failures?: number;
+  /** What failed: 'HTTP 502', 'network', 'not_envelope'. */
+  cause?: string;
+  /** unmatched: the domains the service answered with (empty: records without a domain). */
+  seen?: string[];
+  /** A local rejection: what is wrong, and the value (clipped text, or the kind of a non-text value). */
+  input?: InputProblem;
+  value?: string;
+}
+
 export type Outcome =
   | { kind: 'record'; key: string; record: DomainRecord; cached: boolean }
-  | { kind: 'skip'; reason: SkipReason; message: string; retryable: boolean; blank?: boolean; key?: string }
-  | { kind: 'error'; code: ErrorCode; message: string; retryable: boolean; key?: string };
+  | {
+      kind: 'skip';
+      reason: SkipReason;
+      retryable: boolean;
+      /** The service's own text for the skip, when it sent one. */
+      serverText?: string;
+      blank?: boolean;
+      key?: string;
+      detail?: OutcomeDetail;
+    }
+  | {
+      kind: 'error';
+      code: ErrorCode;
+      retryable: boolean;
+      /** The service's own text (a 401's message, a 422's error), when it sent one. */
+      serverText?: string;
+      key?: string;
+      detail?: OutcomeDetail;
+    };
+
+/** Why a whole run stopped. */
+export interface Fatal {
+  code: ErrorCode;
+  retryable: boolean;
+  serverText?: string;
+  detail?: OutcomeDetail;
+}
 
 export interface Totals {
   /** Input positions, and how they ended: records + skips + errors = inputs. */
@@ -69,5 +129,7 @@ export interface Report {
    */
   resumeAt?: number;
   /** Set when the run stopped on an error that ends every unfinished position (wrong key, expired plan, ...). */
-  fatal?: { code: ErrorCode; message: string };
+  fatal?: Fatal;
+  /** The plan's window as this run left it (earlier sends it started from, its own, what it learned). */
+  window: WindowSnapshot;
 }

@@ -1,10 +1,10 @@
 // CheckRun: the whole check as a state machine that does no I/O and reads no clock (in the style of h11).
 // The driver asks `next(now)` what to do (send a batch, wait, or stop), performs it, and hands the answer back
 // with `receive`. Every input position ends in exactly one Outcome, whatever the server or the network does.
-import { DAPA_PATH, JSON_HEADERS, endpointUrl } from './endpoints';
+import { JSON_HEADERS, endpointUrl } from './endpoints';
 import { type Entry, keyOfDomain, toEntry } from './inputs';
-import type { ErrorCode, Learned, Outcome, Report, Totals } from './outcome';
-import { type Pace, Pacer, WINDOW_MS } from './pacer';
+import type { ErrorCode, Fatal, Learned, Outcome, OutcomeDetail, Report, Totals } from './outcome';
+import { type Pace, PlanWindow, WINDOW_MS, type WindowSnapshot } from './window';
 import { fullJitter, seededRandom } from './random';
 import {
   type Answer,
@@ -20,9 +20,11 @@ export interface RunOptions {
   baseUrl: string;
   /** Absolute time, on the driver's clock, by which the run must have stopped. */
   deadline: number;
-  /** The plan's maximum URLs per request, when known (learned earlier, or set by the user). */
+  /** URLs per request the caller wants (a user setting); else the window's known maximum, else 100. */
   maxUrlsPerRequest?: number;
-  /** Rate limits learned earlier; the run paces to them from its first request. */
+  /** The plan's window as earlier executions left it (their sends and what they learned): the run starts from it. */
+  window?: WindowSnapshot;
+  /** Rate limits the caller states as known (tests, benchmarks); the run paces to them from its first request. */
   pace?: Pace;
   /** How many times a domain is sent again after `lookup_failed` (default 3). */
   retries?: number;
@@ -69,11 +71,12 @@ export class CheckRun {
   private readonly entries: Entry[];
   private readonly domains = new Map<string, Domain>();
   private queue: string[] = [];
-  private inflight?: { id: number; keys: string[]; sentAt: number };
+  private inflight?: { id: number; keys: string[]; sentAt: number; probe: boolean };
   private nextId = 1;
   private batchSize: number;
-  private readonly learned: Learned = {};
-  private readonly pacer: Pacer;
+  private readonly pacer: PlanWindow;
+  /** The latest time the driver told the run (for the report's window). */
+  private lastNow = -Infinity;
   private readonly random: () => number;
   private notBefore = -Infinity;
   /** When the server named the next attempt (`Retry-After` on a 429): that time wins over the pacer's guess. */
@@ -85,7 +88,7 @@ export class CheckRun {
   private spentWindowsInRow = 0;
   private readonly latencies: number[] = [];
   private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
-  private fatal?: { code: ErrorCode; message: string };
+  private fatal?: Fatal;
   private resumeAt?: number;
   private finished = false;
   private readonly counts = {
@@ -111,8 +114,9 @@ export class CheckRun {
       this.domains.set(entry.key, { key: entry.key, lookupRetries: 0, rateRetries: 0, missingRetries: 0 });
       this.queue.push(entry.key);
     }
-    this.batchSize = Math.max(1, Math.floor(options.maxUrlsPerRequest ?? DEFAULT_BATCH_SIZE));
-    this.pacer = new Pacer({ ...options.pace });
+    this.pacer = new PlanWindow(options.window, options.pace);
+    const known = this.pacer.limits.maxUrlsPerRequest?.value;
+    this.batchSize = Math.max(1, Math.floor(options.maxUrlsPerRequest ?? known ?? DEFAULT_BATCH_SIZE));
     this.random = seededRandom(options.seed ?? 1);
   }
 
@@ -138,56 +142,36 @@ export class CheckRun {
 
   /** What the driver should do now. */
   next(now: number): Step {
+    this.lastNow = Math.max(this.lastNow, now);
     if (this.finished) return { type: 'done' };
     if (this.inflight) throw new Error('CheckRun.next: the previous request has not been answered yet');
-    if (this.queue.length === 0) return this.finish();
+    if (this.queue.length === 0) return this.finish(unfinished({ why: 'not_run' }));
     const wanted = Math.min(this.batchSize, this.queue.length);
     const slot =
       this.serverNextAt !== undefined
-        ? { at: Math.max(now, this.serverNextAt), urls: wanted }
+        ? { at: Math.max(now, this.serverNextAt), urls: wanted, probe: false }
         : this.pacer.plan(Math.max(now, this.notBefore), wanted);
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       const ms = slot.at - now;
       this.resumeAt = slot.at; // kept only if the run stops here instead of waiting
       const forRateLimit = slot.at > Math.max(now, this.notBefore) || this.waitingFor === 'rate_limit';
-      if (forRateLimit && this.options.waitForRateLimits === false) {
-        return this.finish(
-          undefined,
-          undefined,
-          true,
-          rateLimitSkip(
-            `Not sent: the plan's per-minute limit was reached and waiting for it is off (it frees in ${seconds(ms)}).`,
-          ),
-        );
-      }
-      if (slot.at + latency > this.options.deadline) {
-        return this.finish(
-          'unfinished',
-          `Not checked yet: the next request could only go in ${seconds(ms)}, after this run's time limit. Run again to finish.`,
-        );
-      }
-      if (this.counts.waitedMs + ms > (this.options.maxWaitMs ?? Infinity)) {
-        return this.finish(
-          'unfinished',
-          `Not checked yet: waiting ${seconds(ms)} more for the plan's rate limit would pass the maximum total wait. Run again to finish.`,
-        );
-      }
+      if (forRateLimit && this.options.waitForRateLimits === false)
+        return this.finish(rateLimitSkip({ why: 'waiting_off', waitMs: ms }));
+      if (slot.at + latency > this.options.deadline)
+        return this.finish(unfinished({ why: 'deadline', waitMs: ms }));
+      if (this.counts.waitedMs + ms > (this.options.maxWaitMs ?? Infinity))
+        return this.finish(unfinished({ why: 'wait_budget', waitMs: ms }));
       this.counts.waitedMs += ms;
       this.resumeAt = undefined;
       return { type: 'wait', ms };
     }
-    if (now + latency > this.options.deadline) {
-      return this.finish(
-        'unfinished',
-        "Not checked yet: this run's time limit was reached. Run again to finish.",
-      );
-    }
+    if (now + latency > this.options.deadline) return this.finish(unfinished({ why: 'deadline' }));
     const keys = this.queue.splice(0, slot.urls);
     this.serverNextAt = undefined;
     this.pacer.observedSince ??= now;
     const id = this.nextId++;
-    this.inflight = { id, keys, sentAt: now };
+    this.inflight = { id, keys, sentAt: now, probe: slot.probe };
     this.counts.requests += 1;
     return {
       type: 'send',
@@ -204,8 +188,9 @@ export class CheckRun {
 
   /** The answer to request `id`: an HTTP answer, or a network failure. */
   receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
+    this.lastNow = Math.max(this.lastNow, now);
     if (!this.inflight || this.inflight.id !== id) return; // a late answer after cancel(): ignore it
-    const { keys, sentAt } = this.inflight;
+    const { keys, sentAt, probe } = this.inflight;
     this.inflight = undefined;
     this.latencies.push(Math.max(0, now - sentAt));
     if (this.latencies.length > 5) this.latencies.shift();
@@ -217,43 +202,30 @@ export class CheckRun {
             what: `a network failure (${String(response.error).slice(0, 120)})`,
           }
         : classify(response, keys.length, now);
-    this.act(keys, answer, now);
+    this.act(keys, answer, now, probe);
     // After the answer is counted, so that the server's remaining count is read against this run's own window.
     const rate = 'error' in response ? undefined : readServerRate(response, now);
     if (rate) this.pacer.heard(now, rate);
   }
 
-  private act(keys: string[], answer: Answer, now: number): void {
+  private act(keys: string[], answer: Answer, now: number, probe: boolean): void {
     switch (answer.kind) {
       case 'envelope':
-        return this.onEnvelope(keys, answer, now);
+        return this.onEnvelope(keys, answer, now, probe);
       case 'bad_key':
-        return this.stop(
-          'bad_key',
-          `Incorrect API key: the DAPA service answered "${answer.message}". Check the API key in your settings.`,
-        );
       case 'not_premium':
-        return this.stop(
-          'not_premium',
-          `Your plan does not allow this request, has expired or has spent its monthly credits: the DAPA service answered "${answer.message}". Renew or upgrade the plan, or use another key.`,
-        );
+        return this.stop({ code: answer.kind, retryable: false, serverText: answer.message });
       case 'blocked':
-        return this.stop('network_blocked', networkBlockedMessage(answer.status));
+        return this.stop({ code: 'network_blocked', retryable: false, detail: { status: answer.status } });
       case 'validation':
-        return this.stop(
-          'validation',
-          `The DAPA service rejected the request as invalid (${answer.message || 'Validation Error'}). Check that the base URL points at the DAPA checker API.`,
-        );
+        return this.stop({ code: 'validation', retryable: false, serverText: answer.message || undefined });
       case 'not_found':
-        return this.stop(
-          'not_found',
-          `The base URL does not serve the DAPA checker (HTTP ${answer.status} for POST ${DAPA_PATH}). Check the base URL in your settings.`,
-        );
+        return this.stop({ code: 'not_found', retryable: false, detail: { status: answer.status } });
       case 'limit_exceeded':
         this.pacer.accepted(now, 0); // it billed nothing, but a plan may count it against its requests per minute
-        return this.onLimitExceeded(keys, answer.maximum);
+        return this.onLimitExceeded(keys, answer.maximum, now);
       case 'rate_limited':
-        return this.onRateLimited(keys, answer.retryAfterMs, now);
+        return this.onRateLimited(keys, answer.retryAfterMs, now, probe);
       case 'transient':
         return this.onFailure(keys, answer.what, now, answer.retryAfterMs);
     }
@@ -262,43 +234,54 @@ export class CheckRun {
   /** Stops the run at once; what is not finished ends as `cancelled`. */
   cancel(): void {
     this.inflight = undefined;
-    if (!this.finished) this.finish('cancelled', 'Not checked: the run was cancelled.');
+    if (!this.finished) this.finish(errorOutcome('cancelled', false));
   }
 
   /** One outcome per input position, the totals, what was learned, and what may be cached. */
   report(): Report {
     const outcomes = this.entries.map((entry): Outcome => {
-      if (entry.kind === 'blank')
+      if (entry.kind === 'blank') return { kind: 'skip', reason: 'empty_url', retryable: false, blank: true };
+      if (entry.kind === 'rejected')
         return {
           kind: 'skip',
-          reason: 'empty_url',
-          message: 'Empty: nothing to check.',
+          reason: entry.reason,
           retryable: false,
-          blank: true,
+          detail: { input: entry.problem, value: entry.value },
         };
-      if (entry.kind === 'rejected')
-        return { kind: 'skip', reason: entry.reason, message: entry.message, retryable: false };
-      return (
-        this.domains.get(entry.key)?.outcome ?? {
-          kind: 'error',
-          code: 'unfinished',
-          message: 'Not checked yet: the run has not finished. Run again to finish.',
-          retryable: true,
-          key: entry.key,
-        }
-      );
+      return this.domains.get(entry.key)?.outcome ?? unfinished({ why: 'not_run' })(entry.key);
     });
     return {
       outcomes,
       totals: this.totals(outcomes),
-      learned: { ...this.learned, ...this.pacer.limits },
+      learned: this.learned(),
       fresh: this.fresh.slice(),
       resumeAt: this.fatal ? undefined : this.resumeAt,
       fatal: this.fatal,
+      window: this.window(this.lastNow),
     };
   }
 
-  private onEnvelope(keys: string[], answer: Extract<Answer, { kind: 'envelope' }>, now: number): void {
+  /** The plan's window now: the sends of earlier executions this run started from, its own, and its limits. */
+  window(now: number): WindowSnapshot {
+    return this.pacer.snapshot(Number.isFinite(now) ? now : (this.options.window?.at ?? 0));
+  }
+
+  /** What is known of the plan, as plain numbers (for display and for a shell's own batch sizing). */
+  private learned(): Learned {
+    const learned: Learned = {};
+    const limits = this.pacer.limits;
+    if (limits.maxUrlsPerRequest) learned.maxUrlsPerRequest = limits.maxUrlsPerRequest.value;
+    if (limits.requestsPerMinute) learned.requestsPerMinute = limits.requestsPerMinute.value;
+    if (limits.urlsPerMinute) learned.urlsPerMinute = limits.urlsPerMinute.value;
+    return learned;
+  }
+
+  private onEnvelope(
+    keys: string[],
+    answer: Extract<Answer, { kind: 'envelope' }>,
+    now: number,
+    probe: boolean,
+  ): void {
     this.failuresInRow = 0;
     this.rateLimitsInRow = 0;
     if (answer.processed > 0) this.spentWindowsInRow = 0;
@@ -322,28 +305,15 @@ export class CheckRun {
     const strays = unmatched.length + answer.malformedRecords;
     for (const key of open) {
       if (strays > 0) {
-        const seen = unmatched.map((r) => `"${r.domain}"`).join(', ') || 'records without a domain';
-        this.settle(key, {
-          kind: 'error',
-          code: 'unmatched',
-          message: `The service answered with data (${seen}) that could not be matched to this domain; it was not sent again so that it is not billed twice.`,
-          retryable: false,
-          key,
-        });
+        const seen = unmatched.map((r) => r.domain);
+        this.settle(key, errorOutcome('unmatched', false, { seen })(key));
       } else if (this.domain(key).missingRetries++ < (this.options.retries ?? 3)) {
         this.requeue([key], 'back');
       } else {
-        this.settle(key, {
-          kind: 'error',
-          code: 'missing',
-          message:
-            'The service answered without a result or a reason for this domain, several times. Try again later.',
-          retryable: true,
-          key,
-        });
+        this.settle(key, errorOutcome('missing', true)(key));
       }
     }
-    if (rateLimited.length > 0) this.onUrlLimit(rateLimited, answer.skipped, now);
+    if (rateLimited.length > 0) this.onUrlLimit(rateLimited, answer.skipped, now, probe);
   }
 
   private onSkip(key: string, skip: SkippedEntry): void {
@@ -352,32 +322,17 @@ export class CheckRun {
       this.requeue([key], 'back');
       return;
     }
-    this.settle(key, {
-      kind: 'skip',
-      reason: skip.reason,
-      message: skip.message || defaultSkipMessage(skip.reason),
-      retryable: skip.reason === 'lookup_failed',
-      key,
-    });
+    this.settle(key, serverSkip(key, skip, skip.reason === 'lookup_failed'));
   }
 
-  private onUrlLimit(keys: string[], skipped: SkippedEntry[], now: number): void {
-    const learned = this.pacer.learnUrlLimit(now);
+  private onUrlLimit(keys: string[], skipped: SkippedEntry[], now: number, probe: boolean): void {
+    const learned = this.pacer.learnUrlLimit(now, probe);
     const again = keys.filter(
       (key) =>
         this.options.waitForRateLimits !== false && this.domain(key).rateRetries++ < RATE_LIMIT_RESENDS,
     );
-    for (const key of keys) {
-      if (again.includes(key)) continue;
-      const message = skipped.find((s) => s.reason === 'rate_limit_reached')?.message;
-      this.settle(key, {
-        kind: 'skip',
-        reason: 'rate_limit_reached',
-        message: message || defaultSkipMessage('rate_limit_reached'),
-        retryable: true,
-        key,
-      });
-    }
+    const skip = skipped.find((s) => s.reason === 'rate_limit_reached');
+    for (const key of keys) if (!again.includes(key) && skip) this.settle(key, serverSkip(key, skip, true));
     this.requeue(again, 'front');
     if (learned === 0) {
       // The minute's budget was spent by sends from before this run (another run with the same key). They have
@@ -391,35 +346,25 @@ export class CheckRun {
     }
   }
 
-  private onLimitExceeded(keys: string[], maximum: number | undefined): void {
+  private onLimitExceeded(keys: string[], maximum: number | undefined, now: number): void {
     this.counts.limitExceeded += 1;
-    if (keys.length <= 1) {
-      return this.stop(
-        'plan_limit',
-        'The plan accepts no URL per request (422 Limit Exceeded for a single URL). Check the plan.',
-      );
-    }
+    if (keys.length <= 1) return this.stop({ code: 'plan_limit', retryable: false });
     this.batchSize = Math.max(1, Math.min(maximum ?? Math.floor(keys.length / 2), keys.length - 1));
-    this.learned.maxUrlsPerRequest = this.batchSize;
+    this.pacer.learnMaximum(now, this.batchSize, maximum !== undefined && maximum === this.batchSize);
     this.requeue(keys, 'front', false);
   }
 
-  private onRateLimited(keys: string[], retryAfterMs: number | undefined, now: number): void {
+  private onRateLimited(keys: string[], retryAfterMs: number | undefined, now: number, probe: boolean): void {
     this.counts.rateLimited += 1;
     this.rateLimitsInRow += 1;
     const retryAt = retryAfterMs === undefined ? undefined : now + retryAfterMs;
-    this.pacer.learnRequestLimit(now, retryAt);
+    this.pacer.learnRequestLimit(now, retryAt, undefined, probe);
     if (this.options.waitForRateLimits === false || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
       // Not waiting: this batch and everything not sent yet end as rate_limit_reached, with no further request.
       // Without the server's word, a whole window (the plan's unit) is when a later run may start.
       const paced = this.pacer.plan(now, 1).at;
       this.resumeAt = retryAt ?? (paced > now ? paced : now + WINDOW_MS);
-      this.finish(
-        undefined,
-        undefined,
-        true,
-        rateLimitSkip("The plan's request rate limit was reached (429 Too Many Requests)."),
-      );
+      this.finish(rateLimitSkip({ why: 'request_limit', status: 429 }));
       return;
     }
     this.waitUntil(retryAt ?? now + fullJitter(this.rateLimitsInRow, this.random), 'rate_limit');
@@ -433,11 +378,11 @@ export class CheckRun {
     const limit = this.options.maxConsecutiveFailures ?? 5;
     if (this.failuresInRow >= limit) {
       this.requeue(keys, 'front', false);
-      return this.stop(
-        'server_error',
-        `The DAPA service kept failing (${what}, ${this.failuresInRow} times in a row). Try again later.`,
-        true,
-      );
+      return this.stop({
+        code: 'server_error',
+        retryable: true,
+        detail: { failures: this.failuresInRow, cause: what },
+      });
     }
     this.waitUntil(now + (retryAfterMs ?? fullJitter(this.failuresInRow, this.random)), 'failure');
     this.requeue(keys, 'front');
@@ -484,31 +429,19 @@ export class CheckRun {
     return this.latencies.length > 0 ? Math.max(...this.latencies) : 0;
   }
 
-  /** Ends every unsettled domain with an error (or the outcome `make` gives) and marks the run finished. */
-  private finish(
-    code?: ErrorCode,
-    message?: string,
-    retryable = true,
-    make?: (key: string) => Outcome,
-  ): Step {
-    const outcomeOf =
-      make ??
-      (code && message
-        ? (key: string): Outcome => ({ kind: 'error', code, message, retryable, key })
-        : undefined);
-    if (outcomeOf) {
-      for (const domain of this.domains.values()) {
-        if (!domain.outcome) domain.outcome = outcomeOf(domain.key);
-      }
+  /** Ends every unsettled domain with the outcome `outcomeOf` gives and marks the run finished. */
+  private finish(outcomeOf: (key: string) => Outcome): Step {
+    for (const domain of this.domains.values()) {
+      if (!domain.outcome) domain.outcome = outcomeOf(domain.key);
     }
     this.queue = [];
     this.finished = true;
     return { type: 'done' };
   }
 
-  private stop(code: ErrorCode, message: string, retryable = false): void {
-    this.fatal = { code, message };
-    this.finish(code, message, retryable);
+  private stop(fatal: Fatal): void {
+    this.fatal = fatal;
+    this.finish(errorOutcome(fatal.code, fatal.retryable, fatal.detail, fatal.serverText));
   }
 
   private totals(outcomes: Outcome[]): Totals {
@@ -578,41 +511,33 @@ export function matchRecords(
   return { matched, unmatched: rest };
 }
 
+function errorOutcome(
+  code: ErrorCode,
+  retryable: boolean,
+  detail?: OutcomeDetail,
+  serverText?: string,
+): (key: string) => Outcome {
+  return (key) => {
+    const outcome: Outcome = { kind: 'error', code, retryable, key };
+    if (serverText !== undefined) outcome.serverText = serverText;
+    if (detail !== undefined) outcome.detail = detail;
+    return outcome;
+  };
+}
+
+/** A position the run did not get to: running again can finish it. */
+function unfinished(detail: OutcomeDetail): (key: string) => Outcome {
+  return errorOutcome('unfinished', true, detail);
+}
+
 /** The outcome of a domain not sent (or sent in vain) because of the plan's rate limit, when the run does not wait. */
-function rateLimitSkip(why: string): (key: string) => Outcome {
-  return (key) => ({
-    kind: 'skip',
-    reason: 'rate_limit_reached',
-    message: `${why} Run again later.`,
-    retryable: true,
-    key,
-  });
+function rateLimitSkip(detail: OutcomeDetail): (key: string) => Outcome {
+  return (key) => ({ kind: 'skip', reason: 'rate_limit_reached', retryable: true, key, detail });
 }
 
-/** A 403 that is not the spec's auth answer: the service (its nginx) refused this server's network. */
-export function networkBlockedMessage(status = 403): string {
-  return (
-    `The DAPA service refused requests from this server's network (HTTP ${status}): not your API key. ` +
-    'It blocks some datacenters, where Apps Script and hosted n8n run. Check from another network (such as a ' +
-    'self-hosted n8n) or ask DAPA checker support to allow this address.'
-  );
-}
-
-function defaultSkipMessage(reason: string): string {
-  switch (reason) {
-    case 'invalid_url_format':
-      return 'Not a valid URL: enter a domain with an extension, such as example.com.';
-    case 'empty_url':
-      return 'Empty: nothing to check.';
-    case 'lookup_failed':
-      return 'No data could be fetched this time. Run again later.';
-    case 'rate_limit_reached':
-      return "The plan's per-minute URL limit was reached. Run again later.";
-    default:
-      return `Skipped by the service (${reason}).`;
-  }
-}
-
-function seconds(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${Math.ceil(ms / 1000)} s`;
+/** A skip as the service reported it, with its own text when it sent one. */
+function serverSkip(key: string, skip: SkippedEntry, retryable: boolean): Outcome {
+  const outcome: Outcome = { kind: 'skip', reason: skip.reason, retryable, key };
+  if (skip.message) outcome.serverText = skip.message;
+  return outcome;
 }

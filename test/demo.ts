@@ -1,7 +1,7 @@
 // `npm run demo`: the main job against the built-in sandbox, no key or internet needed. Starts the sandbox on the
 // real service's entry plan (`sandbox-basic`), checks a sample list through the core (one line per input, then
 // the totals), runs a second time to show what the learned plan saves, and says how long the plan makes a list take.
-import { CheckRun, runAsync, type Learned, type Outcome, type Report } from '../shared';
+import { CheckRun, outcomeText, runAsync, type Learned, type Outcome, type Report } from '../shared';
 import { runOnVirtualSandbox } from './core/virtual';
 import { createSandbox, DEFAULT_CONFIG, type FaultConfig } from './sandbox/handler';
 import { startSandbox } from './sandbox/server';
@@ -42,8 +42,8 @@ function describe(o: Outcome): string {
     const spam = r.spam_score === null ? '— (no data)' : String(r.spam_score);
     return `DA ${r.site_da}  PA ${r.site_pa}  MR ${r.site_mr}  Spam ${spam}${o.cached ? '  (cached)' : ''}`;
   }
-  if (o.kind === 'skip') return o.blank ? '(blank)' : `${o.reason}: ${o.message}`;
-  return `${o.code}: ${o.message}`;
+  if (o.kind === 'skip') return o.blank ? '(blank)' : `${o.reason}: ${outcomeText(o)}`;
+  return `${o.code}: ${outcomeText(o)}`;
 }
 
 async function check(url: string, values: unknown[], learned: Learned): Promise<Report> {

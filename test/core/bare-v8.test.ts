@@ -3,12 +3,13 @@ import * as vm from 'node:vm';
 import { bundleCore } from './core-bundle';
 import { FakeApi } from './fake-api';
 
-const MAX_CORE_BYTES = 40 * 1024;
+// 40 KB until the core owned the window across executions (window.ts) and worded outcomes from codes (wording.ts).
+const MAX_CORE_BYTES = 48 * 1024;
 
 describe('the bundled core', () => {
   const { code, bytes } = bundleCore();
 
-  test(`is at most 40 KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
+  test(`is at most 48 KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
     expect(bytes).toBeLessThanOrEqual(MAX_CORE_BYTES);
   });
 

@@ -1,0 +1,368 @@
+// The plan's window: the one place that knows what the last minute of this key's sends used and what the plan allows.
+// A run starts from a snapshot of earlier executions' window (a formula, a background step, another n8n execution),
+// adds its own sends, learns limits from the server's pushback, and hands its snapshot back for the shell to store.
+// Limits are exact (a 422's stated maximum, the server's X-RateLimit-Limit, a value the user set) or inferred (from a
+// minute that other runs may have shared): an inferred limit is a guess, so a run held back by it alone sends a probe
+// (a rate_limit_reached skip bills nothing) once there has been no pushback for a minute, and the guess rises again.
+// Times are those of the answers (never earlier than the server counted), so a server window has always expired
+// when ours has.
+import type { ServerRate } from './wire';
+
+export const WINDOW_MS = 60_000;
+/** Learned limits older than this are learned again: the plan may have changed. */
+export const PLAN_MEMORY_MS = 7 * 24 * 3600 * 1000;
+
+/** A limit of the plan and how it is known; `at` is when it was learned (driver clock). */
+export interface Limit {
+  value: number;
+  exact: boolean;
+  at: number;
+}
+
+export interface PlanLimits {
+  maxUrlsPerRequest?: Limit;
+  requestsPerMinute?: Limit;
+  urlsPerMinute?: Limit;
+}
+
+/** Plain JSON. A shell stores it as it is and hands it to the next run; it never recounts it. */
+export interface WindowSnapshot {
+  v: 1;
+  /** When it was taken (driver clock, ms). */
+  at: number;
+  /** Accepted requests answered in the last minute, by any run that shared this window: [answer time, URLs billed]. */
+  sends: Array<[number, number]>;
+  limits: PlanLimits;
+  /** The server's last word on its request window (X-RateLimit-Remaining and -Reset), while it holds. */
+  server?: { remaining: number; freeAt: number };
+  /** When a limit last pushed back: a rate_limit_reached skip (urls) or a 429 (requests); probes that failed in a row. */
+  pressure?: Pressure;
+}
+
+interface Pressure {
+  urls?: number;
+  requests?: number;
+  failedProbes?: number;
+}
+
+/** What the window allows at a time. Infinity where a limit is unknown. */
+export interface Room {
+  /** URLs that may be sent now (a probe's batch included when one is due). */
+  urls: number;
+  /** Requests that may be sent now. */
+  requests: number;
+  /** URLs per request: the plan's maximum, or Infinity when unknown. */
+  perRequest: number;
+  /** URLs a whole empty window holds. */
+  capacity: number;
+  /** When the room next grows (the time asked about when there is room then). */
+  freeAt: number;
+  /** When every send in the window has left it. */
+  emptyAt: number;
+  /** Whether the room includes a probe above an inferred limit. */
+  probe: boolean;
+}
+
+/** Rate limits a caller states (tests, benchmarks, a known plan): taken as exact. */
+export interface Pace {
+  requestsPerMinute?: number;
+  urlsPerMinute?: number;
+}
+
+type LimitName = keyof PlanLimits;
+const LIMIT_NAMES: LimitName[] = ['maxUrlsPerRequest', 'requestsPerMinute', 'urlsPerMinute'];
+
+export class PlanWindow {
+  /** Accepted requests: answer time and URLs processed, oldest first. */
+  private sends: Array<[number, number]> = [];
+  readonly limits: PlanLimits = {};
+  /** The server's last word on its request window: requests left, and when it frees if none are. */
+  private server?: { remaining: number; freeAt: number };
+  private pressure: Pressure = {};
+  /** When this run began to see the server's windows (its first request); sends before it are partly unknown. */
+  observedSince?: number;
+
+  constructor(snapshot?: WindowSnapshot, pace: Pace = {}) {
+    if (snapshot) {
+      this.sends = snapshot.sends.map((s): [number, number] => [s[0], s[1]]);
+      for (const name of LIMIT_NAMES) {
+        const limit = snapshot.limits[name];
+        if (limit) this.limits[name] = { ...limit };
+      }
+      if (snapshot.server) this.server = { ...snapshot.server };
+      this.pressure = { ...snapshot.pressure };
+    }
+    if (pace.requestsPerMinute) this.limits.requestsPerMinute = exact(pace.requestsPerMinute, 0);
+    if (pace.urlsPerMinute) this.limits.urlsPerMinute = exact(pace.urlsPerMinute, 0);
+  }
+
+  /** A request was accepted (not 429) and processed `n` URLs; a window that held more than an inferred limit raises it. */
+  accepted(now: number, processed: number): void {
+    this.sends.push([now, processed]);
+    this.forget(now - WINDOW_MS);
+    this.rise('urlsPerMinute', this.urlsIn(now), now);
+    this.rise('requestsPerMinute', this.recent(now).length, now);
+  }
+
+  /** The plan's maximum URLs per request: from a 422's stated number (exact) or by halving (inferred). */
+  learnMaximum(now: number, value: number, stated: boolean): void {
+    this.limits.maxUrlsPerRequest = { value, exact: stated, at: now };
+  }
+
+  /**
+   * A 429: the accepted requests in the last minute are what the plan allows. With a `Retry-After`, that guess
+   * holds only if the server's window frees when ours would (within `slack`); a window that frees much sooner is
+   * not a per-minute limit of these requests (a shorter window, or other clients), so nothing is learned.
+   * Returns the estimate, or 0.
+   */
+  learnRequestLimit(now: number, retryAt?: number, slack = 5000, probe = false): number {
+    this.pressure.requests = now;
+    if (probe) this.pressure.failedProbes = Math.min(2, (this.pressure.failedProbes ?? 0) + 1);
+    if (this.server !== undefined) return 0; // the server states its limit: nothing to guess
+    const recent = this.recent(now);
+    if (recent.length === 0) return 0;
+    if (retryAt !== undefined && Math.abs(recent[0][0] + WINDOW_MS - retryAt) > slack) return 0;
+    return this.infer('requestsPerMinute', recent.length, now);
+  }
+
+  /**
+   * A `rate_limit_reached` skip: the URLs processed in the last minute are what the plan allows. After a failed
+   * probe the guess is likelier right, so the next probe waits twice as long (up to four minutes).
+   */
+  learnUrlLimit(now: number, probe = false): number {
+    this.pressure.urls = now;
+    if (probe) this.pressure.failedProbes = Math.min(2, (this.pressure.failedProbes ?? 0) + 1);
+    return this.infer('urlsPerMinute', this.urlsIn(now), now);
+  }
+
+  /** The server's throttle headers: its limit replaces any guess, and its remaining count gates the next send. */
+  heard(now: number, rate: ServerRate): void {
+    if (rate.limit !== undefined && rate.limit > 0) this.limits.requestsPerMinute = exact(rate.limit, now);
+    if (rate.remaining === undefined) return;
+    const ours = this.recent(now);
+    const limit = this.limits.requestsPerMinute?.value;
+    // With no reset time: our own sliding window frees it when all the window's requests are ours; otherwise
+    // (another client shares the key) a whole window from now is the latest it can free.
+    const freeAt =
+      rate.resetAt ??
+      (limit !== undefined && ours.length >= limit
+        ? ours[ours.length - limit][0] + WINDOW_MS + 1
+        : now + WINDOW_MS);
+    this.server = { remaining: rate.remaining, freeAt };
+  }
+
+  /** When the next request may go, how many URLs it may carry (at most `wanted`), and whether it is a probe. */
+  plan(now: number, wanted: number): { at: number; urls: number; probe: boolean } {
+    let at = now;
+    let probe = false;
+    const rpm = this.limits.requestsPerMinute;
+    if (this.server !== undefined) {
+      // The server's count is exact (it includes other clients of the key): it alone decides.
+      if (this.server.remaining <= 0) at = Math.max(at, this.server.freeAt);
+    } else if (rpm !== undefined) {
+      const recent = this.recent(now);
+      if (recent.length >= rpm.value) {
+        if (this.probeDue(rpm, this.pressure.requests, now)) probe = true;
+        else at = recent[recent.length - rpm.value][0] + WINDOW_MS + 1;
+      }
+    }
+    const upm = this.limits.urlsPerMinute;
+    if (upm === undefined) return { at, urls: wanted, probe };
+    // Slide the window forward from `at` until at least one URL fits, then send what fits (up to `wanted`).
+    const recent = this.sends.filter((s) => s[0] > at - WINDOW_MS);
+    let used = recent.reduce((sum, s) => sum + s[1], 0);
+    if (used >= upm.value && this.probeDue(upm, this.pressure.urls, at))
+      return { at, urls: wanted, probe: true };
+    let i = 0;
+    while (used >= upm.value && i < recent.length) {
+      used -= recent[i][1];
+      at = Math.max(at, recent[i][0] + WINDOW_MS + 1);
+      i += 1;
+    }
+    return { at, urls: Math.max(1, Math.min(wanted, upm.value - used)), probe };
+  }
+
+  /** What the window allows at `now` (see Room). */
+  room(now: number): Room {
+    const perRequest = this.limits.maxUrlsPerRequest?.value ?? Infinity;
+    const rpm = this.limits.requestsPerMinute?.value ?? Infinity;
+    const upm = this.limits.urlsPerMinute?.value ?? Infinity;
+    const recent = this.recent(now);
+    const emptyAt = recent.length > 0 ? Math.max(now, recent[recent.length - 1][0] + WINDOW_MS + 1) : now;
+    const capacity = Math.min(upm, rpm * perRequest);
+    const slot = this.plan(now, Number.MAX_SAFE_INTEGER);
+    if (slot.at > now)
+      return { urls: 0, requests: 0, perRequest, capacity, freeAt: slot.at, emptyAt, probe: false };
+    // The plan lets one request go now: how many more its limits leave, and a probe's one batch above a guess.
+    const left = this.server !== undefined ? this.server.remaining : rpm - recent.length;
+    const requests = Math.max(1, left);
+    const used = this.urlsIn(now);
+    const urls = upm === Infinity ? Infinity : used >= upm ? Math.min(perRequest, upm) : upm - used;
+    return {
+      urls: Math.min(urls, requests * perRequest),
+      requests,
+      perRequest,
+      capacity,
+      freeAt: now,
+      emptyAt,
+      probe: slot.probe,
+    };
+  }
+
+  /** The window as it stands at `now`, to hand to the next run. */
+  snapshot(now: number): WindowSnapshot {
+    const snapshot: WindowSnapshot = {
+      v: 1,
+      at: now,
+      sends: this.recent(now).map((s): [number, number] => [s[0], s[1]]),
+      limits: {},
+    };
+    for (const name of LIMIT_NAMES) {
+      const limit = this.limits[name];
+      if (limit) snapshot.limits[name] = { ...limit };
+    }
+    if (this.server && this.server.freeAt > now) snapshot.server = { ...this.server };
+    if (this.pressure.urls !== undefined || this.pressure.requests !== undefined)
+      snapshot.pressure = { ...this.pressure };
+    return snapshot;
+  }
+
+  /**
+   * A guess from what the window held when the server pushed back. An exact limit is never replaced; a known guess
+   * is not lowered from a partly seen window (sends from before this run may share it), but it may rise.
+   */
+  private infer(name: 'requestsPerMinute' | 'urlsPerMinute', seen: number, now: number): number {
+    const known = this.limits[name];
+    if (seen === 0 || known?.exact) return 0;
+    const partial = this.observedSince !== undefined && this.observedSince > now - WINDOW_MS;
+    if (known && partial && seen < known.value) return 0;
+    this.limits[name] = { value: seen, exact: false, at: now };
+    return seen;
+  }
+
+  /** An inferred limit that the window has gone past without pushback is raised to what the window held. */
+  private rise(name: 'requestsPerMinute' | 'urlsPerMinute', held: number, now: number): void {
+    const known = this.limits[name];
+    if (!known || known.exact || held <= known.value) return;
+    this.limits[name] = { value: held, exact: false, at: now };
+    this.pressure.failedProbes = 0;
+  }
+
+  /** A probe above an inferred limit is due when nothing pushed back for a window (longer after failed probes). */
+  private probeDue(limit: Limit, pushedBackAt: number | undefined, now: number): boolean {
+    const calm = WINDOW_MS * 2 ** (this.pressure.failedProbes ?? 0);
+    return !limit.exact && (pushedBackAt === undefined || pushedBackAt <= now - calm);
+  }
+
+  private recent(now: number): Array<[number, number]> {
+    return this.sends.filter((s) => s[0] > now - WINDOW_MS);
+  }
+
+  private urlsIn(now: number): number {
+    return this.recent(now).reduce((sum, s) => sum + s[1], 0);
+  }
+
+  private forget(before: number): void {
+    while (this.sends.length > 0 && this.sends[0][0] <= before - WINDOW_MS) this.sends.shift();
+  }
+}
+
+function exact(value: number, at: number): Limit {
+  return { value, exact: true, at };
+}
+
+/** What the window allows at `now`, from a stored snapshot (nothing known: Infinity everywhere). */
+export function roomIn(window: WindowSnapshot | undefined, now: number): Room {
+  return new PlanWindow(window).room(now);
+}
+
+/** One window from two that may overlap (two executions that started from the same stored one). */
+export function mergeWindows(
+  a: WindowSnapshot | undefined,
+  b: WindowSnapshot | undefined,
+): WindowSnapshot | undefined {
+  if (!a || !b) return a ?? b;
+  const at = Math.max(a.at, b.at);
+  const seen = new Set<string>();
+  const sends = [...a.sends, ...b.sends]
+    .filter((s) => s[0] > at - WINDOW_MS && !seen.has(s.join()) && seen.add(s.join()))
+    .sort((x, y) => x[0] - y[0]);
+  const limits: PlanLimits = {};
+  for (const name of LIMIT_NAMES) {
+    const best = better(a.limits[name], b.limits[name]);
+    if (best) limits[name] = { ...best };
+  }
+  const merged: WindowSnapshot = { v: 1, at, sends, limits };
+  const server = (a.at >= b.at ? a : b).server ?? (a.at >= b.at ? b : a).server;
+  if (server && server.freeAt > at) merged.server = { ...server };
+  const pressure: Pressure = {};
+  for (const name of ['urls', 'requests', 'failedProbes'] as const) {
+    const latest = Math.max(a.pressure?.[name] ?? -Infinity, b.pressure?.[name] ?? -Infinity);
+    if (Number.isFinite(latest)) pressure[name] = latest;
+  }
+  if (Object.keys(pressure).length > 0) merged.pressure = pressure;
+  return merged;
+}
+
+/** Exact beats inferred; between two of a kind, the newer. */
+function better(x: Limit | undefined, y: Limit | undefined): Limit | undefined {
+  if (!x || !y) return x ?? y;
+  if (x.exact !== y.exact) return x.exact ? x : y;
+  return y.at > x.at ? y : x;
+}
+
+// The stored snapshot is this project's own JSON, read back with a few plain checks (a zod schema of it would add
+// 10 KB to every bundle for data no server shapes).
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+function readLimit(x: unknown): Limit | undefined {
+  const l = x as Partial<Limit> | undefined;
+  return l && isNum(l.value) && isNum(l.at) && typeof l.exact === 'boolean'
+    ? { value: l.value, exact: l.exact, at: l.at }
+    : undefined;
+}
+
+/**
+ * What a shell keeps between executions, by one rule for every shell: a stored snapshot (JSON text or the parsed
+ * value) is read back with sends older than a minute dropped and limits older than PLAN_MEMORY_MS (or from the
+ * future) forgotten. Exact and inferred limits are both kept, labelled; an inferred one is probed upward by the next
+ * run, so a guess from a shared minute does not slow later runs. Anything unreadable is no snapshot.
+ */
+export function restoreWindow(stored: unknown, now: number): WindowSnapshot | undefined {
+  let value = stored;
+  if (typeof stored === 'string') {
+    try {
+      value = JSON.parse(stored);
+    } catch {
+      return undefined;
+    }
+  }
+  const s = value as Partial<WindowSnapshot> | null;
+  if (!s || s.v !== 1 || !isNum(s.at) || !Array.isArray(s.sends) || typeof s.limits !== 'object')
+    return undefined;
+  const limits: PlanLimits = {};
+  for (const name of LIMIT_NAMES) {
+    const limit = readLimit((s.limits as Record<string, unknown> | null)?.[name]);
+    if (limit && limit.value >= 1 && limit.at > now - PLAN_MEMORY_MS && limit.at <= now + WINDOW_MS)
+      limits[name] = { ...limit, value: Math.floor(limit.value) };
+  }
+  const snapshot: WindowSnapshot = {
+    v: 1,
+    at: Math.min(s.at, now),
+    sends: s.sends
+      .filter((x) => Array.isArray(x) && isNum(x[0]) && isNum(x[1]))
+      .filter((x) => x[0] > now - WINDOW_MS && x[0] <= now + WINDOW_MS && x[1] >= 0)
+      .map((x): [number, number] => [x[0], x[1]]),
+    limits,
+  };
+  const server = s.server;
+  if (server && isNum(server.remaining) && isNum(server.freeAt) && server.freeAt > now)
+    snapshot.server = { remaining: server.remaining, freeAt: server.freeAt };
+  const pressure: Pressure = {};
+  for (const name of ['urls', 'requests', 'failedProbes'] as const) {
+    const t = s.pressure?.[name];
+    if (isNum(t)) pressure[name] = t;
+  }
+  if (Object.keys(pressure).length > 0) snapshot.pressure = pressure;
+  return snapshot;
+}

@@ -1,0 +1,111 @@
+// Runs that share one key (n8n executions side by side, a formula beside a background step) on one virtual clock
+// against the sandbox's entry plan: the plan's window is shared, and no run ends slower than the plan's own pace
+// because of what another run took earlier.
+import { CheckRun, DAPA_PATH, type Report, type RunOptions } from '../../shared';
+import { createSandbox, DEFAULT_CONFIG, type Sandbox } from '../sandbox/handler';
+
+const KEY = 'sandbox-basic'; // 5 URLs a request, 60 URLs and 60 requests a minute
+const LATENCY_MS = 300;
+
+interface Runner {
+  run: CheckRun;
+  t: number;
+  done?: number;
+  report?: Report;
+}
+
+/** Steps every run on one clock, always the one whose turn comes first, until all are done. */
+export function runTogether(
+  sandbox: Sandbox,
+  lists: string[][],
+  starts: number[],
+  options: Partial<RunOptions> = {},
+): Runner[] {
+  const runners: Runner[] = lists.map((values, i) => ({
+    run: new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000, seed: i + 1, ...options }),
+    t: starts[i],
+  }));
+  for (let guard = 0; guard < 100_000; guard++) {
+    const open = runners.filter((r) => r.report === undefined);
+    if (open.length === 0) return runners;
+    const r = open.reduce((a, b) => (b.t < a.t ? b : a));
+    const step = r.run.next(r.t);
+    if (step.type === 'done') {
+      r.report = r.run.report();
+      r.done = r.t;
+    } else if (step.type === 'wait') r.t += step.ms;
+    else {
+      const headers = { authorization: `Bearer ${KEY}` };
+      const answer = sandbox.handle(
+        { method: 'POST', path: DAPA_PATH, headers, body: step.request.body },
+        r.t,
+      );
+      r.t += LATENCY_MS;
+      r.run.receive(step.id, answer, r.t);
+    }
+  }
+  throw new Error('runs did not finish');
+}
+
+const domains = (from: number, n: number) => Array.from({ length: n }, (_, i) => `site${from + i}.com`);
+
+function check(k: number, size: number, starts: number[], headers: boolean) {
+  const sandbox = createSandbox({
+    ...DEFAULT_CONFIG,
+    faults: { ...DEFAULT_CONFIG.faults, rateLimitHeaders: headers },
+  });
+  // Lists overlapping by half: run i checks size domains starting at i * size / 2.
+  const lists = Array.from({ length: k }, (_, i) => domains((i * size) / 2, size));
+  const runners = runTogether(sandbox, lists, starts);
+  const billed = runners.reduce((sum, r) => sum + (r.report?.totals.billed ?? 0), 0);
+  const boundMs = (billed / 60) * 60_000;
+  const lastDone = Math.max(...runners.map((r) => r.done ?? Infinity));
+  return { runners, billed, boundMs, lastDone, stats: sandbox.stats()[KEY] };
+}
+
+describe('runs sharing one entry-plan key', () => {
+  for (const headers of [false, true]) {
+    for (const [k, size] of [
+      [3, 40],
+      [4, 30],
+      [2, 60],
+    ]) {
+      test(`${k} runs of ${size} started together${headers ? ', with rate-limit headers' : ''}: the last ends within 1.25 x the plan's bound`, () => {
+        const { runners, billed, boundMs, lastDone } = check(k, size, Array(k).fill(0), headers);
+        for (const r of runners) {
+          expect(r.report?.totals.records).toBe(size); // nothing lost
+          expect(r.report?.totals.billed).toBe(size); // nothing billed twice within a run
+        }
+        expect(billed).toBe(k * size);
+        expect(lastDone).toBeLessThanOrEqual(1.25 * boundMs);
+      });
+    }
+  }
+
+  for (const [k, size] of [
+    [3, 40],
+    [4, 30],
+  ]) {
+    test(`${k} runs of ${size} started 20 s apart: the last ends within 1.25 x the plan's bound from the first start`, () => {
+      const { runners, boundMs, lastDone } = check(
+        k,
+        size,
+        Array.from({ length: k }, (_, i) => i * 20_000),
+        false,
+      );
+      for (const r of runners) expect(r.report?.totals.records).toBe(size);
+      expect(lastDone).toBeLessThanOrEqual(1.25 * boundMs);
+    });
+  }
+
+  test('a run that learned a small share of a shared minute speeds up once the others are done', () => {
+    // Three runs start together; the third has 200 domains and goes on alone after the others' 40 each.
+    const sandbox = createSandbox(DEFAULT_CONFIG);
+    const runners = runTogether(sandbox, [domains(0, 40), domains(1000, 40), domains(2000, 200)], [0, 0, 0]);
+    const billed = runners.reduce((sum, r) => sum + (r.report?.totals.billed ?? 0), 0);
+    expect(billed).toBe(280);
+    // The plan's pace for 280 URLs is 4.67 minutes; a run crawling at its first share would take far longer.
+    expect(runners[2].done).toBeLessThanOrEqual(1.25 * (280 / 60) * 60_000);
+    expect(runners[2].report?.totals.records).toBe(200);
+  });
+});

@@ -1,0 +1,179 @@
+// The plan's window across executions: a run starts from what earlier ones sent, says what room is left, and hands
+// back a snapshot that a shell stores as it is. And one merged report for runs side by side that keeps every total.
+import fc from 'fast-check';
+import {
+  CheckRun,
+  mergeReports,
+  mergeWindows,
+  PLAN_MEMORY_MS,
+  restoreWindow,
+  roomIn,
+  type Outcome,
+  type WindowSnapshot,
+} from '../../shared';
+import { createSandbox, DEFAULT_CONFIG } from '../sandbox/handler';
+import { runOnVirtualSandbox, runVirtual } from './virtual';
+import { FakeApi } from './fake-api';
+
+const T = 1_000_000;
+const basic = (t: number): WindowSnapshot => ({
+  v: 1,
+  at: t,
+  sends: [],
+  limits: {
+    maxUrlsPerRequest: { value: 5, exact: true, at: t },
+    urlsPerMinute: { value: 60, exact: false, at: t },
+  },
+  pressure: { urls: t }, // it was learned from a rate_limit_reached just now
+});
+const domains = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${from + i}.com`);
+
+describe('the window a run starts from', () => {
+  test('sends of an earlier execution in the last minute hold the next run back: no request is wasted on a full window', () => {
+    const sandbox = createSandbox(DEFAULT_CONFIG);
+    const first = runOnVirtualSandbox(sandbox, 'sandbox-basic', domains(60), { window: basic(T) }, T);
+    expect(first.report.totals.billed).toBe(60);
+    const second = runOnVirtualSandbox(
+      sandbox,
+      'sandbox-basic',
+      domains(10, 100),
+      { window: first.report.window },
+      first.end,
+    );
+    expect(second.report.totals.records).toBe(10);
+    expect(second.stats.rateLimitSkips).toBe(0); // it knew the minute was spent and waited for it
+    expect(second.report.totals.requests).toBe(2);
+  });
+
+  test('roomIn says how much the plan allows now and when it frees', () => {
+    const w = basic(T);
+    w.sends = [
+      [T - 50_000, 30],
+      [T - 10_000, 30],
+    ];
+    const room = roomIn(w, T);
+    expect(room.urls).toBe(0);
+    expect(room.freeAt).toBe(T + 10_001); // the first 30 leave the window
+    expect(room.emptyAt).toBe(T + 50_001);
+    expect(room.capacity).toBe(60);
+    expect(roomIn(w, T + 10_001).urls).toBe(30);
+    expect(roomIn(undefined, T).urls).toBe(Infinity);
+  });
+
+  test('an inferred limit with no pushback for a minute leaves room for one probe; an exact one does not', () => {
+    const w = basic(T);
+    w.sends = [[T - 30_000, 60]];
+    w.pressure = { urls: T - 70_000 };
+    expect(roomIn(w, T)).toMatchObject({ urls: 5, probe: true });
+    w.limits.urlsPerMinute = { value: 60, exact: true, at: T };
+    expect(roomIn(w, T)).toMatchObject({ urls: 0, probe: false });
+  });
+
+  test('restoreWindow keeps the last minute and the last 7 days of limits, labelled, and refuses junk', () => {
+    const stored = JSON.stringify({
+      v: 1,
+      at: T,
+      sends: [
+        [T - 70_000, 5],
+        [T - 10_000, 5],
+        ['x', 1],
+      ],
+      limits: {
+        maxUrlsPerRequest: { value: 5, exact: true, at: T - PLAN_MEMORY_MS - 1 },
+        urlsPerMinute: { value: 20, exact: false, at: T - 1000 },
+      },
+    });
+    const w = restoreWindow(stored, T);
+    expect(w?.sends).toEqual([[T - 10_000, 5]]);
+    expect(w?.limits).toEqual({ urlsPerMinute: { value: 20, exact: false, at: T - 1000 } });
+    for (const junk of ['', 'null', '{', '{"v":2}', 42, { v: 1, at: 'x', sends: [], limits: {} }])
+      expect(restoreWindow(junk, T)).toBeUndefined();
+  });
+
+  test('mergeWindows: sends of both (each once), exact beats inferred, newer beats older', () => {
+    const a = basic(T);
+    a.sends = [
+      [T - 5000, 5],
+      [T - 4000, 5],
+    ];
+    const b: WindowSnapshot = {
+      v: 1,
+      at: T + 1000,
+      sends: [
+        [T - 4000, 5],
+        [T - 100, 5],
+      ],
+      limits: {
+        maxUrlsPerRequest: { value: 10, exact: false, at: T + 1000 },
+        urlsPerMinute: { value: 45, exact: false, at: T + 1000 },
+      },
+    };
+    const m = mergeWindows(a, b);
+    expect(m?.sends).toEqual([
+      [T - 5000, 5],
+      [T - 4000, 5],
+      [T - 100, 5],
+    ]);
+    expect(m?.limits.maxUrlsPerRequest?.value).toBe(5);
+    expect(m?.limits.urlsPerMinute?.value).toBe(45);
+  });
+
+  test("a 422's stated maximum is exact; a halved batch is a guess", () => {
+    const stated = runVirtual(domains(12), new FakeApi({ maxUrls: 5 }));
+    expect(stated.report.window.limits.maxUrlsPerRequest).toMatchObject({ value: 5, exact: true });
+    const halved = runVirtual(domains(12), new FakeApi({ maxUrls: 5, limitMessageWithNumber: false }));
+    expect(halved.report.window.limits.maxUrlsPerRequest?.exact).toBe(false);
+  });
+});
+
+describe('one report for runs side by side', () => {
+  const filler: Outcome = { kind: 'error', code: 'unfinished', retryable: true, detail: { why: 'not_run' } };
+
+  test('records + skips + errors = inputs, and every count is kept (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a.com', 'b.com', 'c.com', 'd.com', '', 'not a url', 7), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 5 }),
+        (values, parts, unsent) => {
+          const positions = values.map((_, i) => i).slice(0, Math.max(0, values.length - unsent));
+          const groups = Array.from({ length: parts }, (_, g) => positions.filter((p) => p % parts === g));
+          const reports = groups.map((group) => {
+            const api = new FakeApi({});
+            return runVirtual(
+              group.map((p) => values[p]),
+              api,
+            ).report;
+          });
+          const merged = mergeReports(
+            groups.map((positions, g) => ({ report: reports[g], positions })),
+            values.length,
+            filler,
+          );
+          const t = merged.totals;
+          expect(t.inputs).toBe(values.length);
+          expect(t.records + t.skips + t.errors).toBe(t.inputs);
+          expect(t.requests).toBe(reports.reduce((s, r) => s + r.totals.requests, 0));
+          expect(t.billed).toBe(reports.reduce((s, r) => s + r.totals.billed, 0));
+          expect(t.blanks).toBe(reports.reduce((s, r) => s + r.totals.blanks, 0));
+          expect(t.errorsByCode.unfinished ?? 0).toBe(values.length - positions.length);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  test("a fatal answer of one run is the merged report's, and windows are merged", () => {
+    const one = new CheckRun(['a.com'], { baseUrl: 'http://x', deadline: 10 }).report();
+    const merged = mergeReports(
+      [
+        { report: { ...one, fatal: { code: 'bad_key', retryable: false } }, positions: [0] },
+        { report: one, positions: [1] },
+      ],
+      2,
+      filler,
+    );
+    expect(merged.fatal?.code).toBe('bad_key');
+    expect(merged.window.v).toBe(1);
+  });
+});
