@@ -30,7 +30,7 @@ const banner = page(
 const screenshot = (title: string, lines: string[], top: number) =>
   page(
     `<div class="s"><div class="c"><h1>${title}</h1><ul>${lines.map((l) => `<li>${l}</li>`).join('')}</ul>
-     <p class="f">DAPA Checker for Google Sheets</p></div>
+     <p class="f">DAPA Checker add-on</p></div>
      <div class="w"><img src="data:image/png;base64,${sidebar}" style="margin-top:-${top}px"></div></div>`,
     `.s{width:1280px;height:800px;display:flex;background:#f1f4f8;font-family:Arial,Helvetica,sans-serif}
      .c{flex:1;padding:90px 70px;color:#1f2a37}.c h1{font-size:44px;line-height:1.15;color:${BRAND};margin:0 0 36px}
