@@ -19,13 +19,14 @@ const DAPA_DOC = `/**
  * @param {A2:A50} urls A cell or a range of URLs or domains: one result row per cell, row by row.
  * @param {"da,pa,mr,spam"} metrics Optional. Which columns, in which order: da, pa, mr, spam, domain.
  * @param {TRUE} header Optional. TRUE adds a header row.
+ * @param {_dapa_results!F1} refresh Optional; added by background checks: a cell they change to refresh the results.
  * @return One row per cell: DA, PA, MR, Spam Score (or the reason a cell was skipped).
  * @customfunction
  */`;
 
 /** Every top-level function Apps Script sees: the menu's, the sidebar's (google.script.run) and DAPA. */
 const ENTRY_POINTS = [
-  { name: 'DAPA', params: ['urls', 'metrics', 'header'], doc: DAPA_DOC },
+  { name: 'DAPA', params: ['urls', 'metrics', 'header', 'refresh'], doc: DAPA_DOC },
   { name: 'onOpen', params: ['e'] },
   { name: 'onInstall', params: ['e'] },
   { name: 'showSidebar', params: [] },
@@ -51,6 +52,7 @@ const ENTRY_POINTS = [
   { name: 'setKeepDays', params: ['days'] },
   { name: 'setSchedule', params: ['change'] },
   { name: 'checkFormulasAgain', params: [] },
+  { name: 'driveBackground', params: [] },
 ];
 
 function fail(message) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The official n8n lint of the community package: `n8n-node lint` from @n8n/node-cli (strict mode, untouched default
 # eslint.config.mjs) on the sources, then n8n's package scanner on the packed tarball (dist/**/*.js) and the sources.
+# Both see package.json as released (pack.mjs fills in repository, homepage, bugs and the author's e-mail).
+# N8N_NODE_TARBALL=<file.tgz> scans that tarball (the release's, the e2e suite's) instead of packing one.
 # Run from anywhere: `npm run lint:n8n`. The tools live in their own install, n8n-node/.lint/ (locked, scripts off).
 set -euo pipefail
 
@@ -26,6 +28,7 @@ mkdir "$stage/n8n-node" "$stage/pack"
 cp -R "$here/package.json" "$here/eslint.config.mjs" "$here/README.md" "$here/nodes" "$here/credentials" "$stage/n8n-node/"
 cp -R "$here/../shared" "$stage/shared"
 ln -s "$tools/node_modules" "$stage/n8n-node/node_modules"
+node "$here/pack.mjs" --fill "$stage/n8n-node/package.json"
 
 echo "lint:n8n: n8n-node lint (@n8n/node-cli $(node -p "require('$tools/node_modules/@n8n/node-cli/package.json').version"), strict)"
 status=0
@@ -34,8 +37,10 @@ summary="$(sed 's/\x1b\[[0-9;]*m//g' "$stage/lint.log" | grep -Eo '[0-9]+ proble
 echo "lint:n8n: n8n-node lint: ${summary:-0 problems (0 errors, 0 warnings)}"
 
 # 4. n8n's package scanner on the tarball npm would publish, and on the sources.
-(cd "$here" && npm pack --silent --pack-destination "$stage/pack" >/dev/null)
-tar -xzf "$stage"/pack/*.tgz -C "$stage/pack"
+tarball="${N8N_NODE_TARBALL:-}"
+[ -n "$tarball" ] || tarball="$(node "$here/pack.mjs" --out "$stage/pack")"
+echo "lint:n8n: scanning $(basename "$tarball")"
+tar -xzf "$tarball" -C "$stage/pack"
 (cd "$tools" && TMPDIR="$stage" node scan.mjs "$stage/pack/package" "$stage/n8n-node") || status=$?
 
 if [ "$status" -ne 0 ]; then

@@ -150,7 +150,7 @@ export class CheckRun {
     const slot =
       this.serverNextAt !== undefined
         ? { at: Math.max(now, this.serverNextAt), urls: wanted, probe: false }
-        : this.pacer.plan(Math.max(now, this.notBefore), wanted);
+        : this.pacer.plan(Math.max(now, this.notBefore), wanted, this.queue.length);
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       const ms = slot.at - now;

@@ -9,6 +9,14 @@
 import type { ServerRate } from './wire';
 
 export const WINDOW_MS = 60_000;
+/**
+ * Calm (no pushback) before a probe above an inferred limit; it doubles after each failed probe. A URL probe goes
+ * after one calm minute, and only for a run whose work left would take more than PROBE_WORTH_MINUTES at the guessed
+ * rate (a short run gains little from a higher rate and would pay the probe); a 429 probe after three.
+ */
+const URL_CALM_MS = WINDOW_MS;
+const REQUEST_CALM_MS = 3 * WINDOW_MS;
+const PROBE_WORTH_MINUTES = 1.5;
 /** Learned limits older than this are learned again: the plan may have changed. */
 export const PLAN_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
@@ -43,6 +51,8 @@ interface Pressure {
   urls?: number;
   requests?: number;
   failedProbes?: number;
+  /** When an inferred limit last rose (a probe or a window went past it): it was low, so probing goes on. */
+  rose?: number;
 }
 
 /** What the window allows at a time. Infinity where a limit is unknown. */
@@ -127,7 +137,7 @@ export class PlanWindow {
 
   /**
    * A `rate_limit_reached` skip: the URLs processed in the last minute are what the plan allows. After a failed
-   * probe the guess is likelier right, so the next probe waits twice as long (up to eight minutes).
+   * probe the guess is likelier right, so the next probe waits twice as long (up to 24 minutes).
    */
   learnUrlLimit(now: number, probe = false): number {
     this.pressure.urls = now;
@@ -152,7 +162,7 @@ export class PlanWindow {
   }
 
   /** When the next request may go, how many URLs it may carry (at most `wanted`), and whether it is a probe. */
-  plan(now: number, wanted: number): { at: number; urls: number; probe: boolean } {
+  plan(now: number, wanted: number, left = Infinity): { at: number; urls: number; probe: boolean } {
     let at = now;
     let probe = false;
     const rpm = this.limits.requestsPerMinute;
@@ -162,7 +172,7 @@ export class PlanWindow {
     } else if (rpm !== undefined) {
       const recent = this.recent(now);
       if (recent.length >= rpm.value) {
-        if (this.probeDue(rpm, this.pressure.requests, now)) probe = true;
+        if (this.probeDue(rpm, this.pressure.requests, now, REQUEST_CALM_MS)) probe = true;
         else at = recent[recent.length - rpm.value][0] + WINDOW_MS + 1;
       }
     }
@@ -171,7 +181,9 @@ export class PlanWindow {
     // Slide the window forward from `at` until at least one URL fits, then send what fits (up to `wanted`).
     const recent = this.sends.filter((s) => s[0] > at - WINDOW_MS);
     let used = recent.reduce((sum, s) => sum + s[1], 0);
-    if (used >= upm.value && this.probeDue(upm, this.pressure.urls, at))
+    const rising = (this.pressure.rose ?? -Infinity) > at - WINDOW_MS;
+    const worth = rising || left > PROBE_WORTH_MINUTES * upm.value;
+    if (used >= upm.value && worth && this.probeDue(upm, this.pressure.urls, at, URL_CALM_MS))
       return { at, urls: wanted, probe: true };
     let i = 0;
     while (used >= upm.value && i < recent.length) {
@@ -246,11 +258,12 @@ export class PlanWindow {
     if (!known || known.exact || held <= known.value) return;
     this.limits[name] = { value: held, exact: false, at: now };
     this.pressure.failedProbes = 0;
+    this.pressure.rose = now;
   }
 
-  /** A probe above an inferred limit is due when nothing pushed back for a window (longer after failed probes). */
-  private probeDue(limit: Limit, pushedBackAt: number | undefined, now: number): boolean {
-    const calm = WINDOW_MS * 2 ** (this.pressure.failedProbes ?? 0);
+  /** A probe above an inferred limit is due when nothing pushed back for `base` ms (doubled per failed probe). */
+  private probeDue(limit: Limit, pushedBackAt: number | undefined, now: number, base: number): boolean {
+    const calm = base * 2 ** (this.pressure.failedProbes ?? 0);
     return !limit.exact && (pushedBackAt === undefined || pushedBackAt <= now - calm);
   }
 
@@ -296,7 +309,7 @@ export function mergeWindows(
   const server = (a.at >= b.at ? a : b).server ?? (a.at >= b.at ? b : a).server;
   if (server && server.freeAt > at) merged.server = { ...server };
   const pressure: Pressure = {};
-  for (const name of ['urls', 'requests', 'failedProbes'] as const) {
+  for (const name of ['urls', 'requests', 'failedProbes', 'rose'] as const) {
     const latest = Math.max(a.pressure?.[name] ?? -Infinity, b.pressure?.[name] ?? -Infinity);
     if (Number.isFinite(latest)) pressure[name] = latest;
   }
@@ -359,7 +372,7 @@ export function restoreWindow(stored: unknown, now: number): WindowSnapshot | un
   if (server && isNum(server.remaining) && isNum(server.freeAt) && server.freeAt > now)
     snapshot.server = { remaining: server.remaining, freeAt: server.freeAt };
   const pressure: Pressure = {};
-  for (const name of ['urls', 'requests', 'failedProbes'] as const) {
+  for (const name of ['urls', 'requests', 'failedProbes', 'rose'] as const) {
     const t = s.pressure?.[name];
     if (isNum(t)) pressure[name] = t;
   }

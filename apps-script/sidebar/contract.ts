@@ -47,6 +47,17 @@ export interface ScheduleChange {
 /** Background checks and the result store, as the sidebar shows them. */
 export interface BackgroundInfo {
   on: boolean;
+  /** How the add-on runs here: a bound script (clasp, copy-paste) or an Editor add-on (Google's stricter rules). */
+  mode: 'bound' | 'addon';
+  /** How soon a closed sheet's next step can come: within a minute, or hourly (the add-on rules). */
+  cadence: 'minute' | 'hourly';
+  /** Domains the formulas and the sidebar's check still wait for, and the time they take at the plan's pace. */
+  rowsLeft: number;
+  leftMs?: number;
+  /** Credits the background's checks were billed in this sheet. */
+  creditsUsed: number;
+  /** driveBackground's answer: when the open sidebar should call it again (undefined: nothing to drive). */
+  driveAt?: number;
   /** When the next background step is due (ms since epoch). */
   nextStepAt?: number;
   /** Why background checks stopped (they do not go on by themselves until turned on again). */
@@ -68,6 +79,8 @@ export interface JobCounts {
   requests: number;
   billed: number;
   cached: number;
+  /** Rows "Retry skipped rows" checks again: those that ended for a reason that can change, and rows a cancel or
+   *  an error left unchecked. */
   retryable: number;
 }
 
@@ -100,6 +113,7 @@ export interface ServerFunctions {
   setKeepDays(days: number): BackgroundInfo;
   setSchedule(change: ScheduleChange | null): BackgroundInfo;
   checkFormulasAgain(): BackgroundInfo;
+  driveBackground(): BackgroundInfo;
 }
 
 export type ServerFunctionName = keyof ServerFunctions;

@@ -320,6 +320,18 @@ function clockTime(ms: number): string {
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
+/** What the install mode implies for a closed sheet. */
+function modeText(b: BackgroundInfo): string {
+  if (b.mode === 'bound')
+    return 'Installed as a script of this sheet: with it closed, steps come every minute.';
+  if (b.cadence === 'minute')
+    return 'Editor add-on: one trigger per document (Google’s rule); steps come at the plan’s pace.';
+  return (
+    'Editor add-on: Google allows its steps only hourly here, about 5 minutes of checks an hour. ' +
+    'While this sidebar is open, it checks at the plan’s pace.'
+  );
+}
+
 function renderBackground(): void {
   if (!background) return;
   const b = background;
@@ -328,6 +340,15 @@ function renderBackground(): void {
   if (b.schedule)
     status += ` Refresh ${b.schedule.every} (${b.schedule.target === 'range' ? 'the last range' : 'formulas'}).`;
   setText('background-status', status);
+  setText('background-mode', modeText(b));
+  const minutes =
+    b.leftMs === undefined
+      ? ''
+      : `: about ${Math.max(1, Math.round(b.leftMs / 60_000))} min at the plan’s pace`;
+  setText(
+    'background-left',
+    b.rowsLeft > 0 ? `${plural(b.rowsLeft, 'row', 'rows')} left${minutes}.` : 'No rows left.',
+  );
   const stopped = byId('background-stopped');
   stopped.textContent = b.stopped ? `Stopped: ${b.stopped}` : '';
   stopped.hidden = !b.stopped;
@@ -337,8 +358,31 @@ function renderBackground(): void {
   if (b.schedule) byId<HTMLSelectElement>('schedule-target').value = b.schedule.target;
   setText(
     'saved-credits',
-    `This sheet saved ${plural(b.savedCredits, 'credit', 'credits')}: kept results reused after the 6-hour ` +
-      `cache had let them go (kept ${plural(b.retentionDays, 'day', 'days')}).`,
+    `Background checks used ${plural(b.creditsUsed, 'credit', 'credits')} here; this sheet saved ` +
+      `${plural(b.savedCredits, 'credit', 'credits')}: kept results reused after the 6-hour cache had let them go ` +
+      `(kept ${plural(b.retentionDays, 'day', 'days')}).`,
+  );
+  driveSoon(b.driveAt ?? (b.rowsLeft > 0 ? Date.now() : undefined));
+}
+
+let driveTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** While the sidebar is open, it drives unfinished formulas and checks itself, when the plan's window frees. */
+function driveSoon(at: number | undefined): void {
+  if (driveTimer !== undefined) clearTimeout(driveTimer);
+  driveTimer = undefined;
+  if (at === undefined) return;
+  driveTimer = setTimeout(
+    () => {
+      driveTimer = undefined;
+      // The page's own job loop is checking: one loop per page, so the drive waits for it to end.
+      if (driving) return driveSoon(Date.now() + 5_000);
+      server('driveBackground').then(
+        (info) => ((background = info), renderBackground()),
+        () => driveSoon(Date.now() + 30_000),
+      );
+    },
+    Math.max(0, at - Date.now()),
   );
 }
 
@@ -365,6 +409,11 @@ function onSaveSchedule(): void {
 // ---- the job loop ----------------------------------------------------------------------------------------
 
 function setJob(next: JobState | null): void {
+  // Answers of calls side by side (a step, the background drive, a poll) may arrive out of order: a running job's
+  // older state (fewer rows done, or still running once it ended) never replaces a newer one.
+  const older =
+    next?.status === 'running' && job?.id === next.id && (job.status !== 'running' || next.done < job.done);
+  if (older) return;
   job = next;
   if (!job || job.status !== 'running') byId('resume').hidden = true;
   renderJob();
@@ -479,10 +528,9 @@ async function loadJob(): Promise<void> {
 
 // ---- rendering -------------------------------------------------------------------------------------------
 
-/** Rows that "Retry skipped rows" checks again: retryable skips, plus rows a cancel or an error left unchecked. */
+/** Rows that "Retry skipped rows" checks again, as the server counts them from the stored job. */
 function retryableRows(state: JobState): number {
-  const unchecked = state.status === 'cancelled' || state.status === 'error' ? state.total - state.done : 0;
-  return (state.counts.retryable ?? 0) + Math.max(0, unchecked);
+  return state.counts.retryable ?? 0;
 }
 
 function renderJob(): void {

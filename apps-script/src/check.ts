@@ -2,10 +2,10 @@
 // results first, then the core's CheckRun driven synchronously (UrlFetchApp + Utilities.sleep) until its deadline.
 import {
   CheckRun,
-  classify,
   type DomainRecord,
   type HttpAnswer,
   type HttpRequest,
+  mergeReports,
   type NetworkFailure,
   type Outcome,
   type Report,
@@ -13,10 +13,9 @@ import {
   toEntry,
 } from '../../shared';
 import { fetchAnswer, fetchAnswers, now, sleep } from './gas';
-import { loadLearnedPlan, saveLearnedPlan, saveRecentSends, type Send } from './plan-store';
+import { loadWindow, saveWindow } from './plan-store';
 import { cacheRecords, readCachedRecords } from './result-cache';
 import { addSavedCredits, readStoredRecords, storeRecords } from './result-store';
-import { CACHE_SECONDS } from './storage-keys';
 
 export interface CheckOptions {
   apiKey: string;
@@ -39,15 +38,7 @@ export interface CheckOptions {
   parallel?: boolean;
 }
 
-const LEFT: Outcome = {
-  kind: 'error',
-  code: 'unfinished',
-  message: 'Not checked yet: waiting for the plan to allow more. It will be checked next.',
-  retryable: true,
-};
-
-/** The latest time a check of this execution was told it may send again (a 429's Retry-After, the core's pacing). */
-export let lastResumeAt = 0;
+const LEFT: Outcome = { kind: 'error', code: 'unfinished', retryable: true, detail: { why: 'not_run' } };
 
 /** Checks the values (one per input position) and returns one outcome per position. Never throws for the server. */
 export function checkValues(values: readonly unknown[], options: CheckOptions): Report {
@@ -62,11 +53,9 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
   let saved = 0;
   if (!options.fresh && distinct.length > 0) {
     try {
-      const cacheHorizon = now() - CACHE_SECONDS * 1000;
-      const stored = readStoredRecords(baseUrl, distinct, options.since, (at) => {
-        if (at < cacheHorizon) saved += 1;
-      });
+      const stored = readStoredRecords(baseUrl, distinct, options.since);
       for (const [k, r] of stored) known.set(k, r);
+      saved = countSaved(baseUrl, stored);
       const rest = distinct.filter((k) => !known.has(k));
       if (options.since === undefined && rest.length > 0)
         for (const [key, record] of readCachedRecords(baseUrl, rest)) {
@@ -87,10 +76,10 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
   const inRun = (k: string | undefined) =>
     k === undefined || known.has(k) || allowed === Infinity || admitted.has(k);
   const positions = values.map((_, i) => i).filter((i) => inRun(keyOf[i]));
-  const plan = loadLearnedPlan(baseUrl);
+  const window = loadWindow(baseUrl);
   // Side by side (background steps): one run per request's worth of new domains, their requests sent together.
   const groups: number[][] = [positions];
-  const perRequest = plan.maxUrlsPerRequest;
+  const perRequest = window?.limits.maxUrlsPerRequest?.value;
   if (options.parallel && perRequest) {
     const fresh = [
       ...new Set(positions.map((i) => keyOf[i]).filter((k) => k !== undefined && !known.has(k))),
@@ -107,8 +96,7 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
       {
         baseUrl,
         deadline,
-        maxUrlsPerRequest: perRequest,
-        pace: { requestsPerMinute: plan.requestsPerMinute, urlsPerMinute: plan.urlsPerMinute },
+        window,
         waitForRateLimits: options.waitForRateLimits,
         seed: now() % 2147483647,
       },
@@ -116,29 +104,25 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
     if (known.size > 0) run.addCached(known);
     return run;
   });
-  const sends: Send[] = [];
-  const note = (request: HttpRequest, answer: HttpAnswer, at: number) => {
-    if (answer.status === 429) return;
-    const read = classify(answer, (JSON.parse(request.body) as { urls: unknown[] }).urls.length, at);
-    sends.push([at, read.kind === 'envelope' ? read.processed : 0]);
-  };
   const reports =
     runs.length === 1
       ? [
           runSync(runs[0], {
-            send: (request) => {
-              const answer = fetchAnswer(request, apiKey);
-              note(request, answer, now());
-              return answer;
-            },
+            send: (request) => fetchAnswer(request, apiKey),
             sleep,
             now,
             cancelled: options.cancelled,
           }),
         ]
-      : runSideBySide(runs, apiKey, note);
-  const report = merge(reports, groups, values.length);
-  if (report.resumeAt !== undefined) lastResumeAt = Math.max(lastResumeAt, report.resumeAt);
+      : runSideBySide(runs, apiKey);
+  const report =
+    reports.length === 1 && groups[0].length === values.length
+      ? reports[0]
+      : mergeReports(
+          reports.map((r, g) => ({ report: r, positions: groups[g] })),
+          values.length,
+          LEFT,
+        );
   try {
     cacheRecords(baseUrl, report.fresh);
   } catch {
@@ -151,21 +135,32 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
     console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
   }
   try {
-    saveLearnedPlan(baseUrl, report.learned);
-    saveRecentSends(baseUrl, sends);
+    saveWindow(baseUrl, report.window);
+  } catch {
+    // The window is an optimisation (a non-owner editor's formula may not save it).
+  }
+  try {
     addSavedCredits(saved);
   } catch {
-    // Learned limits, the window and the count are optimisations.
+    // So is the count.
   }
   return report;
 }
 
+/**
+ * Kept results the cache had let go would have been billed again: they count as saved once, and are cached again
+ * (a recalculation within 6 hours finds them there and does not count them twice).
+ */
+function countSaved(baseUrl: string, stored: Map<string, DomainRecord>): number {
+  if (stored.size === 0) return 0;
+  const cached = readCachedRecords(baseUrl, [...stored.keys()]);
+  const gone = [...stored].filter(([key]) => !cached.has(key)).map(([key, record]) => ({ key, record }));
+  cacheRecords(baseUrl, gone);
+  return gone.length;
+}
+
 /** Drives several runs at once: each round, every run's next request goes out in one fetchAll. */
-function runSideBySide(
-  runs: CheckRun[],
-  apiKey: string,
-  note: (request: HttpRequest, answer: HttpAnswer, at: number) => void,
-): Report[] {
+function runSideBySide(runs: CheckRun[], apiKey: string): Report[] {
   for (;;) {
     const at = now();
     const sends: Array<{ run: CheckRun; id: number; request: HttpRequest }> = [];
@@ -190,38 +185,6 @@ function runSideBySide(
       answers = sends.map(() => ({ error: error instanceof Error ? error.message : String(error) }));
     }
     const answeredAt = now();
-    sends.forEach((s, i) => {
-      const answer = answers[i];
-      if (!('error' in answer)) note(s.request, answer, answeredAt);
-      s.run.receive(s.id, answer, answeredAt);
-    });
+    sends.forEach((s, i) => s.run.receive(s.id, answers[i], answeredAt));
   }
-}
-
-/** One report for the positions of several runs (group g holds the positions its run checked, in order). */
-function merge(reports: Report[], groups: number[][], size: number): Report {
-  if (reports.length === 1 && groups[0].length === size) return reports[0];
-  const outcomes: Outcome[] = Array.from({ length: size }, () => ({ ...LEFT }));
-  groups.forEach((group, g) => group.forEach((p, j) => (outcomes[p] = reports[g].outcomes[j])));
-  const totals = { ...reports[0].totals, errorsByCode: {} as Record<string, number> };
-  for (const r of reports.slice(1)) {
-    totals.requests += r.totals.requests;
-    totals.billed += r.totals.billed;
-    totals.retries += r.totals.retries;
-  }
-  for (const o of outcomes)
-    if (o.kind === 'error') totals.errorsByCode[o.code] = (totals.errorsByCode[o.code] ?? 0) + 1;
-  const learned = { ...reports[0].learned };
-  for (const r of reports.slice(1))
-    for (const [k, v] of Object.entries(r.learned) as Array<[keyof typeof learned, number]>)
-      learned[k] = Math.min(learned[k] ?? Infinity, v);
-  const resumes = reports.map((r) => r.resumeAt).filter((t): t is number => t !== undefined);
-  return {
-    outcomes,
-    totals,
-    learned,
-    fresh: reports.flatMap((r) => r.fresh),
-    fatal: reports.find((r) => r.fatal)?.fatal,
-    resumeAt: resumes.length > 0 ? Math.max(...resumes) : undefined,
-  };
 }

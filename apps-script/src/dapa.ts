@@ -4,7 +4,7 @@ import type { DomainRecord, Outcome, Report } from '../../shared';
 import { checkValues } from './check';
 import { now } from './gas';
 import { loadBackground } from './background-state';
-import { expiredPlanMessage, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND, wrongKeyMessage } from './messages';
+import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from './messages';
 import { currentBaseUrl, requireApiKey } from './settings';
 
 /** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
@@ -101,11 +101,7 @@ export function rowOf(outcome: Outcome, metrics: readonly Metric[], unfinished =
 /** The error a whole formula shows when no row can be checked: wrong key, expired plan, wrong base URL. */
 function fatalError(report: Report): Error | undefined {
   const fatal = report.fatal;
-  if (!fatal || fatal.code === 'server_error') return undefined;
-  const quoted = /"([^"]*)"/.exec(fatal.message)?.[1] ?? fatal.message;
-  if (fatal.code === 'bad_key') return new Error(wrongKeyMessage(quoted));
-  if (fatal.code === 'not_premium') return new Error(expiredPlanMessage(quoted));
-  return new Error(fatal.message);
+  return fatal && fatal.code !== 'server_error' ? new Error(formulaError(fatal)) : undefined;
 }
 
 /**

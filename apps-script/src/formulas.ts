@@ -2,7 +2,8 @@
 // domains it holds and whether it shows unfinished rows, so a refresh rewrites only the formulas that need it.
 /// <reference types="google-apps-script" />
 import { toEntry } from '../../shared';
-import { columnNumber } from './cells';
+import { columnLetter, columnNumber } from './cells';
+import { sha256 } from './gas';
 import { STORE_SHEET } from './storage-keys';
 
 export interface RangeRef {
@@ -104,6 +105,16 @@ export function parseDapaCall(formula: string): DapaCall | undefined {
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
+/**
+ * A formula is refreshed through a version cell it takes as a 4th argument (DAPA ignores it): a cell of row 1 of
+ * the hidden result store, from column F on, added when the background first refreshes the formula. Changing that
+ * cell changes the formula's arguments, so Sheets recalculates it whether or not it keeps the result of an
+ * identical formula. The cell holds "v<signature of the domains>.<n>": a formula whose cell holds the signature of
+ * its current domains is up to date.
+ */
+const FIRST_VERSION_COLUMN = 6;
+const VERSION_REF = new RegExp(`^'?${STORE_SHEET}'?!\\$?([A-Z]{1,3})\\$?1$`, 'i');
+
 export interface FormulaCell {
   sheet: Sheet;
   row: number;
@@ -111,25 +122,19 @@ export interface FormulaCell {
   formula: string;
   /** The domain keys its source range holds; undefined when the range cannot be told from the formula. */
   keys?: string[];
-  /** It shows an unfinished row or an error. */
-  incomplete: boolean;
+  /** The column of its version cell in the store's row 1, once the background added one. */
+  versionColumn?: number;
 }
 
-function sourceKeys(
-  spreadsheet: Spreadsheet,
-  cell: Omit<FormulaCell, 'keys' | 'incomplete'>,
-): string[] | undefined {
-  const call = parseDapaCall(cell.formula);
-  if (!call || !call.source) return undefined;
-  const source =
-    call.source.sheetName === undefined ? cell.sheet : spreadsheet.getSheetByName(call.source.sheetName);
-  if (!source) return undefined;
-  const lastRow = call.source.lastRow ?? Math.max(call.source.firstRow, source.getLastRow());
-  const rows = lastRow - call.source.firstRow + 1;
-  const columns = call.source.lastColumn - call.source.firstColumn + 1;
+function sourceKeys(spreadsheet: Spreadsheet, sheet: Sheet, source: RangeRef): string[] | undefined {
+  const from = source.sheetName === undefined ? sheet : spreadsheet.getSheetByName(source.sheetName);
+  if (!from) return undefined;
+  const lastRow = source.lastRow ?? Math.max(source.firstRow, from.getLastRow());
+  const rows = lastRow - source.firstRow + 1;
+  const columns = source.lastColumn - source.firstColumn + 1;
   if (rows < 1 || columns < 1) return undefined;
   const keys = new Set<string>();
-  for (const row of source.getRange(call.source.firstRow, call.source.firstColumn, rows, columns).getValues())
+  for (const row of from.getRange(source.firstRow, source.firstColumn, rows, columns).getValues())
     for (const value of row) {
       const entry = toEntry(value);
       if (entry.kind === 'candidate') keys.add(entry.key);
@@ -137,41 +142,91 @@ function sourceKeys(
   return [...keys];
 }
 
-/** Every DAPA formula of the spreadsheet (the result store's sheet aside), with its domains and whether it is done. */
+function versionColumnOf(formula: string): number | undefined {
+  const inside = dapaArguments(formula);
+  const ref = inside === undefined ? undefined : splitArguments(inside)[3];
+  const m = ref === undefined ? null : VERSION_REF.exec(ref);
+  return m ? columnNumber(m[1]) : undefined;
+}
+
+/** Every DAPA formula of the spreadsheet (the result store's sheet aside), with its domains and version cell. */
 export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
   const found: FormulaCell[] = [];
   for (const sheet of spreadsheet.getSheets()) {
     const lastRow = sheet.getLastRow();
     const lastColumn = sheet.getLastColumn();
     if (lastRow < 1 || lastColumn < 1 || sheet.getName() === STORE_SHEET) continue;
-    const range = sheet.getRange(1, 1, lastRow, lastColumn);
-    const display = range.getDisplayValues();
-    range.getFormulas().forEach((line, r) =>
-      line.forEach((formula, c) => {
-        if (!formula || !isDapaFormula(formula)) return;
-        const base = { sheet, row: r + 1, column: c + 1, formula };
-        const call = parseDapaCall(formula);
-        const src = call?.source;
-        const height = src
-          ? ((src.lastRow ?? lastRow) - src.firstRow + 1) * (src.lastColumn - src.firstColumn + 1) +
-            (call.header ? 1 : 0)
-          : 1;
-        let incomplete = false;
-        for (let y = r; y < Math.min(display.length, r + height) && !incomplete; y++)
-          for (let x = c; x < Math.min(display[y].length, c + (call?.width ?? 4)); x++)
-            if (display[y][x].startsWith('unfinished') || /^#[A-Z/0!?]+/.test(display[y][x]))
-              incomplete = true;
-        found.push({ ...base, keys: sourceKeys(spreadsheet, base), incomplete });
-      }),
-    );
+    sheet
+      .getRange(1, 1, lastRow, lastColumn)
+      .getFormulas()
+      .forEach((line, r) =>
+        line.forEach((formula, c) => {
+          if (!formula || !isDapaFormula(formula)) return;
+          const source = parseDapaCall(formula)?.source;
+          const keys = source ? sourceKeys(spreadsheet, sheet, source) : undefined;
+          const versionColumn = versionColumnOf(formula);
+          found.push({ sheet, row: r + 1, column: c + 1, formula, keys, versionColumn });
+        }),
+      );
   }
   return found;
 }
 
-/** Makes Sheets recalculate these formulas: each is cleared, then written back. */
-export function rewriteFormulas(cells: readonly FormulaCell[]): void {
+/** "v" + a short hash of the formula's domains: what its version cell holds once it shows them all. */
+function signature(cell: FormulaCell): string {
+  return 'v' + sha256([...(cell.keys ?? [])].sort().join('\n')).slice(0, 12);
+}
+
+function storeSheet(spreadsheet: Spreadsheet): Sheet {
+  const existing = spreadsheet.getSheetByName(STORE_SHEET);
+  if (existing) return existing;
+  const active = spreadsheet.getActiveSheet();
+  const sheet = spreadsheet.insertSheet(STORE_SHEET);
+  sheet.hideSheet();
+  active.activate();
+  return sheet;
+}
+
+/** Whether the formula has shown its current domains since they were all in (read from its version cell). */
+export function upToDate(spreadsheet: Spreadsheet, cell: FormulaCell): boolean {
+  if (cell.versionColumn === undefined || !cell.keys) return false;
+  const store = spreadsheet.getSheetByName(STORE_SHEET);
+  const value = store ? String(store.getRange(1, cell.versionColumn).getValue()) : '';
+  return value.startsWith(signature(cell) + '.');
+}
+
+/** The formula with a version cell added as its 4th argument (its own arguments kept exactly as written). */
+function withVersion(formula: string, column: number): string {
+  const start =
+    (/(^|[^A-Za-z0-9_.])DAPA\s*\(/i.exec(formula)?.[0].length ?? 0) +
+    formula.search(/(^|[^A-Za-z0-9_.])DAPA\s*\(/i);
+  const inside = dapaArguments(formula) as string;
+  const commas = ','.repeat(Math.max(1, 4 - splitArguments(inside).length));
+  const ref = `'${STORE_SHEET}'!$${columnLetter(column)}$1`;
+  return formula.slice(0, start + inside.length) + commas + ref + formula.slice(start + inside.length);
+}
+
+/**
+ * Makes Sheets recalculate these formulas: each one's version cell changes (added first where missing). Written
+ * after their domains are kept (`complete`), so the recalculation reads them from the store and sends nothing;
+ * otherwise the formulas stay not up to date and check what they can themselves.
+ */
+export function refreshFormulas(
+  spreadsheet: Spreadsheet,
+  cells: readonly FormulaCell[],
+  complete = true,
+): void {
   if (cells.length === 0) return;
-  for (const cell of cells) cell.sheet.getRange(cell.row, cell.column).setValue('');
-  SpreadsheetApp.flush();
-  for (const cell of cells) cell.sheet.getRange(cell.row, cell.column).setFormula(cell.formula);
+  const store = storeSheet(spreadsheet);
+  let free = Math.max(FIRST_VERSION_COLUMN, store.getLastColumn() + 1);
+  for (const cell of cells) {
+    const fresh = cell.versionColumn === undefined;
+    const column = cell.versionColumn ?? free++;
+    if (column > store.getMaxColumns())
+      store.insertColumnsAfter(store.getMaxColumns(), column - store.getMaxColumns());
+    const old = String(store.getRange(1, column).getValue());
+    const n = Number(old.slice(old.lastIndexOf('.') + 1)) || 0;
+    store.getRange(1, column).setValue(`${complete ? signature(cell) : 'p'}.${n + 1}`);
+    if (fresh) cell.sheet.getRange(cell.row, cell.column).setFormula(withVersion(cell.formula, column));
+  }
 }

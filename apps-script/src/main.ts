@@ -23,4 +23,5 @@ export {
   setKeepDays,
   setSchedule,
   checkFormulasAgain,
+  driveBackground,
 } from './background';

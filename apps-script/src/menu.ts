@@ -1,7 +1,9 @@
 // The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
-import { dapaFormulaCells, rewriteFormulas } from './formulas';
+import { wakeBackground } from './background-state';
+import { dapaFormulaCells, refreshFormulas, upToDate } from './formulas';
+import { now } from './gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
 import { MENU_NAME, SET_KEY_PATH } from './messages';
@@ -81,29 +83,38 @@ export function checkSelection(): void {
 }
 
 /**
- * Forces recalculation of the DAPA formulas whose rows are unfinished, show an error, or check a domain that is
- * neither cached nor kept in the result store: each such formula is cleared and written back.
+ * Makes Sheets recalculate the DAPA formulas that are not up to date or check a domain that is neither cached nor
+ * kept, through their version cells (as the background does), and wakes background checks when domains are left.
  */
 export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet);
+  const left = new Set<string>();
   const stale = cells.filter((cell) => {
-    if (cell.incomplete || !cell.keys) return true;
+    if (!cell.keys) return true;
     const kept = readStoredRecords(baseUrl, cell.keys);
-    return (
-      uncachedKeys(
-        baseUrl,
-        cell.keys.filter((k) => !kept.has(k)),
-      ).length > 0
-    );
+    for (const key of uncachedKeys(
+      baseUrl,
+      cell.keys.filter((k) => !kept.has(k)),
+    ))
+      left.add(key);
+    return !upToDate(spreadsheet, cell) || cell.keys.some((k) => left.has(k));
   });
-  rewriteFormulas(stale);
+  const complete = stale.filter((c) => c.keys && c.keys.every((k) => !left.has(k)));
+  refreshFormulas(spreadsheet, complete);
+  refreshFormulas(
+    spreadsheet,
+    stale.filter((c) => !complete.includes(c)),
+    false,
+  );
+  const woken = left.size > 0 && wakeBackground(spreadsheet.getId(), now());
   const formulas = cells.length;
   spreadsheet.toast(
     formulas === 0
       ? 'No DAPA formula in this spreadsheet.'
-      : `Refreshing ${stale.length} of ${formulas} DAPA formulas (${formulas - stale.length} are complete and kept).`,
+      : `Refreshing ${stale.length} of ${formulas} DAPA formulas (${formulas - stale.length} are up to date).` +
+          (woken ? ` Background checks go on with ${left.size} domains.` : ''),
     MENU_NAME,
     5,
   );

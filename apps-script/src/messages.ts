@@ -1,4 +1,6 @@
-// The texts a user reads when something needs fixing: each says what happened and where to fix it.
+// The texts a user reads, worded by the Sheets shell from the core's codes (never parsed back): what happened and
+// where to fix it.
+import { type Fatal, type Outcome, outcomeText } from '../../shared';
 
 export const MENU_NAME = 'DAPA';
 export const SET_KEY_PATH = `Extensions → ${MENU_NAME} → Set API key`;
@@ -7,13 +9,32 @@ export const SIDEBAR_PATH = `Extensions → ${MENU_NAME} → Open sidebar`;
 
 export const NO_KEY = `No DAPA API key is set. Add your key in ${SET_KEY_PATH}.`;
 
-export function wrongKeyMessage(serverText: string): string {
-  return `The DAPA API key was rejected ("${serverText}"): it is wrong or missing. Fix it in ${SET_KEY_PATH}.`;
+/** The service's own words, quoted, when it sent any. */
+function quoted(serverText: string | undefined): string {
+  return serverText ? ` ("${serverText}")` : '';
 }
 
-export function expiredPlanMessage(serverText: string): string {
-  return `Your DAPA plan has expired or does not allow this request ("${serverText}"). Renew the plan, or set another key in ${SET_KEY_PATH}.`;
+/** The error a whole =DAPA formula shows when no row can be checked (wrong key, expired plan, wrong base URL). */
+export function formulaError(fatal: Fatal): string {
+  if (fatal.code === 'bad_key')
+    return `The DAPA API key was rejected${quoted(fatal.serverText)}: it is wrong or missing. Fix it in ${SET_KEY_PATH}.`;
+  if (fatal.code === 'not_premium')
+    return `Your DAPA plan has expired or does not allow this request${quoted(fatal.serverText)}. Renew the plan, or set another key in ${SET_KEY_PATH}.`;
+  return outcomeText(fatal);
 }
+
+/** A sidebar row's Status cell: the code, then what happened (empty for a record with metrics). */
+export function statusText(outcome: Outcome): string {
+  if (outcome.kind === 'record') return '';
+  if (outcome.kind === 'skip' && outcome.blank) return BLANK_STATUS;
+  return `${outcome.kind === 'skip' ? outcome.reason : outcome.code}: ${outcomeText(outcome)}`;
+}
+
+/** The Status of a blank row (none is sent). */
+export const BLANK_STATUS = 'empty_url: Empty cell: nothing to check.';
+
+/** The Status of a record the service sent without any metric. */
+export const NO_DATA_STATUS = 'no_data: the service returned this domain without metrics.';
 
 /** What a DAPA cell shows for a row that the 30-second limit cut off. */
 export const UNFINISHED_CELL = `unfinished: refresh to finish (${REFRESH_PATH})`;

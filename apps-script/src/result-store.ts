@@ -3,7 +3,9 @@
 // formulas read it too; only sidebar, menu and background code write it (custom functions cannot).
 import type { DomainRecord } from '../../shared';
 import { asCellText } from './cells';
-import { documentProperties, now, sha256 } from './gas';
+import { writeRows } from './row-writer';
+import { now, sha256 } from './gas';
+import { finite, readValue, updateValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
 
 const DAY_MS = 86_400_000;
@@ -22,15 +24,15 @@ type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 let memo: { rows: unknown[][]; at: number } | undefined;
 
 export function retentionDays(): number {
-  const days = Number(documentProperties().getProperty(DOCUMENT_PROPERTY.retentionDays));
-  return Number.isFinite(days) && days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
+  const days = readValue('document', DOCUMENT_PROPERTY.retentionDays, finite) ?? 0;
+  return days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
 }
 
 export function setRetentionDays(days: unknown): number {
   const n = Number(days);
   if (!Number.isInteger(n) || n < 1 || n > 365)
     throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
-  documentProperties().setProperty(DOCUMENT_PROPERTY.retentionDays, String(n));
+  writeValue('document', DOCUMENT_PROPERTY.retentionDays, n);
   return n;
 }
 
@@ -134,40 +136,19 @@ export function storeRecords(
     if (row[1] === service) position.set(String(row[0]), i);
   });
   const changed = new Set<number>();
-  const firstNew = rows.length;
   for (const { key, record } of fresh) {
-    const line = [key, service, JSON.stringify(record), at];
-    const i = position.get(key);
-    if (i === undefined) {
-      position.set(key, rows.length);
-      rows.push(line);
-    } else {
-      rows[i] = line;
-      if (i < firstNew) changed.add(i);
-    }
+    const i = position.get(key) ?? rows.length;
+    position.set(key, i);
+    rows[i] = [key, service, JSON.stringify(record), at];
+    changed.add(i);
   }
   // Keys are written as text (an IP-like or "-"-led key would otherwise be read as a number or a formula).
-  const cells = (from: number, to: number) =>
-    rows.slice(from, to).map((r) => [asCellText(String(r[0])), ...r.slice(1)]);
+  const cells = (r: unknown[]) => [asCellText(String(r[0])), ...r.slice(1)];
   const needed = rows.length + 1 - sheet.getMaxRows();
   if (needed > 0) sheet.insertRowsAfter(sheet.getMaxRows(), needed);
-  if (pruned) {
-    if (rows.length > 0) sheet.getRange(2, 1, rows.length, 4).setValues(cells(0, rows.length));
-    if (before.length > rows.length)
-      sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
-  } else {
-    const updated = [...changed].sort((a, b) => a - b);
-    for (let start = 0; start < updated.length;) {
-      let end = start;
-      while (end + 1 < updated.length && updated[end + 1] === updated[end] + 1) end += 1;
-      sheet
-        .getRange(updated[start] + 2, 1, end - start + 1, 4)
-        .setValues(cells(updated[start], updated[end] + 1));
-      start = end + 1;
-    }
-    if (rows.length > firstNew)
-      sheet.getRange(firstNew + 2, 1, rows.length - firstNew, 4).setValues(cells(firstNew, rows.length));
-  }
+  // Pruned: the table is written whole and the rows after it cleared; else only the changed and new rows.
+  writeRows(sheet, 1, 2, new Map([...(pruned ? rows.keys() : changed)].map((i) => [i, cells(rows[i])])));
+  if (pruned) sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
   memo = { rows, at };
 }
 
@@ -176,16 +157,10 @@ export function storeRecords(
  * keeps them, so without the store they would have been billed again (counted per check that reused them).
  */
 export function savedCredits(): number {
-  return Number(documentProperties().getProperty(DOCUMENT_PROPERTY.savedCredits)) || 0;
+  return readValue('document', DOCUMENT_PROPERTY.savedCredits, finite) ?? 0;
 }
 
+/** Adds to the count under the storage lock (throws when it is busy: a caller that only counts catches). */
 export function addSavedCredits(n: number): void {
-  if (n <= 0) return;
-  const lock = LockService.getDocumentLock();
-  if (!lock || !lock.tryLock(1000)) return; // a lost count is harmless; a blocked formula is not
-  try {
-    documentProperties().setProperty(DOCUMENT_PROPERTY.savedCredits, String(savedCredits() + n));
-  } finally {
-    lock.releaseLock();
-  }
+  if (n > 0) updateValue('document', DOCUMENT_PROPERTY.savedCredits, finite, (count) => (count ?? 0) + n);
 }

@@ -1,8 +1,9 @@
 // The scheduled refresh (document property dapa.schedule): the sheet's DAPA formulas or the sidebar's last range,
 // checked again daily, weekly or monthly by the background steps, resuming where a step stopped.
 import type { ScheduleChange, ScheduleEvery } from '../sidebar/contract';
-import { documentProperties, now } from './gas';
+import { now } from './gas';
 import { jobRange, type JobRange, startRefreshJob } from './job';
+import { finite, isRecord, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -21,24 +22,20 @@ const PERIOD_MS: Record<ScheduleEvery, number> = {
   monthly: 30 * 86_400_000,
 };
 
-export function readSchedule(): Schedule | undefined {
-  try {
-    const schedule = JSON.parse(
-      documentProperties().getProperty(DOCUMENT_PROPERTY.schedule) ?? 'null',
-    ) as Schedule;
-    return schedule && PERIOD_MS[schedule.every] && typeof schedule.nextAt === 'number'
-      ? schedule
-      : undefined;
-  } catch {
+function parseSchedule(raw: unknown): Schedule | undefined {
+  if (!isRecord(raw) || !PERIOD_MS[raw.every as ScheduleEvery] || finite(raw.nextAt) === undefined)
     return undefined;
-  }
+  return raw as unknown as Schedule;
+}
+
+export function readSchedule(): Schedule | undefined {
+  return readValue('document', DOCUMENT_PROPERTY.schedule, parseSchedule);
 }
 
 /** Sets (or with null, removes) the schedule; the first refresh is one period from now. */
 export function saveSchedule(change: ScheduleChange | null): void {
-  const props = documentProperties();
   if (change === null || change === undefined) {
-    props.deleteProperty(DOCUMENT_PROPERTY.schedule);
+    writeValue('document', DOCUMENT_PROPERTY.schedule, undefined);
     return;
   }
   if (!PERIOD_MS[change.every])
@@ -57,7 +54,7 @@ export function saveSchedule(change: ScheduleChange | null): void {
     if (!schedule.range)
       throw new Error('Check a range from the sidebar first: the schedule refreshes that range.');
   }
-  props.setProperty(DOCUMENT_PROPERTY.schedule, JSON.stringify(schedule));
+  writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
 }
 
 /** The schedule when a refresh is due at `at`. */
@@ -77,5 +74,5 @@ export function startScheduledRun(
   else refreshFormulasSince(at);
   schedule.lastRunAt = at;
   while (schedule.nextAt <= at) schedule.nextAt += PERIOD_MS[schedule.every];
-  documentProperties().setProperty(DOCUMENT_PROPERTY.schedule, JSON.stringify(schedule));
+  writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
 }

@@ -1,9 +1,9 @@
 // The user's settings: API key (UserProperties, never returned, only a masked hint), environment and base URL.
 import { BASE_URLS, baseUrlFor, type Environment } from '../../shared';
 import type { Settings, SettingsChange } from '../sidebar/contract';
-import { userProperties } from './gas';
 import { NO_KEY } from './messages';
 import { forgetLearnedPlans } from './plan-store';
+import { readText, writeTexts } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
@@ -16,24 +16,23 @@ export function maskKey(key: string): string {
 }
 
 function storedEnvironment(): Environment {
-  const value = userProperties().getProperty(USER_PROPERTY.environment);
+  const value = readText('user', USER_PROPERTY.environment);
   return ENVIRONMENTS.includes(value as Environment) ? (value as Environment) : 'production';
 }
 
 /** The base URL every request of this user goes to. */
 export function currentBaseUrl(): string {
-  const props = userProperties();
   const environment = storedEnvironment();
   if (environment === 'production') return BASE_URLS.production;
   try {
-    return baseUrlFor(environment, props.getProperty(USER_PROPERTY.customBaseUrl) ?? '');
+    return baseUrlFor(environment, readText('user', USER_PROPERTY.customBaseUrl) ?? '');
   } catch {
     return BASE_URLS.production;
   }
 }
 
 export function readSettings(): Settings {
-  const key = userProperties().getProperty(USER_PROPERTY.apiKey) ?? '';
+  const key = storedApiKey() ?? '';
   return {
     hasKey: key !== '',
     keyHint: maskKey(key),
@@ -44,8 +43,7 @@ export function readSettings(): Settings {
 
 /** The stored key, or undefined when none is set. */
 export function storedApiKey(): string | undefined {
-  const key = userProperties().getProperty(USER_PROPERTY.apiKey);
-  return key ? key : undefined;
+  return readText('user', USER_PROPERTY.apiKey) || undefined;
 }
 
 /** The stored key; throws the "no key, set it here" error when there is none. */
@@ -68,15 +66,14 @@ function cleanKey(value: unknown): string {
 /** Applies a change from the sidebar or the menu; throws a specific Error on an invalid value. */
 export function saveSettings(change: SettingsChange | undefined | null): Settings {
   if (change === null || typeof change !== 'object') throw new Error('saveSettings needs an object.');
-  const props = userProperties();
   const before = currentBaseUrl();
   const environment = change.environment ?? storedEnvironment();
   if (!ENVIRONMENTS.includes(environment)) {
     throw new Error(`Unknown environment "${String(environment)}": choose production, staging or custom.`);
   }
-  const updates: Record<string, string> = { [USER_PROPERTY.environment]: environment };
+  const updates: Record<string, string | undefined> = { [USER_PROPERTY.environment]: environment };
   if (environment !== 'production') {
-    const custom = change.baseUrl ?? props.getProperty(USER_PROPERTY.customBaseUrl) ?? '';
+    const custom = change.baseUrl ?? readText('user', USER_PROPERTY.customBaseUrl) ?? '';
     if (typeof custom !== 'string') throw new Error(`The ${environment} base URL must be text.`);
     if (/\s/.test(custom.trim())) throw new Error(`The ${environment} base URL cannot contain spaces.`);
     updates[USER_PROPERTY.customBaseUrl] = baseUrlFor(environment, custom);
@@ -84,11 +81,10 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
   let keyChanged = false;
   if (change.apiKey !== undefined) {
     const key = cleanKey(change.apiKey);
-    keyChanged = key !== (props.getProperty(USER_PROPERTY.apiKey) ?? '');
-    if (key === '') props.deleteProperty(USER_PROPERTY.apiKey);
-    else updates[USER_PROPERTY.apiKey] = key;
+    keyChanged = key !== (storedApiKey() ?? '');
+    updates[USER_PROPERTY.apiKey] = key || undefined;
   }
-  props.setProperties(updates);
+  writeTexts('user', updates);
   // Learned plan limits belong to a key and a service: a new key or another service starts afresh.
   if (keyChanged || currentBaseUrl() !== before) forgetLearnedPlans();
   return readSettings();

@@ -14,6 +14,8 @@ export const USER_PROPERTY = {
   windowPrefix: 'dapa.window.',
   /** + spreadsheet id: the sidebar's current or last job in that spreadsheet. */
   jobPrefix: 'dapa.job.',
+  /** + spreadsheet id: which rows of that job ended for a reason that can change (a bitmap, see job-store.ts). */
+  retryRowsPrefix: 'dapa.retry.',
   /** + spreadsheet id: background checks (on/off, the pending trigger's id, when it is due, why it stopped). */
   backgroundPrefix: 'dapa.bg.',
 } as const;

@@ -205,8 +205,8 @@ describe('=DAPA in a sheet', () => {
     const stats = statsOf(sandbox, KEY);
     expect(stats.responsesByStatus['422']).toBe(1); // 100 URLs: Limit Exceeded, then 50 per request
     expect(stats.billed).toBe(120);
-    const plan = Object.entries(gas.properties.user()).find(([k]) => k.startsWith('dapa.plan.'));
-    expect(JSON.parse(plan?.[1] ?? '{}')).toMatchObject({ maxUrlsPerRequest: 50 });
+    const plan = Object.entries(gas.properties.user()).find(([k]) => k.startsWith('dapa.window.'));
+    expect(JSON.parse(plan?.[1] ?? '{}')).toMatchObject({ limits: { maxUrlsPerRequest: { value: 50 } } });
 
     const second = domains(120, 'second');
     gas.sheet.setValues(

@@ -9,7 +9,10 @@
  * The state (sheet, stores, clock, HTTP) lives on the calling thread and every API below is safe to use while
  * the sandbox server runs in the same process. Stable API (the sidebar's browser test depends on it):
  *
- *   const gas = await loadAppsScript({ clock?: 'real' | 'virtual', owner?, user?, projectDir?, code?, virtualLatencyMs? });
+ *   const gas = await loadAppsScript({ clock?: 'real' | 'virtual', owner?, user?, projectDir?, code?, virtualLatencyMs?,
+ *     installAs?: 'script' | 'addon' | 'domain-addon', addOnShortAfter?: 'allowed' | 'refused',
+ *     triggerDelayMs? (default: seeded 0–60 s), triggerLatenessSeed?, keepsIdenticalResults? });
+ *                                                options: see LoadOptions and standin/README.md
  *   await gas.run(name, ...args)                 one execution of a top-level function (google.script.run, a menu
  *                                                item); resolves with its (serialised) value, rejects with an
  *                                                AppsScriptError carrying the script's error message
@@ -26,15 +29,23 @@
  *   gas.ui.events / gas.ui.respond({ button: 'OK', text })   what the script showed; answers for prompts and alerts
  *   gas.fetches, gas.logs, gas.executions        every UrlFetchApp call, log line and execution (with elapsed time)
  *   gas.clock.now() / gas.clock.advance(ms)      stand-in time ('virtual': Utilities.sleep returns at once)
- *   gas.asUser(email)                            later run() calls execute as that user (custom functions always
- *                                                run with the spreadsheet owner's user properties)
+ *   gas.asUser(email)                            later run(), edit() and sidebar calls execute as that user, and
+ *                                                formulas recalculate for them (custom functions always read the
+ *                                                owner's user properties; read-only for anyone else)
  *   await gas.edit('B2', '=DAPA(A2:A9)')         a user's edit: the input is written as typed, installable onEdit
  *                                                triggers fire and the formulas recalculate
  *   gas.triggers                                 the installable triggers (ScriptApp), with when each is due
  *   await gas.runTriggers({ until, stop? })      fires the due time-driven triggers in order on the stand-in clock
- *                                                (each late by `triggerDelayMs`), moving the clock to each; honours
+ *                                                (each late by `triggerDelayMs`, default 0–60 s seeded), moving the
+ *                                                clock to each; honours
  *                                                the daily trigger runtime quota (`account`)
  *   gas.triggerRuntimeMs(day?)                   trigger runtime used (all days, or one UTC day number)
+ *   gas.refusedTriggerCreations / gas.maxClockTriggers   trigger creations Google refused (with its message); the most
+ *                                                time-driven triggers one user had at any moment
+ *   gas.openSidebar({ call, args?, everyMs }) / closeSidebar() / runSidebarCall() / sidebarCalls   an open sidebar
+ *                                                calling a server function every everyMs (interleaved by runTriggers)
+ *   gas.setAddOnEnabled(false)                   an add-on's triggers stop firing (skippedTriggers)
+ *   gas.keptResults                              recalculations skipped under keepsIdenticalResults
  *   await gas.close()                            stops the worker threads
  */
 import { buildSync } from 'esbuild';
@@ -47,6 +58,7 @@ import { type AuthMode, Execution, type ExecutionKind, type ExecutionRecord } fr
 import { parseFormula } from './standin/formula';
 import {
   CUSTOM_FUNCTION_MS,
+  DEFAULT_TRIGGER_LATENESS_MS,
   EXECUTION_MS,
   TRIGGER_QUOTA_MESSAGE,
   TRIGGER_RUNTIME_PER_DAY_MS,
@@ -60,13 +72,22 @@ import {
   type Rect,
   type SheetModel,
 } from './standin/sheet-model';
-import type { TriggerRecord } from './standin/script-app';
+import type { InstallAs, RefusedTrigger, TriggerRecord } from './standin/script-app';
 import type { ScriptedResponse, UiEvent } from './standin/ui';
 import type { FetchRecord } from './standin/url-fetch';
 import { type LogLine, World } from './standin/world';
 
 export { AppsScriptError };
-export type { CellValue, ExecutionRecord, FetchRecord, LogLine, TriggerRecord, UiEvent };
+export type {
+  CellValue,
+  ExecutionRecord,
+  FetchRecord,
+  InstallAs,
+  LogLine,
+  RefusedTrigger,
+  TriggerRecord,
+  UiEvent,
+};
 
 const DAY_MS = 86_400_000;
 
@@ -87,12 +108,60 @@ export interface LoadOptions {
   virtualLatencyMs?: number;
   /** Virtual clock only: stand-in ms each service call takes (Apps Script's per-call overhead). Default 0. */
   serviceCallMs?: number;
-  /** How late a time-driven trigger fires after it is due (ms; a number or a function per firing). Default 0. */
+  /**
+   * How late a time-driven trigger fires after it is due (ms; a number or a function per firing). Default: varying
+   * uniformly between 0 and 60 s, seeded (`triggerLatenessSeed`), so a run repeats exactly.
+   */
   triggerDelayMs?: number | ((trigger: TriggerRecord) => number);
+  /** Seed of the default varying lateness (default 1). */
+  triggerLatenessSeed?: number;
+  /**
+   * 'script' (default): bound to the spreadsheet (clasp or copy-paste), ScriptApp.getInstallationSource() is NONE.
+   * 'addon' (WEB_STORE_ADD_ON) or 'domain-addon' (APPS_MARKETPLACE_DOMAIN_ADD_ON): an Editor add-on, with Google's
+   * add-on trigger rules (one trigger of each type per user per document, nothing more often than hourly).
+   */
+  installAs?: InstallAs;
+  /**
+   * Add-on only, not documented by Google: may a one-off after()/at() be due in under an hour? 'refused' (default)
+   * throws the recurrence error; 'allowed' creates it (the one-trigger-per-type rule still applies).
+   */
+  addOnShortAfter?: 'allowed' | 'refused';
+  /**
+   * "Sheets keeps a custom function's result for identical arguments": a formula written again with the same text
+   * (setFormula with the identical text, clear and write back) while its arguments read the same values shows its
+   * last result without running. A change of text or of a value it reads still recalculates. Default false.
+   */
+  keepsIdenticalResults?: boolean;
   /** The daily trigger runtime quota: 'consumer' (90 min, default) or 'workspace' (6 h). */
   account?: 'consumer' | 'workspace';
   /** A daily trigger runtime quota of this many ms instead (to test what happens when it runs out). */
   triggerQuotaMs?: number;
+}
+
+/** A seeded lateness uniform between the default bounds (0–60 s), so a run repeats exactly. */
+export function uniformLateness(
+  seed: number,
+  minMs: number = DEFAULT_TRIGGER_LATENESS_MS.min,
+  maxMs: number = DEFAULT_TRIGGER_LATENESS_MS.max,
+): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return Math.round(minMs + (s / 2 ** 32) * (maxMs - minMs));
+  };
+}
+
+/** An open sidebar's page calling the server (google.script.run) on a timer. */
+export interface SidebarOptions {
+  /** The server function the page calls. */
+  call: string;
+  args?: unknown[];
+  /** ms after a call returned until the next, unless `next` names a time. */
+  everyMs: number;
+  /** When the page calls again, from the call's answer (ms since epoch; undefined: `everyMs` later). */
+  next?: (answer: unknown, now: number) => number | undefined;
+  /** Whose sidebar (default: the current user). */
+  user?: string;
 }
 
 let workerBundle: string | undefined;
@@ -147,6 +216,20 @@ export class AppsScriptStandIn {
   private readonly triggerRuntime = new Map<string, number>();
   /** Trigger executions refused because the day's quota was spent. */
   readonly refusedTriggers: Array<{ id: string; handler: string; at: number }> = [];
+  /** Lateness drawn for each firing ("id:dueAt"), so a deferred firing keeps its draw. */
+  private readonly lateness = new Map<string, number>();
+  private readonly keepsIdenticalResults: boolean;
+  /** The last result of each formula cell and what produced it (keepsIdenticalResults). */
+  private readonly lastResults = new Map<string, { signature: string; grid: CellValue[][] }>();
+  /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
+  keptResults = 0;
+  private addOnEnabled = true;
+  /** Due triggers that did not run because the add-on was disabled. */
+  readonly skippedTriggers: Array<{ id: string; handler: string; at: number }> = [];
+  private sidebarState?: SidebarOptions & { args: unknown[]; user: string; nextAt: number };
+  /** Every call the open sidebar made (google.script.run), with how it ended. */
+  readonly sidebarCalls: Array<{ at: number; name: string; ok: boolean; error?: string; elapsedMs: number }> =
+    [];
 
   constructor(
     code: string,
@@ -161,14 +244,101 @@ export class AppsScriptStandIn {
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
     this.customFunctions = customFunctionNames(code);
     this.activeUser = options.user ?? this.owner;
-    const delay = options.triggerDelayMs ?? 0;
+    const delay = options.triggerDelayMs ?? uniformLateness(options.triggerLatenessSeed ?? 1);
     this.triggerDelay = typeof delay === 'function' ? delay : () => delay;
+    this.world.triggers.rules = {
+      installAs: options.installAs ?? 'script',
+      addOnShortAfter: options.addOnShortAfter ?? 'refused',
+    };
+    this.keepsIdenticalResults = options.keepsIdenticalResults ?? false;
     this.triggerQuotaMs = options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
   }
 
+  /**
+   * Later run(), edit() and sidebar calls execute as this user, and formulas recalculate for them (a custom
+   * function then still reads the owner's user properties, read-only unless the user is the owner).
+   */
   asUser(email: string): this {
     this.activeUser = email;
     return this;
+  }
+
+  get user(): string {
+    return this.activeUser;
+  }
+
+  get installAs(): InstallAs {
+    return this.world.triggers.rules.installAs;
+  }
+
+  /** Trigger creations Apps Script refused, with Google's message (what the script caught or the user saw). */
+  get refusedTriggerCreations(): RefusedTrigger[] {
+    return this.world.triggers.refused.map((r) => ({ ...r }));
+  }
+
+  /** The most time-driven triggers one user had installed at any moment. */
+  get maxClockTriggers(): number {
+    return this.world.triggers.maxClockTriggers;
+  }
+
+  /** Disabling an add-on (Extensions > Add-ons > Manage) stops its triggers from firing until it is enabled. */
+  setAddOnEnabled(enabled: boolean): void {
+    this.addOnEnabled = enabled;
+  }
+
+  /**
+   * The sidebar is open for `user` (default: the current user) and its page calls `call(...args)` through
+   * google.script.run every `everyMs` after the previous call returned (the first at once). Each call is its own
+   * execution (6-minute limit; not trigger runtime). runTriggers() interleaves the calls with the triggers on the
+   * clock; runSidebarCall() makes one now. closeSidebar() stops them.
+   */
+  openSidebar(options: SidebarOptions): void {
+    this.sidebarState = {
+      ...options,
+      args: options.args ?? [],
+      user: options.user ?? this.activeUser,
+      nextAt: this.clock.now(),
+    };
+  }
+
+  closeSidebar(): void {
+    this.sidebarState = undefined;
+  }
+
+  get sidebarOpen(): boolean {
+    return this.sidebarState !== undefined;
+  }
+
+  /** One call of the open sidebar, now; the next is due `everyMs` after it returns. */
+  async runSidebarCall(): Promise<void> {
+    const state = this.sidebarState;
+    if (!state) throw new Error('The sidebar is not open: call openSidebar() first');
+    const at = this.clock.now();
+    const id = this.nextExecution;
+    let ok = true;
+    let error: string | undefined;
+    let answer: unknown;
+    try {
+      answer = await this.execute(state.call, state.args, 'server', 'FULL', undefined, state.user);
+    } catch (e) {
+      ok = false;
+      error = (e as Error).message;
+    }
+    const record = this.executionList.find((e) => e.id === id)?.record();
+    this.sidebarCalls.push({
+      at,
+      name: state.call,
+      ok,
+      error,
+      elapsedMs: record?.elapsedMs ?? this.clock.now() - at,
+    });
+    if (this.sidebarState === state) {
+      const now = this.clock.now();
+      const asked = ok && state.next ? state.next(answer, now) : undefined;
+      state.nextAt =
+        asked === undefined || !Number.isFinite(asked) ? now + state.everyMs : Math.max(now, asked);
+    }
+    await this.recalculate();
   }
 
   private async execute(
@@ -181,7 +351,7 @@ export class AppsScriptStandIn {
   ): Promise<unknown> {
     const custom = kind === 'custom-function';
     const runAs = user ?? (custom ? this.owner : this.activeUser);
-    const execution = new Execution(
+    const execution: Execution = new Execution(
       this.nextExecution++,
       functionName,
       kind,
@@ -193,6 +363,8 @@ export class AppsScriptStandIn {
       this.clock,
       cell,
     );
+    // A custom function recalculated for an editor who is not the owner reads the owner's user properties only.
+    execution.userPropertiesReadOnly = custom && this.activeUser !== this.owner;
     this.executionList.push(execution);
     return this.pool.execute(execution, args);
   }
@@ -248,7 +420,8 @@ export class AppsScriptStandIn {
   ): unknown {
     if (arg.kind === 'omitted') return undefined;
     if (arg.kind === 'value') return arg.value;
-    const { sheet: source, rect } = this.resolveRef(arg.ref, sheet);
+    const { sheet: source, rect } =
+      arg.kind === 'name' ? this.resolveName(arg.name) : this.resolveRef(arg.ref, sheet);
     const grid = this.gridOf(source, rect.row, rect.column, rect.rows, rect.columns, (s, r, c) =>
       s.value(r, c),
     );
@@ -265,11 +438,13 @@ export class AppsScriptStandIn {
     const call = parseFormula(formula);
     const inputs: Rect[] = [];
     for (const arg of call?.args ?? []) {
-      if (arg.kind === 'range') {
+      if (arg.kind === 'range' || arg.kind === 'name') {
         try {
-          inputs.push(this.resolveRef(arg.ref, sheet).rect);
+          inputs.push(
+            arg.kind === 'name' ? this.resolveName(arg.name).rect : this.resolveRef(arg.ref, sheet).rect,
+          );
         } catch {
-          // an unknown sheet: the execution below reports it
+          // an unknown sheet or name: the execution below reports it
         }
       }
     }
@@ -289,8 +464,18 @@ export class AppsScriptStandIn {
       return;
     }
     let value: unknown;
+    let signature: string | undefined;
     try {
       const args = call.args.map((arg) => this.argumentValue(arg, sheet));
+      if (this.keepsIdenticalResults) {
+        signature = JSON.stringify([formula, args]);
+        const last = this.lastResults.get(key);
+        if (last && last.signature === signature) {
+          this.keptResults += 1;
+          this.spill(sheet, row, column, last.grid);
+          return;
+        }
+      }
       value = await this.execute(call.name, args, 'custom-function', 'CUSTOM_FUNCTION', {
         sheetId,
         row,
@@ -302,7 +487,9 @@ export class AppsScriptStandIn {
     }
     const cell = sheet.get(row, column);
     if (!cell || cell.formula !== formula) return; // rewritten meanwhile: that write recalculates it
-    this.spill(sheet, row, column, normalizeResult(value));
+    const grid = normalizeResult(value);
+    if (signature !== undefined) this.lastResults.set(key, { signature, grid });
+    this.spill(sheet, row, column, grid);
   }
 
   private spill(sheet: SheetModel, row: number, column: number, grid: CellValue[][]): void {
@@ -371,6 +558,13 @@ export class AppsScriptStandIn {
       sheet,
       rect: { sheetId: sheet.id, row, column, rows: lastRow - row + 1, columns: lastColumn - column + 1 },
     };
+  }
+
+  private resolveName(name: string): { sheet: SheetModel; rect: Rect } {
+    const rect = this.world.spreadsheet.namedRanges.get(name);
+    const sheet = rect && this.world.spreadsheet.sheetById(rect.sheetId);
+    if (!rect || !sheet) throw new Error(`Unknown range name: ${name}`);
+    return { sheet, rect };
   }
 
   private resolve(a1: string): { sheet: SheetModel; rect: Rect } {
@@ -453,19 +647,43 @@ export class AppsScriptStandIn {
     let firings = 0;
     for (;;) {
       const next = this.world.triggers.nextClock();
-      if (!next || next.dueAt === undefined) break;
-      const fireAt = next.dueAt + Math.max(0, this.triggerDelay(next));
-      if (fireAt > options.until) break;
-      if (fireAt > this.clock.now()) this.clock.advance(fireAt - this.clock.now());
-      if (next.everyMs !== undefined) {
-        while ((next.dueAt as number) <= this.clock.now()) next.dueAt = (next.dueAt as number) + next.everyMs;
-      } else next.spent = true;
-      await this.fireTrigger(next, {});
+      const fireAt = next && next.dueAt !== undefined ? next.dueAt + this.lateFor(next) : Infinity;
+      const sidebarAt = this.sidebarState?.nextAt ?? Infinity;
+      const at = Math.min(fireAt, sidebarAt);
+      if (at === Infinity || at > options.until) break;
+      if (at > this.clock.now()) this.clock.advance(at - this.clock.now());
+      if (sidebarAt <= fireAt) {
+        await this.runSidebarCall();
+        if (options.stop?.()) break;
+        continue;
+      }
+      const trigger = next as TriggerRecord;
+      this.lateness.delete(`${trigger.id}:${trigger.dueAt}`);
+      if (trigger.everyMs !== undefined) {
+        while ((trigger.dueAt as number) <= this.clock.now())
+          trigger.dueAt = (trigger.dueAt as number) + trigger.everyMs;
+      } else trigger.spent = true;
+      if (!this.addOnEnabled && this.installAs !== 'script') {
+        this.skippedTriggers.push({ id: trigger.id, handler: trigger.handler, at: this.clock.now() });
+        continue;
+      }
+      await this.fireTrigger(trigger, {});
       await this.recalculate();
       firings += 1;
       if (options.stop?.() || firings >= (options.maxFirings ?? Infinity)) break;
     }
     return firings;
+  }
+
+  /** How late this firing of the trigger is (drawn once per firing). */
+  private lateFor(trigger: TriggerRecord): number {
+    const key = `${trigger.id}:${trigger.dueAt}`;
+    let late = this.lateness.get(key);
+    if (late === undefined) {
+      late = Math.max(0, this.triggerDelay(trigger));
+      this.lateness.set(key, late);
+    }
+    return late;
   }
 
   /**

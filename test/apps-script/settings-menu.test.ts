@@ -125,9 +125,9 @@ describe('settings and the key', () => {
       domains(60).map((d) => [d]),
     );
     await gas.runCustomFunction('=DAPA(A1:A60)', { cell: 'B1' });
-    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.plan.'))).toBe(true);
+    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.window.'))).toBe(true);
     await gas.run('saveSettings', { apiKey: 'another-key-0000' });
-    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.plan.'))).toBe(false);
+    expect(Object.keys(gas.properties.user()).some((k) => k.startsWith('dapa.window.'))).toBe(false);
   });
 
   it("uses each user's own key in the sidebar, and the owner's key in formulas of a shared sheet", async () => {
@@ -228,7 +228,7 @@ describe('the add-on menu', () => {
     });
   });
 
-  it('refreshes the DAPA formulas that are unfinished or older than the cache, and only those', async () => {
+  it('refreshes the DAPA formulas that are unfinished or older than the cache, and only those (through their version cells)', async () => {
     gas = await standInFor(sandbox, 'sandbox-slow', { clock: 'virtual', virtualLatencyMs: 4000 });
     gas.sheet.setValues(
       'A1:A150',
@@ -247,16 +247,27 @@ describe('the add-on menu', () => {
       [metricsFor('moz.com').site_da],
     ]);
 
+    // The first refresh gives each formula its version cell (the complete one too); then only the unfinished one.
     let rounds = 0;
     while (unfinished() > 0 && rounds < 6) {
       const result = await gas.run<{ formulas: number; refreshed: number }>('refreshDapaFormulas');
-      expect(result).toEqual({ formulas: 2, refreshed: 1 });
+      expect(result).toEqual({ formulas: 2, refreshed: rounds === 0 ? 2 : 1 });
       rounds += 1;
     }
     expect(unfinished()).toBe(0);
+    expect(gas.sheet.getFormulas('B1:D1')[0]).toEqual([
+      `=DAPA(A1:A150, "da",,'_dapa_results'!$G$1)`,
+      '',
+      `=DAPA(C1:C2, "da", TRUE,'_dapa_results'!$F$1)`,
+    ]);
     expect(gas.ui.events.filter((e) => e.type === 'toast').pop()).toMatchObject({
-      message: 'Refreshing 1 of 2 DAPA formulas (1 are complete and kept).',
+      message: 'Refreshing 1 of 2 DAPA formulas (1 are up to date).',
     });
+    // Its last recalculation found every domain, which only the next refresh can tell (from the cache, not the
+    // display): it marks the formula up to date with one more recalculation, which sends nothing.
+    const sent = gas.fetches.length;
+    expect(await gas.run('refreshDapaFormulas')).toEqual({ formulas: 2, refreshed: 1 });
+    expect(gas.fetches.length).toBe(sent);
     expect(await gas.run('refreshDapaFormulas')).toEqual({ formulas: 2, refreshed: 0 });
     const requests = gas.fetches.length;
 

@@ -295,6 +295,31 @@ describe('the sidebar checking rows in the sheet', () => {
     expect(Object.values(billed).every((n) => n === 1)).toBe(true);
   });
 
+  it('knows the rows to retry from the stored job, not from the text in the Status cells', async () => {
+    sandbox.sandbox.configure({ ...CONFIG, faults: { lookupFailedRate: 0.5, seed: 11 } });
+    gas = await standInFor(sandbox, 'sandbox-premium', { clock: 'virtual' });
+    const list = domains(40, 'stored');
+    gas.sheet.setValues('A1:A41', [['URL'], ...list.map((d) => [d])]);
+    await finish(
+      gas,
+      await gas.run<JobState>('startJob', { source: 'column', column: 'A', headerRow: true }),
+    );
+    const status = gas.sheet.getValues('F2:F41').map(([s]) => String(s));
+    const failed = status.map((s, i) => (s.startsWith('lookup_failed') ? i : -1)).filter((i) => i >= 0);
+    const fine = status.map((s, i) => (s === '' ? i : -1)).filter((i) => i >= 0);
+    expect(failed.length).toBeGreaterThan(1);
+    // The user edits Status cells: a failed row's text is replaced, a good row is given a failed-looking text.
+    gas.sheet.setValues(`F${failed[0] + 2}`, [['checked by hand']]);
+    gas.sheet.setValues(`F${fine[0] + 2}`, [['lookup_failed: typed by the user']]);
+
+    sandbox.sandbox.configure(CONFIG);
+    const retry = await gas.run<JobState>('retrySkipped');
+    expect(retry.total).toBe(failed.length);
+    await finish(gas, retry);
+    for (const i of failed) expect(typeof gas.sheet.getValues(`B${i + 2}`)[0][0]).toBe('number');
+    expect(gas.sheet.getValues(`F${fine[0] + 2}`)[0][0]).toBe('lookup_failed: typed by the user');
+  });
+
   it('stops with the reason when the key is wrong, and resumes once it is fixed', async () => {
     gas = await standInFor(sandbox, 'sandbox-premium');
     gas.sheet.setValues('A1:A3', [['URL'], ['example.com'], ['moz.com']]);

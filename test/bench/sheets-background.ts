@@ -1,12 +1,15 @@
 // Benchmark of Sheets background checks on the entry plan (sandbox-basic: 5 URLs per request, 60 URLs a minute),
 // run by the real built Code.js in the Apps Script stand-in on a virtual clock, with the sandbox answering on that
 // clock: A) 500 domains from one =DAPA range left alone, B) 10,000 sidebar rows with the sidebar closed, C) the same
-// lists the next day. Prints the figures and writes test/bench/SHEETS.md. Run: npm run bench:sheets
+// lists the next day, and issue 13's scenarios (D): triggers late by 0–60 s varying, as a bound script (with and
+// without "Sheets keeps results for identical arguments") and as an Editor add-on with the sidebar open and closed.
+// A scenario the product cannot finish is reported, never a crash. Prints the figures and writes
+// test/bench/SHEETS.md. Run: npm run bench:sheets
 import fs from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';
 import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
-import { type AppsScriptStandIn, loadAppsScript } from '../apps-script/harness';
+import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from '../apps-script/harness';
 import { assertBundleIsCurrent, domains } from '../apps-script/support';
 import { startVirtualSandbox, type VirtualSandbox } from '../apps-script/virtual-sandbox';
 
@@ -28,6 +31,8 @@ interface Conditions {
   lateMs: (n: number) => number;
   lateText: string;
   headers: boolean;
+  /** Sheets keeps a custom function's result for identical arguments (the stand-in's switch). */
+  keeps?: boolean;
 }
 
 /** A seeded 0..1 sequence, so a run repeats exactly. */
@@ -48,8 +53,8 @@ const BASE: Conditions = {
   name: 'headline',
   latencyMs: 400,
   serviceCallMs: 15,
-  lateMs: uniformLate(10_000),
-  lateText: 'uniform 0–10 s',
+  lateMs: uniformLate(60_000),
+  lateText: 'uniform 0–60 s',
   headers: false,
 };
 
@@ -58,7 +63,7 @@ interface World {
   gas: AppsScriptStandIn;
 }
 
-async function world(conditions: Conditions): Promise<World> {
+async function world(conditions: Conditions, load: LoadOptions = {}): Promise<World> {
   const config: SandboxConfig = {
     keys: DEFAULT_CONFIG.keys,
     faults: conditions.headers ? { rateLimitHeaders: true } : undefined,
@@ -70,6 +75,8 @@ async function world(conditions: Conditions): Promise<World> {
     virtualLatencyMs: conditions.latencyMs,
     serviceCallMs: conditions.serviceCallMs,
     triggerDelayMs: () => conditions.lateMs(n++),
+    keepsIdenticalResults: conditions.keeps ?? false,
+    ...load,
   });
   sandbox.useClock(gas.clock);
   await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
@@ -263,6 +270,113 @@ async function sidebarNextDay(w: World, list: string[]): Promise<NextDay> {
   };
 }
 
+/** How issue 13 runs scenario A: install mode, Sheets' recalculation, sidebar. */
+interface Setup {
+  label: string;
+  load: LoadOptions;
+  /** The sidebar stays open, driving the background (google.script.run driveBackground at info.driveAt). */
+  sidebar: boolean;
+  /** How long to let it run before giving up (ms after the edit). */
+  limitMs: number;
+  /** The target: all filled within this many ms. */
+  targetMs: number;
+  targetText: string;
+}
+
+interface Judged {
+  setup: Setup;
+  result: ScenarioResult;
+  filled: number;
+  startError?: string;
+  refusals: string[];
+  maxClockTriggers: number;
+  triggersLeft: number;
+  sidebarOk: number;
+  sidebarFailed: number;
+  sidebarError?: string;
+  kept: number;
+  errorsShown: number;
+  failedRuns: string[];
+}
+
+/** D: scenario A as issue 13 judges it, in one setup; whatever the product does, the figures come back. */
+async function judgedScenario(conditions: Conditions, setup: Setup, count = 500): Promise<Judged> {
+  const w = await world(conditions, setup.load);
+  const { gas } = w;
+  try {
+    const list = domains(count, 'formula');
+    gas.sheet.setValues(
+      `A2:A${count + 1}`,
+      list.map((d) => [d]),
+    );
+    let startError: string | undefined;
+    try {
+      await gas.run('startBackground');
+    } catch (error) {
+      startError = (error as Error).message;
+    }
+    const start = startOf(gas);
+    const range = `B2:E${count + 1}`;
+    await gas.edit('B2', `=DAPA(A2:A${count + 1})`);
+    if (setup.sidebar) {
+      gas.openSidebar({
+        call: 'driveBackground',
+        everyMs: 30_000,
+        next: (info) => (info as { driveAt?: number } | null)?.driveAt,
+      });
+    }
+    await gas.runTriggers({
+      until: start.t0 + setup.limitMs,
+      stop: () => metricRows(gas, range) === count,
+    });
+    gas.closeSidebar();
+    const filled = metricRows(gas, range);
+    const result = resultOf(w, start, `D: ${setup.label}`, conditions, count, filled);
+    if (filled < count) result.tookMs = Infinity;
+    // What the user sees as an error: an alert, a failed start (the menu shows the exception), a failed trigger run.
+    const alerts = gas.ui.events.filter((e) => e.type === 'alert').length;
+    const failedRuns = gas.executions.filter((e) => e.kind === 'trigger' && e.status !== 'ok');
+    return {
+      setup,
+      result,
+      filled,
+      startError,
+      refusals: gas.refusedTriggerCreations.map((r) => `${r.kind} ${r.handler}: ${r.message}`),
+      maxClockTriggers: gas.maxClockTriggers,
+      triggersLeft: gas.triggers.length,
+      sidebarOk: gas.sidebarCalls.filter((c) => c.ok).length,
+      sidebarFailed: gas.sidebarCalls.filter((c) => !c.ok).length,
+      sidebarError: gas.sidebarCalls.find((c) => !c.ok)?.error,
+      kept: gas.keptResults,
+      errorsShown: alerts + failedRuns.length + (startError ? 1 : 0),
+      failedRuns: failedRuns.map((e) => `${e.functionName}: ${e.error ?? e.status}`),
+    };
+  } finally {
+    await close(w);
+  }
+}
+
+function judgedRow(j: Judged): string {
+  const r = j.result;
+  const filled =
+    j.filled === r.domains
+      ? `${min(r.tookMs)} (${(r.tookMs / r.boundMs).toFixed(3)} × bound${r.tookMs <= j.setup.targetMs ? ' ✓' : ' ✗'})`
+      : `not filled: ${j.filled} of ${r.domains} after ${min(j.setup.limitMs)} ✗`;
+  return [
+    r.scenario,
+    j.setup.targetText,
+    filled,
+    `${sec(r.runtimeMs)}; most in a day ${min(r.maxDayRuntimeMs)}${r.maxDayRuntimeMs <= CONSUMER_QUOTA_MS ? ' ✓' : ' ✗'}`,
+    String(r.rowsLost),
+    String(r.billedTwice),
+    `${j.refusals.length}${j.startError ? ' (start failed)' : ''}`,
+    String(j.maxClockTriggers),
+    j.setup.sidebar ? `${j.sidebarOk} ok / ${j.sidebarFailed} failed` : '–',
+    String(j.kept),
+    `${r.requests} / ${r.billed} / ${r.tooMany}`,
+  ].join(' | ');
+}
+
 const min = (ms: number) => `${(ms / MINUTE).toFixed(2)} min`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -298,11 +412,72 @@ async function main(): Promise<void> {
     { ...BASE, name: 'on time', lateMs: () => 0, lateText: 'on time' },
     { ...BASE, name: 'headers', headers: true },
     { ...BASE, name: 'late 30 s', lateMs: () => 30_000, lateText: 'always 30 s late' },
-    { ...BASE, name: 'late 0-60 s', lateMs: uniformLate(60_000), lateText: 'uniform 0–60 s' },
+    { ...BASE, name: 'late 0-10 s', lateMs: uniformLate(10_000), lateText: 'uniform 0–10 s' },
+    { ...BASE, name: 'keeps', keeps: true, lateText: 'uniform 0–60 s, Sheets keeps identical results' },
   ]) {
     const extra = await formulaScenario(conditions);
     results.push(extra.result);
     await close(extra.w);
+  }
+
+  const LATE_60: Conditions = {
+    ...BASE,
+    name: 'late 0-60 s',
+    lateMs: uniformLate(60_000),
+    lateText: 'uniform 0–60 s',
+  };
+  const bound = (500 / URLS_PER_MINUTE) * MINUTE;
+  const setups: Setup[] = [
+    {
+      label: 'bound script, left alone',
+      load: { installAs: 'script' },
+      sidebar: false,
+      limitMs: 4 * bound + 10 * MINUTE,
+      targetMs: 1.1 * bound,
+      targetText: '≤ 1.10 × bound',
+    },
+    {
+      label: 'bound script, Sheets keeps results for identical arguments',
+      load: { installAs: 'script', keepsIdenticalResults: true },
+      sidebar: false,
+      limitMs: 4 * bound + 10 * MINUTE,
+      targetMs: 1.1 * bound,
+      targetText: '≤ 1.10 × bound',
+    },
+    {
+      label: 'Editor add-on, sidebar open',
+      load: { installAs: 'addon', keepsIdenticalResults: true },
+      sidebar: true,
+      limitMs: 4 * bound + 10 * MINUTE,
+      targetMs: 1.1 * bound,
+      targetText: '≤ 1.10 × bound',
+    },
+    {
+      label: 'Editor add-on, sidebar closed',
+      load: { installAs: 'addon', keepsIdenticalResults: true },
+      sidebar: false,
+      limitMs: 3 * 60 * MINUTE,
+      targetMs: 2 * 60 * MINUTE,
+      targetText: '≤ 2 h, ≤ 1 time-driven trigger, no trigger error',
+    },
+    {
+      label: 'Editor add-on, sidebar closed, one-off after() under an hour allowed',
+      load: { installAs: 'addon', keepsIdenticalResults: true, addOnShortAfter: 'allowed' },
+      sidebar: false,
+      limitMs: 3 * 60 * MINUTE,
+      targetMs: 2 * 60 * MINUTE,
+      targetText: '≤ 2 h, ≤ 1 time-driven trigger, no trigger error',
+    },
+  ];
+  const judged: Judged[] = [];
+  for (const setup of setups) {
+    try {
+      judged.push(await judgedScenario(LATE_60, setup));
+    } catch (error) {
+      console.error(
+        `D: ${setup.label}: the bench could not run it: ${(error as Error).stack ?? String(error)}`,
+      );
+    }
   }
 
   const b = await sidebarScenario(BASE);
@@ -322,11 +497,34 @@ async function main(): Promise<void> {
       (n) => `| ${n.scenario} | ${n.rows} | ${n.requests} | ${n.billed} | ${n.filled} | ${sec(n.tookMs)} |`,
     ),
   ].join('\n');
+  const judgedHeader =
+    'scenario | target | all filled after | trigger runtime (consumer quota 90 min a day) | rows lost (not filled) | billed twice | trigger creations refused | most time-driven triggers at once | sidebar calls | results kept by Sheets | requests / billed / 429';
+  const judgedTable = [judgedHeader, judgedHeader.replace(/[^|]+/g, ' --- '), ...judged.map(judgedRow)]
+    .map((l) => `| ${l} |`)
+    .join('\n');
+  const judgedNotes = judged.flatMap((j) => [
+    ...(j.startError ? [`${j.result.scenario}: startBackground failed: "${j.startError}"`] : []),
+    ...j.refusals.map((r) => `${j.result.scenario}: Google refused ${r}`),
+    ...(j.sidebarError
+      ? [`${j.result.scenario}: sidebar call failed: "${j.sidebarError}" (${j.sidebarFailed}×)`]
+      : []),
+    ...[...new Set(j.failedRuns)].map(
+      (f) =>
+        `${j.result.scenario}: trigger run failed (${j.failedRuns.filter((x) => x === f).length}×): ${f}`,
+    ),
+    `${j.result.scenario}: ${j.triggersLeft} trigger(s) installed at the end, ${j.errorsShown} error(s) shown to the user`,
+  ]);
   const aHead = results[0];
   const bHead = results[results.length - 1];
   const checks = [
     `A: all 500 cells in ${(aHead.tookMs / aHead.boundMs).toFixed(3)} × the bound (target ≤ 1.10): ${aHead.tookMs <= 1.1 * aHead.boundMs ? 'met' : 'MISSED'}`,
-    `A: trigger runtime ${sec(aHead.runtimeMs)} = ${((aHead.runtimeMs / (1.1 * aHead.boundMs)) * 100).toFixed(1)}% of 1.10 × bound (target ≤ 10%): ${aHead.runtimeMs <= 0.1 * 1.1 * aHead.boundMs ? 'met' : 'MISSED'}`,
+    `A: trigger runtime ${sec(aHead.runtimeMs)}, at most ${min(aHead.maxDayRuntimeMs)} on one day (consumer quota 90 min a day): ${aHead.maxDayRuntimeMs <= CONSUMER_QUOTA_MS ? 'met' : 'MISSED'}`,
+    ...results
+      .filter((r) => r.conditions.keeps)
+      .map(
+        (r) =>
+          `A, Sheets keeping identical results: ${(r.tookMs / r.boundMs).toFixed(3)} × the bound, ${r.rowsLost} rows lost, ${r.billedTwice} billed twice: ${r.tookMs <= 1.1 * r.boundMs && r.rowsLost === 0 && r.billedTwice === 0 ? 'met' : 'MISSED'}`,
+      ),
     `A: rows lost ${aHead.rowsLost}, billed twice ${aHead.billedTwice}`,
     `B: 10,000 rows in ${(bHead.tookMs / bHead.boundMs).toFixed(3)} × the bound (target ≤ 1.10): ${bHead.tookMs <= 1.1 * bHead.boundMs ? 'met' : 'MISSED'}`,
     `B: trigger runtime ${min(bHead.runtimeMs)} in all, at most ${min(bHead.maxDayRuntimeMs)} on one day (consumer quota 90 min a day): ${bHead.runtimeMs <= CONSUMER_QUOTA_MS ? 'met' : 'MISSED'}`,
@@ -335,6 +533,18 @@ async function main(): Promise<void> {
       (n) =>
         `${n.scenario}: ${n.requests} requests, ${n.billed} credits, ${n.filled} of ${n.rows} rows filled`,
     ),
+    ...judged.map((j) => {
+      const r = j.result;
+      const filledIn = j.filled === r.domains && r.tookMs <= j.setup.targetMs;
+      const addonClosed = j.setup.load.installAs === 'addon' && !j.setup.sidebar;
+      const met =
+        filledIn &&
+        r.rowsLost === 0 &&
+        r.billedTwice === 0 &&
+        r.maxDayRuntimeMs <= CONSUMER_QUOTA_MS &&
+        (!addonClosed || (j.maxClockTriggers <= 1 && j.refusals.length === 0 && j.errorsShown === 0));
+      return `${r.scenario}: ${j.filled} of ${r.domains} filled${j.filled === r.domains ? ` in ${(r.tookMs / r.boundMs).toFixed(3)} × the bound` : ''} (target ${j.setup.targetText}), trigger runtime ${min(r.maxDayRuntimeMs)} on the busiest day, rows lost ${r.rowsLost}, billed twice ${r.billedTwice}: ${met ? 'met' : 'MISSED'}`;
+    }),
   ];
   const report = `# Sheets background checks: benchmark
 
@@ -350,6 +560,20 @@ trigger), which is what the daily quota counts.
 
 ${table}
 
+## Issue 13: Google's rules (triggers late by 0–60 s, varying)
+
+The same 500 domains from one \`=DAPA\` range (A), with time-driven triggers late by 0–60 s (uniform, seeded), as
+the stand-in runs a bound script (\`installAs: 'script'\`) and an Editor add-on (\`installAs: 'addon'\`: one trigger of
+each type per user, nothing more often than hourly, a one-off \`after()\` under an hour refused — the undocumented
+case read strictly, and in the last row the other reading, \`addOnShortAfter: 'allowed'\`), with and without "Sheets keeps a custom function's result for identical arguments"
+(\`keepsIdenticalResults\`, on in the add-on rows). With the sidebar open, its page calls \`driveBackground()\` at
+the time the previous answer names (\`driveAt\`), else every 30 s; it closes when all rows are filled. A row that does not
+finish shows how far it got.
+
+${judgedTable}
+
+${judgedNotes.map((n) => `- ${n}`).join('\n')}
+
 ## The same lists the next day
 
 ${nextTable}
@@ -362,16 +586,20 @@ ${checks.map((c) => `- ${c}`).join('\n')}
 
 - Apps Script's cost per service call grows with the data (a \`setValues\` of 2,000 cells is slower than one of 4); the
   stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes about 20–40 calls.
-- How late \`after()\` triggers really fire is not documented; the rows with other delays show the sensitivity. A step
-  measures how late it got to work and the next is scheduled ahead by the least lateness plus half of what varies, so
-  a steady delay costs almost nothing, while a delay that varies by v costs about v / 4 per minute of work in time and
-  as much again in trigger runtime (a step that comes early sleeps the rest).
+- How late \`after()\` triggers really fire is not documented (reports say from a few seconds to about a minute); the
+  headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than its triggers are late
+  (apps-script/src/planner.ts), while the day's sleeping stays under 30 minutes (a third of the consumer quota); the
+  next step is scheduled ahead by the most lateness seen lately, and sleeps the rest if it comes early. Past that
+  budget, steps end and are scheduled ahead by the least lateness plus half of what varies.
 - Formula recalculation after a rewrite is immediate in the stand-in; Sheets may take a few seconds.
 `;
   const file = path.join(__dirname, 'SHEETS.md');
   const style = (await prettier.resolveConfig(file)) ?? {};
   fs.writeFileSync(file, await prettier.format(report, { ...style, filepath: file }));
   console.log(table);
+  console.log('');
+  console.log(judgedTable);
+  for (const n of judgedNotes) console.log(n);
   console.log('');
   console.log(nextTable);
   console.log('');

@@ -442,7 +442,7 @@ describe('the DAPA sidebar in a real browser', () => {
     ]);
     // Results reused within the cache's 6 hours are not counted as saved by the store.
     expect(await textOf(page, '#saved-credits')).toMatch(
-      /^This sheet saved 0 credits: kept results reused after/,
+      /this sheet saved 0 credits: kept results reused after/,
     );
     await page.click('#background-toggle');
     await until(page, 'background checks to be off', () =>

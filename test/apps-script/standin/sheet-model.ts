@@ -162,6 +162,8 @@ export class SpreadsheetModel {
   readonly dirty = new Set<string>();
   /** The ranges each formula reads, to know which changes make it stale. */
   readonly formulaInputs = new Map<string, Rect[]>();
+  /** Named ranges (Spreadsheet.setNamedRange): a formula may read one by name. */
+  readonly namedRanges = new Map<string, Rect>();
   private nextSheetId = 1;
 
   constructor(

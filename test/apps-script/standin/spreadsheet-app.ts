@@ -3,7 +3,7 @@
 import { formatA1, parseA1 } from './a1';
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
-import { type CellValue, displayOf, type SheetModel, type SpreadsheetModel } from './sheet-model';
+import { type CellValue, displayOf, type Rect, type SheetModel, type SpreadsheetModel } from './sheet-model';
 import { Ui, type UiRecorder } from './ui';
 
 export interface SheetsContext {
@@ -153,6 +153,16 @@ export class Range extends AppsScriptObject {
 
   getA1Notation(): string {
     return formatA1(this.row, this.column, this.rows, this.columns);
+  }
+  /** The range's place (not callable from the script). */
+  _rect(): Rect {
+    return {
+      sheetId: this.sheet.id,
+      row: this.row,
+      column: this.column,
+      rows: this.rows,
+      columns: this.columns,
+    };
   }
   getRow(): number {
     return this.row;
@@ -404,6 +414,25 @@ export class Spreadsheet extends AppsScriptObject {
         : this.context.model.sheetByName(ref.sheetName);
     if (!sheet) throw new AppsScriptException('Range not found');
     return rangeOf(this.context, this.execution, sheet, ref);
+  }
+  /** Names a range (names: letters, digits, underscores, not starting with a digit, not like A1). */
+  setNamedRange(name: unknown, range: unknown): void {
+    if (this.execution.isCustomFunction) throw noPermission('setNamedRange');
+    const text = String(name);
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,249}$/.test(text) || parseA1(text) || /^(true|false)$/i.test(text))
+      throw new AppsScriptException(`Invalid argument: name`);
+    if (!(range instanceof Range)) throw new AppsScriptException('Invalid argument: range');
+    this.context.model.namedRanges.set(text, range._rect());
+  }
+  getRangeByName(name: unknown): Range | null {
+    const rect = this.context.model.namedRanges.get(String(name));
+    const sheet = rect && this.context.model.sheetById(rect.sheetId);
+    if (!rect || !sheet) return null;
+    return new Range(this.context, this.execution, sheet, rect.row, rect.column, rect.rows, rect.columns);
+  }
+  removeNamedRange(name: unknown): void {
+    if (this.execution.isCustomFunction) throw noPermission('removeNamedRange');
+    this.context.model.namedRanges.delete(String(name));
   }
   insertSheet(name?: unknown): Sheet {
     if (this.execution.isCustomFunction) throw noPermission('insertSheet');

@@ -1,6 +1,6 @@
 // Drives a pinned real n8n (test/n8n-e2e/n8n/, or the folder E2E_N8N_DIR names, such as n8n-next/) headless through
 // its CLI: a fresh user folder, imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   cpSync,
   createWriteStream,
@@ -165,10 +165,15 @@ export function pairedIndex(item: OutputItem): number | undefined {
 }
 
 /**
- * Copies the built package (n8n-node/dist) into `workDir`, so that a rebuild in the shared checkout during the run
- * cannot pull it from under n8n; waits up to a minute for a build in progress. Undefined when nothing is built.
+ * The custom extensions folder for n8n (N8N_CUSTOM_EXTENSIONS) in `workDir`, holding the node package. With
+ * E2E_NODE_TARBALL (run.sh packs n8n-node/ once with n8n-node/pack.mjs): that tarball `npm install`ed into the
+ * folder, offline and without the peer n8n-workflow (n8n brings its own), as users install it. Without it (a script
+ * run by hand): a copy of n8n-node/dist, so that a rebuild in the shared checkout during the run cannot pull it from
+ * under n8n; waits up to a minute for a build in progress. Undefined when there is no package to load.
  */
 export async function snapshotNodePackage(workDir: string): Promise<string | undefined> {
+  const tarball = process.env.E2E_NODE_TARBALL;
+  if (tarball) return installNodeTarball(workDir, tarball);
   const built = () => [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(NODE_DIST, file)));
   for (let waited = 0; !built() && waited < 60_000; waited += 1000) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -178,6 +183,34 @@ export async function snapshotNodePackage(workDir: string): Promise<string | und
   const copy = path.join(workDir, 'n8n-nodes-dapa-checker', 'dist');
   cpSync(NODE_DIST, copy, { recursive: true });
   return [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(copy, file))) ? copy : undefined;
+}
+
+/** `npm install <tarball>` into `<workDir>/extensions`; throws with npm's output when it fails. */
+function installNodeTarball(workDir: string, tarball: string): string {
+  const extensions = path.join(workDir, 'extensions');
+  mkdirSync(extensions, { recursive: true });
+  writeFileSync(path.join(extensions, 'package.json'), '{"name":"n8n-custom-extensions","private":true}\n');
+  const args = [
+    'install',
+    '--offline',
+    '--legacy-peer-deps',
+    '--no-audit',
+    '--no-fund',
+    '--prefix',
+    extensions,
+  ];
+  const result = spawnSync('npm', [...args, path.resolve(tarball)], { cwd: extensions, encoding: 'utf8' });
+  const installed = path.join(extensions, 'node_modules', 'n8n-nodes-dapa-checker', 'dist');
+  if (
+    result.status !== 0 ||
+    ![BUILT_NODE, BUILT_CREDENTIAL].every((f) => existsSync(path.join(installed, f)))
+  ) {
+    throw new Error(
+      `npm install ${tarball} failed (${result.status}):\n${tail(result.stdout + result.stderr, 20)}`,
+    );
+  }
+  console.log(`node package: ${path.basename(tarball)} installed into ${extensions}`);
+  return extensions;
 }
 
 export class N8nCli {

@@ -1,0 +1,122 @@
+// The sidebar's job as kept in the user's properties: its range, where it stands, its counts, and (beside it) which
+// rows ended for a reason that can change, so "Retry skipped rows" knows them from stored state, not from cell text.
+/// <reference types="google-apps-script" />
+import type { JobState } from '../sidebar/contract';
+import { columnLetter } from './cells';
+import { isRecord, readValue, writeValue } from './storage';
+import { USER_PROPERTY } from './storage-keys';
+
+/** Where a job reads its URLs (one column, these rows); a scheduled refresh re-checks such a range. */
+export interface JobRange {
+  sheetId: number;
+  sheetName: string;
+  column: number;
+  firstRow: number;
+  lastRow: number;
+}
+
+/** A job as kept: what the sidebar sees (its A1 range is derived) plus where it stands. */
+export interface StoredJob extends Omit<JobState, 'a1'>, JobRange {
+  spreadsheetId: string;
+  /** Rows before the cursor are finished; rows after it may be finished already (written, so skipped). */
+  cursor: number;
+  mode: 'all' | 'retry';
+  /** While a sidebar step runs it holds a lease on the job, so that a second step does not overlap. */
+  leaseUntil?: number;
+  /** "Check again": the cache and the result store are not used. */
+  fresh?: boolean;
+  /** A scheduled refresh: only results checked since then are reused, and a "Checked at" column is written. */
+  since?: number;
+}
+
+function parseJob(raw: unknown): StoredJob | undefined {
+  return isRecord(raw) && typeof raw.id === 'string' && typeof raw.cursor === 'number'
+    ? (raw as unknown as StoredJob)
+    : undefined;
+}
+
+export function loadJob(spreadsheetId: string): StoredJob | undefined {
+  return readValue('user', USER_PROPERTY.jobPrefix + spreadsheetId, parseJob);
+}
+
+/** Stores the job (callers hold the lock: see storage.ts). */
+export function storeJob(job: StoredJob): void {
+  writeValue('user', USER_PROPERTY.jobPrefix + job.spreadsheetId, job);
+}
+
+/** Just the range of a job (or a target). */
+export function rangeOf({ sheetId, sheetName, column, firstRow, lastRow }: JobRange): JobRange {
+  return { sheetId, sheetName, column, firstRow, lastRow };
+}
+
+/** A new job over a range, running from its first row; `fields` set the rest (mode, total, message, ...). */
+export function newJob(spreadsheetId: string, range: JobRange, fields: Partial<StoredJob> = {}): StoredJob {
+  return {
+    id: Utilities.getUuid(),
+    spreadsheetId,
+    ...rangeOf(range),
+    cursor: range.firstRow,
+    mode: 'all',
+    total: range.lastRow - range.firstRow + 1,
+    done: 0,
+    status: 'running',
+    counts: { records: 0, skipped: 0, errors: 0, requests: 0, billed: 0, cached: 0, retryable: 0 },
+    skippedByReason: {},
+    ...fields,
+  };
+}
+
+/** What the sidebar sees. `retryable` counts the rows "Retry skipped rows" would check: retryable ones, plus
+ *  rows a cancel or an error left unchecked. */
+export function stateOf(job: StoredJob, note?: string): JobState {
+  const letter = columnLetter(job.column);
+  const unchecked = job.status === 'cancelled' || job.status === 'error' ? job.total - job.done : 0;
+  const state: JobState = {
+    id: job.id,
+    sheetName: job.sheetName,
+    a1: `${letter}${job.firstRow}:${letter}${job.lastRow}`,
+    total: job.total,
+    done: job.done,
+    status: job.status,
+    counts: { ...job.counts, retryable: job.counts.retryable + Math.max(0, unchecked) },
+    skippedByReason: { ...job.skippedByReason },
+  };
+  const message = note ?? job.message;
+  if (message) state.message = message;
+  return state;
+}
+
+// ---- the rows that ended for a reason that can change: one bit per row of the job's range ------------------
+
+/** Five rows a base-32 digit: 10,000 rows take 2,000 characters (longer values are kept in parts). */
+const BITS = 5;
+
+function retryKey(spreadsheetId: string): string {
+  return USER_PROPERTY.retryRowsPrefix + spreadsheetId;
+}
+
+function parseRows(raw: unknown): string | undefined {
+  return typeof raw === 'string' && /^[0-9a-v]*$/.test(raw) ? raw : undefined;
+}
+
+/** Offsets (from the job's first row) of the rows marked retryable. */
+export function loadRetryRows(spreadsheetId: string): Set<number> {
+  const bits = readValue('user', retryKey(spreadsheetId), parseRows) ?? '';
+  const rows = new Set<number>();
+  [...bits].forEach((digit, i) => {
+    const n = parseInt(digit, 32);
+    for (let b = 0; b < BITS; b++) if ((n >> b) & 1) rows.add(i * BITS + b);
+  });
+  return rows;
+}
+
+/** Stores the rows marked retryable (none: the key is removed). Callers hold the lock. */
+export function storeRetryRows(spreadsheetId: string, rows: ReadonlySet<number>): void {
+  const digits: number[] = [];
+  for (const row of rows) {
+    const i = Math.floor(row / BITS);
+    while (digits.length <= i) digits.push(0);
+    digits[i] |= 1 << (row % BITS);
+  }
+  writeValue('user', retryKey(spreadsheetId), digits.map((n) => n.toString(32)).join('') || undefined);
+}

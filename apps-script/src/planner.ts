@@ -1,0 +1,120 @@
+// The background engine's decisions, with no I/O: given what the plan's window allows now (the core's Room), the
+// work left, the time and what earlier steps learned about trigger lateness, it says "check n now", "wait here
+// until t" or "schedule the next step at t". The trigger handler (background.ts) only carries them out.
+
+/** What the core's window allows at `now` (the fields of shared/window.ts's Room the planner reads). */
+export interface PlanRoom {
+  urls: number;
+  requests: number;
+  perRequest: number;
+  capacity: number;
+  emptyAt: number;
+}
+
+/** What earlier steps learned about how late their triggers fired (ms), kept in the background state. */
+export interface Lateness {
+  /** A moving average of the lateness. */
+  typicalMs?: number;
+  /** The least lateness lately (rises slowly): the part every step has. */
+  lowMs?: number;
+  /** The most lateness lately (falls slowly): a step scheduled this early is never late. */
+  highMs?: number;
+}
+
+/**
+ * How the next step can be started: `minute`, a one-off trigger at any time (a bound script, or an add-on whose
+ * one-off trigger Google accepted); `hourly`, only the add-on's hourly trigger; `sidebar`, the open sidebar calls
+ * again when told (no lateness, no trigger).
+ */
+export type Cadence = 'minute' | 'hourly' | 'sidebar';
+
+export interface PlanInput {
+  now: number;
+  room: PlanRoom;
+  /** Domains left to check (Infinity when unknown, e.g. a sidebar job's rows). */
+  left: number;
+  /** No check starts after this (the execution's own budget). */
+  endsAt: number;
+  cadence: Cadence;
+  lateness: Lateness;
+  /** Runtime this execution may still spend sleeping (what the day's trigger-runtime budget leaves). */
+  waitBudgetMs: number;
+  /** Nothing has been sent in this execution yet: the first check is one request (a 403 block costs one). */
+  first: boolean;
+  /** The first check (one request) has just been answered: the rest of the window goes now. */
+  probed?: boolean;
+}
+
+export type StepPlan =
+  | { kind: 'check'; n: number }
+  | { kind: 'wait'; until: number }
+  | { kind: 'schedule'; at: number }
+  | { kind: 'idle' };
+
+/** Domains handed to one check at most (and the batch while the plan's limits are unknown). */
+export const CHUNK = 500;
+/** A wait this short is always slept in the step. */
+export const SHORT_WAIT_MS = 2_000;
+/** Lateness above this is not learned (a trigger that fired minutes late is an outage, not a habit). */
+export const MAX_LATENESS_MS = 90_000;
+
+/** Until steps have learned how late their triggers are, they expect what reports say: up to about a minute. */
+export const UNKNOWN_LATENESS: Required<Lateness> = { typicalMs: 30_000, lowMs: 0, highMs: 60_000 };
+
+/** How far ahead of the window the next trigger is due. */
+export function aheadMs(known: Lateness, canSleep: boolean): number {
+  const lateness = known.highMs === undefined ? UNKNOWN_LATENESS : known;
+  const typical = lateness.typicalMs ?? 0;
+  const low = Math.min(lateness.lowMs ?? 0, typical);
+  // With runtime to spare, early enough never to be late (the step sleeps the rest); without, split the risk.
+  if (canSleep) return Math.max(lateness.highMs ?? 0, typical);
+  return low + (typical - low) / 2;
+}
+
+/** The longest wait a step sleeps through rather than ending and being woken by a (late) trigger. */
+function longestSleep(input: PlanInput): number {
+  if (input.cadence === 'sidebar') return 0; // the sidebar calls again on time; it never needs to sleep
+  if (input.cadence === 'hourly') return Infinity; // the next trigger is an hour away
+  const { highMs, typicalMs } = input.lateness.highMs === undefined ? UNKNOWN_LATENESS : input.lateness;
+  return SHORT_WAIT_MS + Math.max(highMs ?? 0, typicalMs ?? 0);
+}
+
+/** One decision of a step. */
+export function planStep(input: PlanInput): StepPlan {
+  const { now, room, left } = input;
+  if (left <= 0) return { kind: 'idle' };
+  const sendable = Math.max(0, Math.floor(Math.min(room.urls, room.requests * room.perRequest, CHUNK, left)));
+  // The whole window at once: sends spread over seconds would free (and be sent again) spread out, every minute.
+  const whole = Math.min(room.capacity, CHUNK, left);
+  const probe = input.first && Number.isFinite(room.perRequest) ? room.perRequest : Infinity;
+  if (sendable > 0 && (sendable >= whole || input.first || input.probed))
+    return { kind: 'check', n: Math.min(sendable, probe) };
+  const at = Math.max(now, room.emptyAt);
+  const wait = at - now;
+  const canSleep = wait <= input.waitBudgetMs && at <= input.endsAt;
+  if (canSleep && (wait <= SHORT_WAIT_MS || wait <= longestSleep(input))) return { kind: 'wait', until: at };
+  if (sendable > 0) return { kind: 'check', n: sendable };
+  if (input.cadence === 'sidebar') return { kind: 'schedule', at };
+  return { kind: 'schedule', at: Math.max(now, at - aheadMs(input.lateness, input.waitBudgetMs > 0)) };
+}
+
+/** What a step learns from how late it got to work after its trigger's due time. */
+export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
+  const late = Math.max(0, Math.min(MAX_LATENESS_MS, lateMs));
+  const typical = lateness.typicalMs ?? late;
+  const low = lateness.lowMs ?? late;
+  const high = lateness.highMs ?? late;
+  return {
+    typicalMs: Math.round(0.7 * typical + 0.3 * late),
+    lowMs: Math.round(late < low ? late : low + 0.1 * (late - low)),
+    highMs: Math.round(late > high ? late : high - 0.1 * (high - late)),
+  };
+}
+
+/** The day's trigger runtime a step may spend sleeping (a third of the consumer quota of 90 min a day). */
+export const SLEEP_BUDGET_MS = 30 * 60_000;
+
+/** Runtime left for sleeping today, given what the day's trigger executions used so far. */
+export function sleepBudget(usedTodayMs: number): number {
+  return Math.max(0, SLEEP_BUDGET_MS - usedTodayMs);
+}

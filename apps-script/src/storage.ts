@@ -1,0 +1,120 @@
+// The one storage layer of the Sheets shell: values kept in the user's or the document's properties (keys in
+// storage-keys.ts), JSON read through a validating parse, and one lock policy for every read-modify-write.
+import { documentProperties, type Properties, userLock, userProperties } from './gas';
+
+/** Whose properties: the user's own (key, settings, job, plan, background) or the spreadsheet's. */
+export type Scope = 'user' | 'document';
+
+/** Turns stored JSON (anything, maybe damaged or of an older shape) into a valid value, or undefined. */
+export type Parse<T> = (raw: unknown) => T | undefined;
+
+/**
+ * The lock policy, the same for every stored value: a read-modify-write takes the user's lock, waits for it at
+ * most this long (storage holds it for milliseconds), and otherwise throws BUSY. What only saves work (learned
+ * limits, a count) is written by callers that catch; what the user asked for says to try again.
+ * The user's lock for document values too: the document lock is the background step's for a whole step, and two
+ * users writing one count at the same instant lose at most one increment.
+ */
+export const LOCK_WAIT_MS = 3_000;
+export const BUSY = 'Another DAPA step is saving its state; try again in a few seconds.';
+
+function properties(scope: Scope): Properties {
+  return scope === 'user' ? userProperties() : documentProperties();
+}
+
+/** A stored text (settings, the key), or undefined. */
+export function readText(scope: Scope, key: string): string | undefined {
+  return properties(scope).getProperty(key) ?? undefined;
+}
+
+/** Writes texts at once; undefined deletes the key. */
+export function writeTexts(scope: Scope, values: Record<string, string | undefined>): void {
+  const props = properties(scope);
+  const set: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined) props.deleteProperty(key);
+    else set[key] = value;
+  }
+  if (Object.keys(set).length > 0) props.setProperties(set);
+}
+
+/** PropertiesService keeps at most 9 KB a value: longer JSON is kept in parts (key holds "#n", then key#0...). */
+const PART_CHARS = 8_000;
+
+function partsOf(head: string | undefined): number {
+  return Number(/^#(\d+)$/.exec(head ?? '')?.[1] ?? 0);
+}
+
+/** A stored JSON value as `parse` accepts it; a missing, unreadable or invalid one is undefined. */
+export function readValue<T>(scope: Scope, key: string, parse: Parse<T>): T | undefined {
+  let text = readText(scope, key);
+  const parts = partsOf(text);
+  if (parts > 0) text = Array.from({ length: parts }, (_, i) => readText(scope, `${key}#${i}`)).join('');
+  if (!text) return undefined;
+  try {
+    return parse(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stores a value as JSON (in parts when long); undefined deletes it. */
+export function writeValue(scope: Scope, key: string, value: unknown): void {
+  const text = value === undefined ? '' : JSON.stringify(value);
+  const values: Record<string, string | undefined> = {};
+  for (let i = partsOf(readText(scope, key)); i-- > 0;) values[`${key}#${i}`] = undefined;
+  const parts = text.length > PART_CHARS ? Math.ceil(text.length / PART_CHARS) : 0;
+  for (let i = 0; i < parts; i++) values[`${key}#${i}`] = text.slice(i * PART_CHARS, (i + 1) * PART_CHARS);
+  values[key] = parts > 0 ? `#${parts}` : text || undefined;
+  writeTexts(scope, values);
+}
+
+/** Deletes every key of a scope that starts with `prefix`. */
+export function deleteKeys(scope: Scope, prefix: string): void {
+  const props = properties(scope);
+  for (const key of props.getKeys()) if (key.startsWith(prefix)) props.deleteProperty(key);
+}
+
+/**
+ * Runs `action` under the lock policy above. Nested calls run inside the outer hold (Apps Script's lock is one per
+ * execution: an inner release would free the outer section).
+ */
+export function locked<T>(action: () => T): T {
+  const lock = userLock();
+  if (lock.hasLock()) return action();
+  if (!lock.tryLock(LOCK_WAIT_MS)) throw new Error(BUSY);
+  try {
+    return action();
+  } finally {
+    lock.releaseLock();
+  }
+}
+
+/**
+ * Reads a value, lets `change` return its next state (undefined deletes it) and stores that, under the lock.
+ * Returns what was stored.
+ */
+export function updateValue<T>(
+  scope: Scope,
+  key: string,
+  parse: Parse<T>,
+  change: (current: T | undefined) => T | undefined,
+): T | undefined {
+  return locked(() => {
+    const next = change(readValue(scope, key, parse));
+    writeValue(scope, key, next);
+    return next;
+  });
+}
+
+// ---- small validators for parse functions -----------------------------------------------------------------
+
+/** A plain object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A finite number, or undefined. */
+export function finite(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}

@@ -1,0 +1,126 @@
+// The publishing kit of the Sheets add-on (apps-script/publishing/) and the published manifests: the scopes table is
+// appsscript.json's scopes exactly, the listing keeps to Google's limits, no manifest or listing carries a placeholder,
+// the privacy policy names every place the add-on stores something, and the images have the sizes the kit claims.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DOCUMENT_PROPERTY, STORE_SHEET, USER_PROPERTY } from '../../apps-script/src/storage-keys';
+
+const root = join(__dirname, '../..');
+const kit = join(root, 'apps-script/publishing');
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+const manifest = JSON.parse(read('apps-script/appsscript.json')) as { oauthScopes: string[] };
+
+/** `| scope | justification |` rows of SCOPES.md's table. */
+function scopeTable(markdown: string): Array<{ scope: string; why: string }> {
+  return markdown
+    .split('\n')
+    .map((line) => /^\|\s*`(https:\/\/www\.googleapis\.com\/auth\/[^`]+)`\s*\|(.*)\|\s*$/.exec(line))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map((match) => ({ scope: match[1], why: match[2].trim() }));
+}
+
+/** The text under `## <title>` of LISTING.md, up to the next heading. */
+function section(markdown: string, title: string): string {
+  const match = new RegExp(`^## ${title}\\n([\\s\\S]*?)(?=^## |$(?![\\s\\S]))`, 'm').exec(markdown);
+  if (!match) throw new Error(`LISTING.md has no "## ${title}" section`);
+  return match[1].trim();
+}
+
+/** Width and height of a PNG, from its IHDR chunk. */
+function pngSize(file: string): { width: number; height: number } {
+  const data = readFileSync(file);
+  expect(data.subarray(1, 4).toString('latin1')).toBe('PNG');
+  return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
+}
+
+const PLACEHOLDER =
+  /\.invalid\b|\bexample\b|\bTODO\b|\bFIXME\b|\bTBD\b|lorem ipsum|PASTE[-_ ]?YOUR|your[-_ ]name|changeme/i;
+
+describe('Sheets publishing kit', () => {
+  test('the scopes table lists exactly the scopes of appsscript.json, each with a one-line justification', () => {
+    const rows = scopeTable(readFileSync(join(kit, 'SCOPES.md'), 'utf8'));
+    expect(rows.map((row) => row.scope)).toEqual(manifest.oauthScopes);
+    expect(new Set(manifest.oauthScopes).size).toBe(manifest.oauthScopes.length);
+    for (const row of rows) expect(row.why.length).toBeGreaterThan(40);
+  });
+
+  test('the scope check catches a drift (a scope added to the manifest only)', () => {
+    const rows = scopeTable(readFileSync(join(kit, 'SCOPES.md'), 'utf8')).map((row) => row.scope);
+    const drifted = [...manifest.oauthScopes, 'https://www.googleapis.com/auth/drive'];
+    expect(rows).not.toEqual(drifted);
+  });
+
+  test("the listing keeps to Google's limits", () => {
+    const listing = readFileSync(join(kit, 'LISTING.md'), 'utf8');
+    const name = section(listing, 'Application name');
+    const short = section(listing, 'Short description');
+    const detailed = section(listing, 'Detailed description');
+    expect(name.length).toBeLessThanOrEqual(50);
+    expect(name).not.toMatch(/google|sheets|workspace|docs|drive|gmail/i);
+    expect(short.length).toBeGreaterThan(50);
+    expect(short.length).toBeLessThanOrEqual(200);
+    expect(detailed.length).toBeGreaterThan(500);
+    expect(detailed.length).toBeLessThan(16_000);
+    // The consent screen uses the same name (PUBLISHING.md says so).
+    expect(readFileSync(join(kit, 'PUBLISHING.md'), 'utf8')).toContain(`app name **${name}**`);
+  });
+
+  test('no placeholder in any published manifest or in the listing', () => {
+    // The n8n package as committed and as released (pack.mjs fills in the repository fields).
+    const dir = mkdtempSync(join(tmpdir(), 'kit-'));
+    try {
+      const released = join(dir, 'package.json');
+      writeFileSync(released, read('n8n-node/package.json'));
+      execFileSync(
+        process.execPath,
+        [join(root, 'n8n-node/pack.mjs'), '--fill', released, '--repo', 'dapa/dapa'],
+        {
+          env: { ...process.env, PACKAGE_AUTHOR_EMAIL: '' },
+          stdio: 'pipe',
+        },
+      );
+      const texts: Record<string, string> = {
+        'n8n-node/package.json': read('n8n-node/package.json'),
+        'n8n-node/package.json as released': readFileSync(released, 'utf8'),
+        'apps-script/appsscript.json': read('apps-script/appsscript.json'),
+        'apps-script/publishing/LISTING.md': read('apps-script/publishing/LISTING.md'),
+      };
+      for (const [name, text] of Object.entries(texts)) {
+        expect({ name, placeholder: PLACEHOLDER.exec(text)?.[0] }).toEqual({ name, placeholder: undefined });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The pattern itself catches what it is for.
+    for (const bad of ['a@x.invalid', 'https://example.com', 'TODO: fill']) expect(bad).toMatch(PLACEHOLDER);
+  });
+
+  test('the privacy policy names the API, the key and every place the add-on stores something', () => {
+    const privacy = readFileSync(join(kit, 'PRIVACY.md'), 'utf8');
+    expect(privacy).toContain('https://www.dapachecker.org');
+    expect(privacy).toMatch(/API key/);
+    expect(privacy).toContain(STORE_SHEET);
+    const keys = [...Object.values(USER_PROPERTY), ...Object.values(DOCUMENT_PROPERTY)];
+    for (const key of keys)
+      expect({ key, named: privacy.includes(key.replace(/\.$/, '')) }).toEqual({ key, named: true });
+    expect(privacy).toMatch(/## How to delete it/);
+    expect(readFileSync(join(kit, 'TERMS.md'), 'utf8')).toMatch(/MIT License/);
+  });
+
+  test('the icons, banner and screenshots have their stated sizes', () => {
+    const assets = join(kit, 'assets');
+    const expected: Record<string, [number, number]> = {
+      'icon-128.png': [128, 128],
+      'icon-32.png': [32, 32],
+      'card-banner-220x140.png': [220, 140],
+      'screenshot-1-sidebar.png': [1280, 800],
+      'screenshot-2-summary.png': [1280, 800],
+    };
+    expect(readdirSync(assets).sort()).toEqual(Object.keys(expected).sort());
+    for (const [file, [width, height]] of Object.entries(expected)) {
+      expect({ file, ...pngSize(join(assets, file)) }).toEqual({ file, width, height });
+    }
+  });
+});

@@ -1,0 +1,76 @@
+// The GitHub Actions workflows, checked here rather than on the first tag: each passes a workflow linter from npm
+// (@action-validator/cli: GitHub's workflow schema, in WebAssembly, offline), a workflow broken on purpose fails it,
+// and the release workflow keeps to what npm's trusted publishing and n8n's provenance rule need, with no secret.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(__dirname, '../..');
+const workflowsDir = join(root, '.github/workflows');
+const validator = join(root, 'node_modules/@action-validator/cli/cli.mjs');
+const workflows = readdirSync(workflowsDir).filter((name) => /\.ya?ml$/.test(name));
+const read = (name: string) => readFileSync(join(workflowsDir, name), 'utf8');
+
+function lint(file: string): { status: number | null; output: string } {
+  const run = spawnSync(process.execPath, [validator, file], { encoding: 'utf8', timeout: 60_000 });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+describe('GitHub Actions workflows', () => {
+  test('there are the CI, release and optional Apps Script deploy workflows', () => {
+    expect(workflows.sort()).toEqual(['ci.yml', 'deploy-apps-script.yml', 'release.yml']);
+  });
+
+  test.each(workflows)('%s passes the workflow linter', (name) => {
+    const result = lint(join(workflowsDir, name));
+    expect(result.output).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  test('a workflow broken on purpose fails the linter, naming the mistakes', () => {
+    const result = lint(join(__dirname, 'fixtures/broken-workflow.yml'));
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("Additional property 'runs_on' is not allowed");
+    expect(result.output).toContain('/jobs/test/runs-on');
+  });
+
+  test('CI runs the README commands and the heavy suite; .ci/run runs the same', () => {
+    const ci = read('ci.yml');
+    expect(ci).toMatch(/npm ci [^\n]*&& npm run demo/);
+    expect(ci).toMatch(/run: npm test\n/);
+    expect(ci).toMatch(/run: npm run test:e2e\n/);
+    const local = readFileSync(join(root, '.ci/run'), 'utf8');
+    expect(local).toMatch(/npm test\nnpm run test:e2e/);
+  });
+
+  test('the release publishes n8n-node/ on a version tag, with provenance, by trusted publishing (no token)', () => {
+    const release = read('release.yml');
+    expect(release).toMatch(/tags:\n\s+- 'n8n-node-v\*'/);
+    expect(release).toMatch(/permissions:\n\s+contents: read\n\s+id-token: write/);
+    expect(release).toContain('npm publish "${{ steps.pack.outputs.tarball }}" --provenance --access public');
+    expect(release).toContain('node n8n-node/pack.mjs --release --repo "$GITHUB_REPOSITORY" --tag "$tag"');
+    expect(release).toContain('N8N_NODE_TARBALL: ${{ steps.pack.outputs.tarball }}');
+    // Tests, the pack and the strict n8n lint of that tarball come before the upload.
+    const order = [
+      'run: npm test',
+      'n8n-node/pack.mjs --release',
+      'run: npm run lint:n8n',
+      'npm publish "$',
+    ].map((s) => release.indexOf(s));
+    expect(order.every((at) => at > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(release).not.toMatch(/NODE_AUTH_TOKEN|NPM_TOKEN|secrets\./);
+  });
+
+  test('no workflow holds a secret value; only the optional deploy reads a stored credential', () => {
+    for (const name of workflows) {
+      const text = read(name);
+      expect(text).not.toMatch(/npm_[A-Za-z0-9]{30,}|ghp_[A-Za-z0-9]{30,}|ya29\.|"refresh_token"\s*:/);
+      const secrets = [...text.matchAll(/secrets\.([A-Z0-9_]+)/g)].map((m) => m[1]);
+      expect(new Set(secrets)).toEqual(
+        name === 'deploy-apps-script.yml' ? new Set(['CLASPRC_JSON']) : new Set(),
+      );
+    }
+    expect(read('deploy-apps-script.yml')).toMatch(/on:\n\s+workflow_dispatch:/);
+  });
+});
