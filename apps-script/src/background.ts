@@ -214,7 +214,8 @@ function openStep(cadence: Cadence, startMs: number, deadlineMs: number): Step |
     deadline: startedAt + deadlineMs,
     cells: [],
     pending: [],
-    jobRunning: loadJob(spreadsheet.getId())?.status === 'running',
+    // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
+    jobRunning: state.on && !state.stopped && loadJob(spreadsheet.getId())?.status === 'running',
     sent: 0,
     billed: 0,
   };

@@ -21,8 +21,10 @@ export interface StoredJob extends Omit<JobState, 'a1'>, JobRange {
   /** Rows before the cursor are finished; rows after it may be finished already (written, so skipped). */
   cursor: number;
   mode: 'all' | 'retry';
-  /** While a sidebar step runs it holds a lease on the job, so that a second step does not overlap. */
+  /** While a turn (a sidebar step or a background step) runs it holds a lease on the job, so that a second one
+   *  does not overlap; `lease` names the holder, so a turn that outlived its lease knows it was overtaken. */
   leaseUntil?: number;
+  lease?: string;
   /** "Check again": the cache and the result store are not used. */
   fresh?: boolean;
   /** A scheduled refresh: only results checked since then are reused, and a "Checked at" column is written. */

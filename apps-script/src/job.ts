@@ -229,34 +229,48 @@ function runTurn(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, turn:
   }
 }
 
-/** Stores where a turn left the job (done, cancelled, stopped, or still running) and returns it. */
-function settleJob(job: StoredJob, turn: Turn): JobState {
+/** What a turn adds to the job: its rows done and counts since `base`, and its cursor if further on. */
+function addProgress(stored: StoredJob, job: StoredJob, base: StoredJob): void {
+  stored.done = Math.min(stored.total, stored.done + job.done - base.done);
+  stored.cursor = Math.max(stored.cursor, job.cursor);
+  for (const key of Object.keys(job.counts) as (keyof StoredJob['counts'])[])
+    stored.counts[key] += job.counts[key] - base.counts[key];
+  for (const [code, n] of Object.entries(job.skippedByReason))
+    stored.skippedByReason[code] = (stored.skippedByReason[code] ?? 0) + n - (base.skippedByReason[code] ?? 0);
+}
+
+/**
+ * Stores where a turn left the job (done, cancelled, stopped, or still running) and returns it. The turn's own
+ * progress is added to the stored job, not written over it, so a turn that outlived its lease (another turn took
+ * the job meanwhile) loses nothing of either.
+ */
+function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): JobState {
   return locked(() => {
     const stored = loadJob(job.spreadsheetId);
-    if (stored && stored.id !== job.id) return stateOf(stored);
+    if (!stored || stored.id !== job.id) return stateOf(stored ?? job);
     if (turn.retry.length > 0) {
       const rows = loadRetryRows(job.spreadsheetId);
       for (const row of turn.retry) rows.add(row);
       storeRetryRows(job.spreadsheetId, rows);
     }
-    job.leaseUntil = undefined;
-    if (stored?.status === 'cancelled') {
-      job.status = 'cancelled';
-      job.message = cancelledMessage(job);
+    addProgress(stored, job, base);
+    const ours = stored.lease === lease;
+    if (ours) stored.leaseUntil = stored.lease = undefined;
+    if (stored.status === 'cancelled') {
+      stored.message = cancelledMessage(stored);
     } else if (turn.stop) {
-      job.status = 'error';
-      job.message = turn.stop.message;
-    } else if (job.cursor > job.lastRow) {
-      job.status = 'done';
-      job.message = `Done: ${job.total} rows. ${summary(job)}`;
-    } else {
-      job.status = 'running';
-      job.message = turn.progressed
-        ? `Checked ${job.done} of ${job.total} rows.`
+      stored.status = 'error';
+      stored.message = turn.stop.message;
+    } else if (stored.cursor > stored.lastRow) {
+      stored.status = 'done';
+      stored.message = `Done: ${stored.total} rows. ${summary(stored)}`;
+    } else if (ours) {
+      stored.message = turn.progressed
+        ? `Checked ${stored.done} of ${stored.total} rows.`
         : "Waiting for the plan's rate limit before the next rows.";
     }
-    storeJob(job);
-    return stateOf(job);
+    storeJob(stored);
+    return stateOf(stored);
   });
 }
 
@@ -271,18 +285,20 @@ export function advanceJob(
   room: (() => number) | undefined,
   deadline: number,
   startBy = deadline,
+  held?: Claim,
 ): { remaining: boolean; progressed: boolean; fatal?: JobStop; state?: JobState } {
   const spreadsheetId = spreadsheet.getId();
-  const job = loadJob(spreadsheetId);
+  const { job, lease } = held ?? claimJob(spreadsheetId, now(), false);
   if (!job || job.status !== 'running') return { remaining: false, progressed: false };
-  // A sidebar step holds the job (its lease): a background turn waits rather than overlap and overwrite it.
-  if (room !== undefined && (job.leaseUntil ?? 0) > now()) return { remaining: true, progressed: false };
+  // Another turn holds the job (its lease): this one waits rather than overlap it.
+  if (!lease) return { remaining: true, progressed: false };
+  const base: StoredJob = JSON.parse(JSON.stringify(job));
   const turn: Turn = {
     progressed: false,
     retry: [],
     cancelled: () => {
       const stored = loadJob(spreadsheetId);
-      return !stored || stored.id !== job.id || stored.status === 'cancelled';
+      return !stored || stored.id !== job.id || stored.status === 'cancelled' || stored.lease !== lease;
     },
   };
   try {
@@ -291,25 +307,30 @@ export function advanceJob(
   } catch (error) {
     turn.stop = { code: 'error', message: error instanceof Error ? error.message : String(error) };
   }
-  const state = settleJob(job, turn);
+  const state = settleJob(job, base, lease, turn);
   return { remaining: state.status === 'running', progressed: turn.progressed, fatal: turn.stop, state };
 }
 
 // ---- the sidebar's server functions ---------------------------------------------------------------------
 
-/** Takes the lease of a running (or stopped) job for this step, unless another step holds it. */
-function claimJob(spreadsheetId: string, at: number): { job: StoredJob; claimed: boolean } {
+/** A job and, when this turn got it, the lease it holds on it. */
+interface Claim {
+  job?: StoredJob;
+  lease?: string;
+}
+
+/** Takes the lease of a running job (for the sidebar, also of a stopped one) unless another turn holds it. */
+function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
   return locked(() => {
     const job = loadJob(spreadsheetId);
-    if (!job) throw new Error('There is no DAPA job in this spreadsheet: start one from the sidebar.');
-    const claimed = (job.status === 'running' || job.status === 'error') && (job.leaseUntil ?? 0) <= at;
-    if (claimed) {
-      job.status = 'running';
-      job.message = undefined;
-      job.leaseUntil = at + LEASE_MS;
-      storeJob(job);
-    }
-    return { job, claimed };
+    const runnable = job?.status === 'running' || (reopen && job?.status === 'error');
+    if (!job || !runnable || (job.leaseUntil ?? 0) > at) return { job };
+    if (reopen) job.message = undefined;
+    job.status = 'running';
+    job.leaseUntil = at + LEASE_MS;
+    job.lease = Utilities.getUuid();
+    storeJob(job);
+    return { job, lease: job.lease };
   });
 }
 
@@ -317,10 +338,13 @@ export function continueJob(): JobState {
   const startedAt = now();
   const spreadsheet = activeSpreadsheet();
   const spreadsheetId = spreadsheet.getId();
-  const { job, claimed } = claimJob(spreadsheetId, startedAt);
-  if (!claimed && job.status !== 'running' && job.status !== 'error') return stateOf(job);
-  if (!claimed) {
-    // Another step holds the job (a second sidebar): wait a little instead of being called again at once.
+  const claim = claimJob(spreadsheetId, startedAt, true);
+  const { job, lease } = claim;
+  if (!job) throw new Error('There is no DAPA job in this spreadsheet: start one from the sidebar.');
+  if (!lease && job.status !== 'running') return stateOf(job);
+  if (!lease) {
+    // Another turn holds the job (a second sidebar, a background step): wait a little instead of being called
+    // again at once.
     sleep(Math.max(0, Math.min(5_000, (job.leaseUntil ?? 0) - startedAt)));
     return stateOf(job, 'Another step of this job is running (is the sidebar open twice?).');
   }
@@ -328,7 +352,7 @@ export function continueJob(): JobState {
     // Background checks run this job (also with the sidebar closed); the sidebar only shows where it stands.
     locked(() => {
       const stored = loadJob(spreadsheetId);
-      if (stored && stored.id === job.id) storeJob({ ...stored, leaseUntil: undefined });
+      if (stored?.lease === lease) storeJob({ ...stored, leaseUntil: undefined, lease: undefined });
     });
     return stateOf(job, `Checked ${job.done} of ${job.total} rows; the rest is checked in the background.`);
   }
@@ -338,6 +362,7 @@ export function continueJob(): JobState {
     undefined,
     startedAt + STEP_BUDGET_MS,
     startedAt + STEP_START_MS,
+    claim,
   );
   if (!turn.progressed && !turn.fatal && turn.remaining) {
     // Nothing could be sent (a plan's rate limit): wait here a little rather than have the sidebar call at once.
