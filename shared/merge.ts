@@ -1,7 +1,7 @@
 // One report for positions that several runs checked side by side (each run a part of the positions): every
 // outcome in its place, every total kept (records + skips + errors = inputs), the windows merged into one.
 import type { Learned, Outcome, Report, Totals } from './outcome';
-import { mergeWindows } from './window';
+import { mergeWindows, WINDOW_MS, type WindowSnapshot } from './window';
 
 export interface ReportPart {
   report: Report;
@@ -56,10 +56,38 @@ function mergeTotals(parts: readonly ReportPart[], outcomes: readonly Outcome[])
 }
 
 /**
- * Merges the reports of runs that checked parts of `size` positions; a position no run checked gets `filler`
- * (for example "unfinished: not sent yet"). A limit learned by any run holds for all (the smallest wins).
+ * The window after runs that each started from `base` went side by side: the base's sends once, then every run's
+ * own sends, even where two runs sent as many URLs at the same moment (a plain merge would see one send there).
  */
-export function mergeReports(parts: readonly ReportPart[], size: number, filler: Outcome): Report {
+function sideBySide(windows: readonly WindowSnapshot[], base: WindowSnapshot | undefined) {
+  const merged = windows.reduce<WindowSnapshot | undefined>((w, next) => mergeWindows(w, next), base);
+  if (!merged) return undefined;
+  const inBase = new Map<string, number>();
+  for (const send of base?.sends ?? []) inBase.set(send.join(), (inBase.get(send.join()) ?? 0) + 1);
+  const sends = [...(base?.sends ?? [])];
+  for (const window of windows) {
+    const left = new Map(inBase);
+    for (const send of window.sends) {
+      const n = left.get(send.join()) ?? 0;
+      if (n > 0) left.set(send.join(), n - 1);
+      else sends.push(send);
+    }
+  }
+  merged.sends = sends.filter((s) => s[0] > merged.at - WINDOW_MS).sort((x, y) => x[0] - y[0]);
+  return merged;
+}
+
+/**
+ * Merges the reports of runs that checked parts of `size` positions, each run started from the window `base`; a
+ * position no run checked gets `filler` (for example "unfinished: not sent yet"). A limit learned by any run holds
+ * for all (the smallest wins).
+ */
+export function mergeReports(
+  parts: readonly ReportPart[],
+  size: number,
+  filler: Outcome,
+  base?: WindowSnapshot,
+): Report {
   if (parts.length === 1 && parts[0].positions.length === size && parts[0].positions.every((p, i) => p === i))
     return parts[0].report;
   const outcomes: Outcome[] = Array.from({ length: size }, () => ({ ...filler }));
@@ -69,9 +97,9 @@ export function mergeReports(parts: readonly ReportPart[], size: number, filler:
     for (const [k, v] of Object.entries(report.learned) as Array<[keyof Learned, number]>)
       learned[k] = Math.min(learned[k] ?? Infinity, v);
   const resumes = parts.map((p) => p.report.resumeAt).filter((t): t is number => t !== undefined);
-  const window = parts.reduce<Report['window'] | undefined>(
-    (w, p) => mergeWindows(w, p.report.window),
-    undefined,
+  const window = sideBySide(
+    parts.map((p) => p.report.window),
+    base,
   );
   const merged: Report = {
     outcomes,

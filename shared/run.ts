@@ -36,6 +36,9 @@ export interface RunOptions {
   maxConsecutiveFailures?: number;
   /** Seed for the jitter of backoffs (default 1). */
   seed?: number;
+  /** URLs left in the whole work this run is a part of (a background step's queue): whether a probe above an
+   *  inferred limit is worth it is judged by it (default: the run's own queue). */
+  left?: number;
 }
 
 /** First batch size when the plan's maximum is unknown; a 422 Limit Exceeded shrinks it. */
@@ -150,7 +153,11 @@ export class CheckRun {
     const slot =
       this.serverNextAt !== undefined
         ? { at: Math.max(now, this.serverNextAt), urls: wanted, probe: false }
-        : this.pacer.plan(Math.max(now, this.notBefore), wanted, this.queue.length);
+        : this.pacer.plan(
+            Math.max(now, this.notBefore),
+            wanted,
+            Math.max(this.queue.length, this.options.left ?? 0),
+          );
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       const ms = slot.at - now;

@@ -194,20 +194,20 @@ export class PlanWindow {
     return { at, urls: Math.max(1, Math.min(wanted, upm.value - used)), probe };
   }
 
-  /** What the window allows at `now` (see Room). */
-  room(now: number): Room {
+  /** What the window allows at `now` (see Room), for work of `left` URLs (whether a probe is worth it). */
+  room(now: number, left = Infinity): Room {
     const perRequest = this.limits.maxUrlsPerRequest?.value ?? Infinity;
     const rpm = this.limits.requestsPerMinute?.value ?? Infinity;
     const upm = this.limits.urlsPerMinute?.value ?? Infinity;
     const recent = this.recent(now);
     const emptyAt = recent.length > 0 ? Math.max(now, recent[recent.length - 1][0] + WINDOW_MS + 1) : now;
     const capacity = Math.min(upm, rpm * perRequest);
-    const slot = this.plan(now, Number.MAX_SAFE_INTEGER);
+    const slot = this.plan(now, Number.MAX_SAFE_INTEGER, left);
     if (slot.at > now)
       return { urls: 0, requests: 0, perRequest, capacity, freeAt: slot.at, emptyAt, probe: false };
     // The plan lets one request go now: how many more its limits leave, and a probe's one batch above a guess.
-    const left = this.server !== undefined ? this.server.remaining : rpm - recent.length;
-    const requests = Math.max(1, left);
+    const slots = this.server !== undefined ? this.server.remaining : rpm - recent.length;
+    const requests = Math.max(1, slots);
     const used = this.urlsIn(now);
     const urls = upm === Infinity ? Infinity : used >= upm ? Math.min(perRequest, upm) : upm - used;
     return {
@@ -284,9 +284,9 @@ function exact(value: number, at: number): Limit {
   return { value, exact: true, at };
 }
 
-/** What the window allows at `now`, from a stored snapshot (nothing known: Infinity everywhere). */
-export function roomIn(window: WindowSnapshot | undefined, now: number): Room {
-  return new PlanWindow(window).room(now);
+/** What the window allows at `now` for work of `left` URLs, from a stored snapshot (nothing known: Infinity). */
+export function roomIn(window: WindowSnapshot | undefined, now: number, left = Infinity): Room {
+  return new PlanWindow(window).room(now, left);
 }
 
 /** One window from two that may overlap (two executions that started from the same stored one). */
@@ -296,10 +296,17 @@ export function mergeWindows(
 ): WindowSnapshot | undefined {
   if (!a || !b) return a ?? b;
   const at = Math.max(a.at, b.at);
-  const seen = new Set<string>();
-  const sends = [...a.sends, ...b.sends]
-    .filter((s) => s[0] > at - WINDOW_MS && !seen.has(s.join()) && seen.add(s.join()))
-    .sort((x, y) => x[0] - y[0]);
+  // The same history seen twice counts once: each send as often as the snapshot that has it more often (a
+  // snapshot may hold equal sends, side by side requests answered at the same moment).
+  const inA = new Map<string, number>();
+  for (const s of a.sends) inA.set(s.join(), (inA.get(s.join()) ?? 0) + 1);
+  let sends = [...a.sends];
+  for (const s of b.sends) {
+    const n = inA.get(s.join()) ?? 0;
+    if (n > 0) inA.set(s.join(), n - 1);
+    else sends.push(s);
+  }
+  sends = sends.filter((s) => s[0] > at - WINDOW_MS).sort((x, y) => x[0] - y[0]);
   const limits: PlanLimits = {};
   for (const name of LIMIT_NAMES) {
     const best = better(a.limits[name], b.limits[name]);

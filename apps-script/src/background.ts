@@ -75,6 +75,8 @@ interface Step {
   cells: FormulaCell[];
   pending: string[];
   jobRunning: boolean;
+  /** Rows of the job not done yet. */
+  jobLeft: number;
   sent: number;
   billed: number;
   firstLook?: number;
@@ -89,9 +91,24 @@ function spreadsheetId(): string {
   return SpreadsheetApp.getActiveSpreadsheet().getId();
 }
 
-/** What the plan's window allows now. */
-function roomNow(baseUrl: string): PlanRoom {
-  return roomIn(loadWindow(baseUrl), now());
+/** What the plan's window allows now, for work of `left` URLs. */
+function roomNow(baseUrl: string, left?: number): PlanRoom {
+  return roomIn(loadWindow(baseUrl), now(), left);
+}
+
+/** Work left: the formulas' domains first, then the job's rows. */
+function workLeft(step: Step): number {
+  return step.pending.length > 0 ? step.pending.length : step.jobRunning ? step.jobLeft : 0;
+}
+
+/**
+ * Nothing came back (the window was spent elsewhere, or a probe above a guessed limit was refused): wait for the
+ * window to empty, here when the step lasts that long.
+ */
+function waitForWindow(step: Step): void {
+  const emptyAt = Math.max(now() + 1000, roomNow(step.baseUrl).emptyAt);
+  if (emptyAt <= step.endsAt && step.cadence !== 'sidebar') sleep(emptyAt - now());
+  else step.next ??= emptyAt;
 }
 
 /** The formulas not up to date, and their domains not kept yet (or checked before a refresh began). */
@@ -116,6 +133,8 @@ function check(step: Step, n: number): { code: string; message: string } | undef
       step.endsAt,
     );
     step.jobRunning = turn.remaining;
+    step.jobLeft = turn.state ? turn.state.total - turn.state.done : 0;
+    if (turn.remaining && !turn.progressed && !turn.fatal) waitForWindow(step);
     return turn.fatal;
   }
   const report = checkValues(step.pending, {
@@ -127,30 +146,25 @@ function check(step: Step, n: number): { code: string; message: string } | undef
     keep: true,
     since: step.state.refreshSince,
     parallel: true,
+    left: step.pending.length,
   });
   step.billed += report.totals.billed;
   const done = new Set(report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key));
   step.pending = step.pending.filter((k) => !done.has(k));
   step.resumeAt = Math.max(step.resumeAt ?? 0, report.resumeAt ?? 0);
-  if (!report.fatal && done.size === 0) {
-    // Nothing came back (the window was spent elsewhere, or a probe above a guessed limit was refused): wait for
-    // the window to empty, here when the step lasts that long.
-    const emptyAt = Math.max(now() + 1000, roomNow(step.baseUrl).emptyAt);
-    if (emptyAt <= step.endsAt && step.cadence !== 'sidebar') sleep(emptyAt - now());
-    else step.next ??= emptyAt;
-  }
+  if (!report.fatal && done.size === 0) waitForWindow(step);
   return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };
 }
 
 function decide(step: Step, first: boolean, probed: boolean): StepPlan {
-  const left = step.pending.length > 0 ? step.pending.length : step.jobRunning ? Infinity : 0;
+  const left = workLeft(step);
   const used =
     (step.state.day === Math.floor(step.startedAt / DAY_MS) ? (step.state.dayRuntimeMs ?? 0) : 0) +
     now() -
     step.startedAt;
   return planStep({
     now: now(),
-    room: roomNow(step.baseUrl),
+    room: roomNow(step.baseUrl, left),
     left,
     endsAt: step.endsAt,
     cadence: step.cadence,
@@ -203,6 +217,7 @@ function openStep(cadence: Cadence, startMs: number, deadlineMs: number): Step |
   if (!apiKey) return NO_KEY;
   const schedule = cadence === 'sidebar' ? undefined : dueSchedule(startedAt);
   if (schedule) startScheduledRun(spreadsheet, schedule, (since) => (state.refreshSince = since));
+  const job = loadJob(spreadsheet.getId());
   const step: Step = {
     spreadsheet,
     state,
@@ -215,7 +230,8 @@ function openStep(cadence: Cadence, startMs: number, deadlineMs: number): Step |
     cells: [],
     pending: [],
     // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
-    jobRunning: state.on && !state.stopped && loadJob(spreadsheet.getId())?.status === 'running',
+    jobRunning: state.on && !state.stopped && job?.status === 'running',
+    jobLeft: job ? job.total - job.done : 0,
     sent: 0,
     billed: 0,
   };

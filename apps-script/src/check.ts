@@ -36,6 +36,8 @@ export interface CheckOptions {
   since?: number;
   /** Send one request per plan-sized group of domains, side by side (UrlFetchApp.fetchAll). */
   parallel?: boolean;
+  /** URLs left in the whole work (a background step's): judges whether a probe is worth it, as the planner did. */
+  left?: number;
 }
 
 const LEFT: Outcome = { kind: 'error', code: 'unfinished', retryable: true, detail: { why: 'not_run' } };
@@ -99,6 +101,7 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
         window,
         waitForRateLimits: options.waitForRateLimits,
         seed: now() % 2147483647,
+        left: options.left,
       },
     );
     if (known.size > 0) run.addCached(known);
@@ -122,6 +125,7 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
           reports.map((r, g) => ({ report: r, positions: groups[g] })),
           values.length,
           LEFT,
+          window,
         );
   try {
     cacheRecords(baseUrl, report.fresh);

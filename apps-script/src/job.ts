@@ -192,6 +192,7 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, tu
           maxSend,
           waitForRateLimits: maxSend === undefined,
           parallel: maxSend !== undefined,
+          left: job.total - job.done,
         },
       )
     : undefined;
@@ -236,7 +237,8 @@ function addProgress(stored: StoredJob, job: StoredJob, base: StoredJob): void {
   for (const key of Object.keys(job.counts) as (keyof StoredJob['counts'])[])
     stored.counts[key] += job.counts[key] - base.counts[key];
   for (const [code, n] of Object.entries(job.skippedByReason))
-    stored.skippedByReason[code] = (stored.skippedByReason[code] ?? 0) + n - (base.skippedByReason[code] ?? 0);
+    stored.skippedByReason[code] =
+      (stored.skippedByReason[code] ?? 0) + n - (base.skippedByReason[code] ?? 0);
 }
 
 /**

@@ -101,7 +101,9 @@ describe('background checks', () => {
     expect(gas.sheet.getValues('B2:E301')).toEqual(list.map(metricsRow));
     expect(took).toBeLessThanOrEqual(1.1 * 5 * MINUTE);
     expect(stats().billed).toBe(300);
-    expect(gas.triggerRuntimeMs()).toBeLessThanOrEqual(0.1 * took);
+    // Steps wait for the window inside a step rather than schedule one that comes up to a minute late, within the
+    // day's sleep budget (30 minutes, a third of the consumer trigger quota): see planner.ts.
+    expect(gas.triggerRuntimeMs()).toBeLessThanOrEqual(30 * MINUTE);
   });
 
   it('answer the same list the next day from the result store: 0 requests, 0 credits', async () => {

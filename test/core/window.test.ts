@@ -176,4 +176,27 @@ describe('one report for runs side by side', () => {
     expect(merged.fatal?.code).toBe('bad_key');
     expect(merged.window.v).toBe(1);
   });
+
+  test('requests sent side by side at the same moment all count in the merged window, and the base once', () => {
+    // Twelve runs start from one stored window (5 URLs sent earlier) and each sends 5 URLs, answered together.
+    const base: WindowSnapshot = { ...basic(T), sends: [[T - 30_000, 5]] };
+    const part = (g: number) => {
+      const report = new CheckRun([`p${g}.com`], { baseUrl: 'http://x', deadline: T, window: base }).report();
+      return {
+        report: { ...report, window: { ...base, at: T, sends: [...base.sends, [T, 5]] } },
+        positions: [g],
+      };
+    };
+    const merged = mergeReports(
+      Array.from({ length: 12 }, (_, g) => part(g) as Parameters<typeof mergeReports>[0][number]),
+      12,
+      filler,
+      base,
+    );
+    const urls = merged.window.sends.reduce((sum, [, n]) => sum + n, 0);
+    expect(urls).toBe(5 + 12 * 5);
+    expect(roomIn(merged.window, T + 1, 1000).urls).toBe(0);
+    // Storing it over the stored window (the same history twice) keeps the twelve equal sends.
+    expect(mergeWindows(base, merged.window)?.sends).toHaveLength(13);
+  });
 });
