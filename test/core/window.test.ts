@@ -9,6 +9,7 @@ import {
   restoreWindow,
   roomIn,
   type Outcome,
+  type ReportPart,
   type WindowSnapshot,
 } from '../../shared';
 import { createSandbox, DEFAULT_CONFIG } from '../sandbox/handler';
@@ -180,15 +181,13 @@ describe('one report for runs side by side', () => {
   test('requests sent side by side at the same moment all count in the merged window, and the base once', () => {
     // Twelve runs start from one stored window (5 URLs sent earlier) and each sends 5 URLs, answered together.
     const base: WindowSnapshot = { ...basic(T), sends: [[T - 30_000, 5]] };
-    const part = (g: number) => {
+    const part = (g: number): ReportPart => {
       const report = new CheckRun([`p${g}.com`], { baseUrl: 'http://x', deadline: T, window: base }).report();
-      return {
-        report: { ...report, window: { ...base, at: T, sends: [...base.sends, [T, 5]] } },
-        positions: [g],
-      };
+      const sends: Array<[number, number]> = [...base.sends, [T, 5]];
+      return { report: { ...report, window: { ...base, at: T, sends } }, positions: [g] };
     };
     const merged = mergeReports(
-      Array.from({ length: 12 }, (_, g) => part(g) as Parameters<typeof mergeReports>[0][number]),
+      Array.from({ length: 12 }, (_, g) => part(g)),
       12,
       filler,
       base,
