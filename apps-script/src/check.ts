@@ -11,6 +11,7 @@ import {
   type Report,
   runSync,
   toEntry,
+  type WindowSnapshot,
 } from '../../shared';
 import { fetchAnswer, fetchAnswers, now, sleep } from './gas';
 import { loadWindow, saveWindow } from './plan-store';
@@ -44,80 +45,20 @@ const LEFT: Outcome = { kind: 'error', code: 'unfinished', retryable: true, deta
 
 /** Checks the values (one per input position) and returns one outcome per position. Never throws for the server. */
 export function checkValues(values: readonly unknown[], options: CheckOptions): Report {
-  const { apiKey, baseUrl, deadline } = options;
-  const known = new Map<string, DomainRecord>();
+  const { baseUrl } = options;
   const keyOf = values.map((v) => {
     const entry = toEntry(v);
     return entry.kind === 'candidate' ? entry.key : undefined;
   });
   const distinct = [...new Set(keyOf.filter((k): k is string => k !== undefined))];
-  const fromCache: Array<{ key: string; record: DomainRecord }> = [];
-  let saved = 0;
-  if (!options.fresh && distinct.length > 0) {
-    try {
-      const stored = readStoredRecords(baseUrl, distinct, options.since);
-      for (const [k, r] of stored) known.set(k, r);
-      saved = countSaved(baseUrl, stored);
-      const rest = distinct.filter((k) => !known.has(k));
-      if (options.since === undefined && rest.length > 0)
-        for (const [key, record] of readCachedRecords(baseUrl, rest)) {
-          known.set(key, record);
-          fromCache.push({ key, record });
-        }
-    } catch {
-      // An unavailable cache or store only costs requests; the check goes on without it.
-    }
-  }
-  // Only as many new domains as the caller allows go into the run; the rest wait for a later one.
-  let allowed = Infinity;
-  const admitted = new Set<string>();
-  if (options.maxSend !== undefined) {
-    allowed = Math.max(0, Math.floor(options.maxSend));
-    for (const k of distinct) if (!known.has(k) && admitted.size < allowed) admitted.add(k);
-  }
-  const inRun = (k: string | undefined) =>
-    k === undefined || known.has(k) || allowed === Infinity || admitted.has(k);
-  const positions = values.map((_, i) => i).filter((i) => inRun(keyOf[i]));
+  const kept = readKnown(baseUrl, distinct, options);
+  const positions = admittedPositions(keyOf, distinct, kept.known, options.maxSend);
   const window = loadWindow(baseUrl);
-  // Side by side (background steps): one run per request's worth of new domains, their requests sent together.
-  const groups: number[][] = [positions];
   const perRequest = window?.limits.maxUrlsPerRequest?.value;
-  if (options.parallel && perRequest) {
-    const fresh = [
-      ...new Set(positions.map((i) => keyOf[i]).filter((k) => k !== undefined && !known.has(k))),
-    ];
-    const groupOf = new Map(fresh.map((k, j) => [k, Math.floor(j / perRequest)]));
-    groups.length = 0;
-    for (let g = 0; g <= Math.floor((fresh.length - 1) / perRequest); g++) groups.push([]);
-    if (groups.length === 0) groups.push([]);
-    for (const i of positions) groups[groupOf.get(keyOf[i] as string) ?? 0].push(i);
-  }
-  const runs = groups.map((group) => {
-    const run = new CheckRun(
-      group.map((i) => values[i]),
-      {
-        baseUrl,
-        deadline,
-        window,
-        waitForRateLimits: options.waitForRateLimits,
-        seed: now() % 2147483647,
-        left: options.left,
-      },
-    );
-    if (known.size > 0) run.addCached(known);
-    return run;
-  });
-  const reports =
-    runs.length === 1
-      ? [
-          runSync(runs[0], {
-            send: (request) => fetchAnswer(request, apiKey),
-            sleep,
-            now,
-            cancelled: options.cancelled,
-          }),
-        ]
-      : runSideBySide(runs, apiKey);
+  // Side by side (background steps): one run per request's worth of new domains, their requests sent together.
+  const groups =
+    options.parallel && perRequest ? groupByRequest(positions, keyOf, kept.known, perRequest) : [positions];
+  const reports = driveRuns(startRuns(values, groups, kept.known, window, options), options);
   const report =
     reports.length === 1 && groups[0].length === values.length
       ? reports[0]
@@ -127,13 +68,113 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
           LEFT,
           window,
         );
+  saveLearned(baseUrl, report, kept, options.keep);
+  return report;
+}
+
+/** What is already known before sending: kept results, cached ones, and how many credits the kept ones saved. */
+interface Known {
+  known: Map<string, DomainRecord>;
+  /** The records found in the cache (kept in the store too when the check keeps its results). */
+  fromCache: Array<{ key: string; record: DomainRecord }>;
+  saved: number;
+}
+
+/** Reads the kept, then the cached results for the distinct keys (none for "Check again"). */
+function readKnown(baseUrl: string, distinct: readonly string[], options: CheckOptions): Known {
+  const kept: Known = { known: new Map(), fromCache: [], saved: 0 };
+  if (options.fresh || distinct.length === 0) return kept;
+  try {
+    const stored = readStoredRecords(baseUrl, distinct, options.since);
+    for (const [k, r] of stored) kept.known.set(k, r);
+    kept.saved = countSaved(baseUrl, stored);
+    const rest = distinct.filter((k) => !kept.known.has(k));
+    if (options.since === undefined && rest.length > 0)
+      for (const [key, record] of readCachedRecords(baseUrl, rest)) {
+        kept.known.set(key, record);
+        kept.fromCache.push({ key, record });
+      }
+  } catch {
+    // An unavailable cache or store only costs requests; the check goes on without it.
+  }
+  return kept;
+}
+
+/** The positions that go into the run: at most maxSend new domains; the rest wait for a later one. */
+function admittedPositions(
+  keyOf: ReadonlyArray<string | undefined>,
+  distinct: readonly string[],
+  known: ReadonlyMap<string, DomainRecord>,
+  maxSend: number | undefined,
+): number[] {
+  let allowed = Infinity;
+  const admitted = new Set<string>();
+  if (maxSend !== undefined) {
+    allowed = Math.max(0, Math.floor(maxSend));
+    for (const k of distinct) if (!known.has(k) && admitted.size < allowed) admitted.add(k);
+  }
+  const inRun = (k: string | undefined) =>
+    k === undefined || known.has(k) || allowed === Infinity || admitted.has(k);
+  return keyOf.map((_, i) => i).filter((i) => inRun(keyOf[i]));
+}
+
+/** Groups the positions by request: each group holds at most perRequest new domains (known ones go with the first). */
+function groupByRequest(
+  positions: readonly number[],
+  keyOf: ReadonlyArray<string | undefined>,
+  known: ReadonlyMap<string, DomainRecord>,
+  perRequest: number,
+): number[][] {
+  const fresh = [...new Set(positions.map((i) => keyOf[i]).filter((k) => k !== undefined && !known.has(k)))];
+  const groupOf = new Map(fresh.map((k, j) => [k, Math.floor(j / perRequest)]));
+  const groups: number[][] = [];
+  for (let g = 0; g <= Math.floor((fresh.length - 1) / perRequest); g++) groups.push([]);
+  if (groups.length === 0) groups.push([]);
+  for (const i of positions) groups[groupOf.get(keyOf[i] as string) ?? 0].push(i);
+  return groups;
+}
+
+/** One CheckRun per group of positions, all starting from the same window and the known results. */
+function startRuns(
+  values: readonly unknown[],
+  groups: readonly number[][],
+  known: ReadonlyMap<string, DomainRecord>,
+  window: WindowSnapshot | undefined,
+  options: CheckOptions,
+): CheckRun[] {
+  return groups.map((group) => {
+    const run = new CheckRun(
+      group.map((i) => values[i]),
+      {
+        baseUrl: options.baseUrl,
+        deadline: options.deadline,
+        window,
+        waitForRateLimits: options.waitForRateLimits,
+        seed: now() % 2147483647,
+        left: options.left,
+      },
+    );
+    if (known.size > 0) run.addCached(known);
+    return run;
+  });
+}
+
+/** Drives the runs to their reports: one run alone (cancellable), several side by side. */
+function driveRuns(runs: CheckRun[], options: CheckOptions): Report[] {
+  if (runs.length !== 1) return runSideBySide(runs, options.apiKey);
+  const send = (request: HttpRequest) => fetchAnswer(request, options.apiKey);
+  return [runSync(runs[0], { send, sleep, now, cancelled: options.cancelled })];
+}
+
+/** Saves what the run learned (cache, result store, window, saved credits); each failure is tolerated on its own. */
+function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean | undefined): void {
   try {
     cacheRecords(baseUrl, report.fresh);
   } catch {
-    // Same: the records are in the report; only a later recalculation would pay for them again.
+    // The records are in the report; only a later recalculation would pay for them again.
   }
   try {
-    if (options.keep) storeRecords(baseUrl, [...fromCache, ...report.fresh]);
+    if (keep) storeRecords(baseUrl, [...kept.fromCache, ...report.fresh]);
   } catch (error) {
     // Not kept: a later check pays for them again. Said in the execution log, never with the key.
     console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
@@ -144,11 +185,10 @@ export function checkValues(values: readonly unknown[], options: CheckOptions): 
     // The window is an optimisation (a non-owner editor's formula may not save it).
   }
   try {
-    addSavedCredits(saved);
+    addSavedCredits(kept.saved);
   } catch {
     // So is the count.
   }
-  return report;
 }
 
 /**
