@@ -4,6 +4,8 @@
 // Limits are exact (a 422's stated maximum, the server's X-RateLimit-Limit, a value the user set) or inferred (from a
 // minute that other runs may have shared): an inferred limit is a guess, so a run held back by it alone sends a probe
 // (a rate_limit_reached skip bills nothing) once there has been no pushback for a minute, and the guess rises again.
+// A guess learned while the window held other runs' sends is labelled shared: it is a share, so it is probed whatever
+// work is left.
 // Times are those of the answers (never earlier than the server counted), so a server window has always expired
 // when ours has.
 import type { ServerRate } from './wire';
@@ -17,6 +19,8 @@ export const WINDOW_MS = 60_000;
 const URL_CALM_MS = WINDOW_MS;
 const REQUEST_CALM_MS = 3 * WINDOW_MS;
 const PROBE_WORTH_MINUTES = 1.5;
+/** For a guess from a window seen shared with other runs (likely a share of the plan), any work left is worth it. */
+const SHARED_PROBE_WORTH_MINUTES = 0;
 /** Learned limits older than this are learned again: the plan may have changed. */
 export const PLAN_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
@@ -25,6 +29,11 @@ export interface Limit {
   value: number;
   exact: boolean;
   at: number;
+  /**
+   * An inferred limit learned from a window that held other runs' sends as well as this run's (known from the
+   * snapshot it started from): a share of the minute, likely below the plan's rate, so probing it is worth more.
+   */
+  shared?: true;
 }
 
 export interface PlanLimits {
@@ -182,15 +191,21 @@ export class PlanWindow {
     const recent = this.sends.filter((s) => s[0] > at - WINDOW_MS);
     let used = recent.reduce((sum, s) => sum + s[1], 0);
     const rising = (this.pressure.rose ?? -Infinity) > at - WINDOW_MS;
-    const worth = rising || left > PROBE_WORTH_MINUTES * upm.value;
-    if (used >= upm.value && worth && this.probeDue(upm, this.pressure.urls, at, URL_CALM_MS))
-      return { at, urls: wanted, probe: true };
+    const worth =
+      rising || left > (upm.shared ? SHARED_PROBE_WORTH_MINUTES : PROBE_WORTH_MINUTES) * upm.value;
+    const probeAt = worth ? this.probeDueAt(upm, this.pressure.urls, URL_CALM_MS) : Infinity;
+    if (used >= upm.value && probeAt <= at) return { at, urls: wanted, probe: true };
     let i = 0;
+    const start = at;
     while (used >= upm.value && i < recent.length) {
       used -= recent[i][1];
       at = Math.max(at, recent[i][0] + WINDOW_MS + 1);
       i += 1;
     }
+    // The guess is held until the probe is due, not until the window slides: a pushback seen a moment after this
+    // run's first send is not a minute old when that send leaves the window, and a run that then waited for its
+    // window to slide again would probe a minute late (or never, once its work left is small).
+    if (probeAt < at) return { at: Math.max(start, probeAt), urls: wanted, probe: true };
     return { at, urls: Math.max(1, Math.min(wanted, upm.value - used)), probe };
   }
 
@@ -247,8 +262,16 @@ export class PlanWindow {
     const known = this.limits[name];
     if (seen === 0 || known?.exact) return 0;
     const partial = this.observedSince !== undefined && this.observedSince > now - WINDOW_MS;
-    if (known && partial && seen < known.value) return 0;
-    this.limits[name] = { value: seen, exact: false, at: now };
+    const since = this.observedSince ?? now;
+    const shared = this.recent(now).some((s) => s[0] < since);
+    if (known && partial && seen < known.value) {
+      // Not lowered from a partly seen window; but other runs' sends in it say that the guess is a share.
+      if (shared) known.shared = true;
+      return 0;
+    }
+    this.limits[name] = shared
+      ? { value: seen, exact: false, at: now, shared }
+      : { value: seen, exact: false, at: now };
     return seen;
   }
 
@@ -263,8 +286,14 @@ export class PlanWindow {
 
   /** A probe above an inferred limit is due when nothing pushed back for `base` ms (doubled per failed probe). */
   private probeDue(limit: Limit, pushedBackAt: number | undefined, now: number, base: number): boolean {
-    const calm = base * 2 ** (this.pressure.failedProbes ?? 0);
-    return !limit.exact && (pushedBackAt === undefined || pushedBackAt <= now - calm);
+    return this.probeDueAt(limit, pushedBackAt, base) <= now;
+  }
+
+  /** When a probe above `limit` is due (-Infinity: now; Infinity: never, the limit is exact). */
+  private probeDueAt(limit: Limit, pushedBackAt: number | undefined, base: number): number {
+    if (limit.exact) return Infinity;
+    if (pushedBackAt === undefined) return -Infinity;
+    return pushedBackAt + base * 2 ** (this.pressure.failedProbes ?? 0);
   }
 
   private recent(now: number): Array<[number, number]> {
@@ -337,9 +366,10 @@ const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFin
 
 function readLimit(x: unknown): Limit | undefined {
   const l = x as Partial<Limit> | undefined;
-  return l && isNum(l.value) && isNum(l.at) && typeof l.exact === 'boolean'
-    ? { value: l.value, exact: l.exact, at: l.at }
-    : undefined;
+  if (!l || !isNum(l.value) || !isNum(l.at) || typeof l.exact !== 'boolean') return undefined;
+  const limit: Limit = { value: l.value, exact: l.exact, at: l.at };
+  if (l.shared === true && !l.exact) limit.shared = true;
+  return limit;
 }
 
 /**

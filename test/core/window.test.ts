@@ -12,6 +12,7 @@ import {
   type ReportPart,
   type WindowSnapshot,
 } from '../../shared';
+import { PlanWindow } from '../../shared/window';
 import { createSandbox, DEFAULT_CONFIG } from '../sandbox/handler';
 import { runOnVirtualSandbox, runVirtual } from './virtual';
 import { FakeApi } from './fake-api';
@@ -68,6 +69,62 @@ describe('the window a run starts from', () => {
     expect(roomIn(w, T)).toMatchObject({ urls: 5, probe: true });
     w.limits.urlsPerMinute = { value: 60, exact: true, at: T };
     expect(roomIn(w, T)).toMatchObject({ urls: 0, probe: false });
+  });
+
+  test('a probe goes when the calm minute after the pushback has passed, not a whole window later', () => {
+    // A guess of 10 a minute learned from a skip at T + 200, a moment after the run's own first sends (T + 100 and
+    // T + 150). Those left the window at T + 60 150; the run sent its 10 again at once, so the window is full.
+    const w = basic(T);
+    w.limits.urlsPerMinute = { value: 10, exact: false, at: T + 200 };
+    w.pressure = { urls: T + 200 };
+    w.sends = [
+      [T + 60_150, 5],
+      [T + 60_160, 5],
+    ];
+    const now = T + 60_170;
+    // 30 URLs left would take three more minutes at the guess: the probe is due at T + 60 200, 30 ms from now.
+    expect(roomIn(w, now, 30)).toMatchObject({ urls: 0, freeAt: T + 60_200 });
+    expect(roomIn(w, T + 60_200, 30)).toMatchObject({ urls: 5, probe: true });
+  });
+
+  test('a guess learned from a minute shared with other runs is probed even with little work left; a lone guess is not', () => {
+    const learn = (earlier: Array<[number, number]>) => {
+      const w = new PlanWindow({
+        ...basic(T),
+        limits: { maxUrlsPerRequest: basic(T).limits.maxUrlsPerRequest },
+        sends: earlier,
+        pressure: undefined,
+      });
+      w.observedSince = T + 100;
+      w.accepted(T + 150, 5);
+      w.accepted(T + 200, 5);
+      expect(w.learnUrlLimit(T + 250)).toBe(earlier.reduce((n, s) => n + s[1], 10));
+      // A minute on, the run has sent its guess again and has a little work left.
+      const at = T + 60_300;
+      const guess = w.limits.urlsPerMinute?.value ?? 0;
+      w.accepted(at, guess);
+      return { limit: w.limits.urlsPerMinute, slot: w.plan(at, 5, 5) };
+    };
+    // The window held 20 URLs another execution in this process sent (the snapshot the run started from).
+    const shared = learn([[T + 50, 20]]);
+    expect(shared.limit).toMatchObject({ value: 30, exact: false, shared: true });
+    expect(shared.slot).toMatchObject({ at: T + 60_300, probe: true });
+    // Alone (nothing known from before it), the same guess is likely the plan's: 5 left waits for the window.
+    const alone = learn([]);
+    expect(alone.limit?.shared).toBeUndefined();
+    expect(alone.slot.probe).toBe(false);
+    expect(alone.slot.at).toBeGreaterThan(T + 60_300);
+    // The label survives a shell's storage, and only on an inferred limit.
+    const stored = restoreWindow(
+      JSON.stringify(new PlanWindow({ ...basic(T), limits: { urlsPerMinute: shared.limit! } }).snapshot(T)),
+      T,
+    );
+    expect(stored?.limits.urlsPerMinute?.shared).toBe(true);
+    const exact = restoreWindow(
+      { ...basic(T), limits: { urlsPerMinute: { value: 60, exact: true, at: T, shared: true } } },
+      T,
+    );
+    expect(exact?.limits.urlsPerMinute?.shared).toBeUndefined();
   });
 
   test('restoreWindow keeps the last minute and the last 7 days of limits, labelled, and refuses junk', () => {
