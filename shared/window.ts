@@ -194,18 +194,18 @@ export class PlanWindow {
     const worth =
       rising || left > (upm.shared ? SHARED_PROBE_WORTH_MINUTES : PROBE_WORTH_MINUTES) * upm.value;
     const probeAt = worth ? this.probeDueAt(upm, this.pressure.urls, URL_CALM_MS) : Infinity;
-    if (used >= upm.value && probeAt <= at) return { at, urls: wanted, probe: true };
-    let i = 0;
+    const full = used >= upm.value;
     const start = at;
+    let i = 0;
     while (used >= upm.value && i < recent.length) {
       used -= recent[i][1];
       at = Math.max(at, recent[i][0] + WINDOW_MS + 1);
       i += 1;
     }
-    // The guess is held until the probe is due, not until the window slides: a pushback seen a moment after this
-    // run's first send is not a minute old when that send leaves the window, and a run that then waited for its
-    // window to slide again would probe a minute late (or never, once its work left is small).
-    if (probeAt < at) return { at: Math.max(start, probeAt), urls: wanted, probe: true };
+    // A full window waits for the probe when it is due before the window slides (not for the slide): a pushback
+    // seen a moment after this run's first send is not a minute old when that send leaves the window, and a run
+    // that then waited for its window to slide again would probe a minute late (or never, once little is left).
+    if (full && probeAt < at) return { at: Math.max(start, probeAt), urls: wanted, probe: true };
     return { at, urls: Math.max(1, Math.min(wanted, upm.value - used)), probe };
   }
 
