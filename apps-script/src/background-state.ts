@@ -43,6 +43,8 @@ export interface BackgroundState {
   lateness?: Lateness;
   /** The pending step was scheduled for the plan's window to free (only such steps measure the lateness). */
   forWindow?: boolean;
+  /** No check before this (the service's Retry-After, or the window's word when a step stopped at it). */
+  resumeAt?: number;
   /** Server failures in a row; the background gives up after a few. */
   failures?: number;
 }

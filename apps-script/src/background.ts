@@ -22,6 +22,7 @@ import { now, sleep } from './gas';
 import { advanceJob, loadJob } from './job';
 import { MENU_NAME, NO_KEY } from './messages';
 import {
+  aheadMs,
   type Cadence,
   observeLateness,
   type PlanRoom,
@@ -108,7 +109,13 @@ function workLeft(step: Step): number {
 function waitForWindow(step: Step): void {
   const emptyAt = Math.max(now() + 1000, roomNow(step.baseUrl).emptyAt);
   if (emptyAt <= step.endsAt && step.cadence !== 'sidebar') sleep(emptyAt - now());
-  else step.next ??= emptyAt;
+  else step.next ??= aheadOf(step, emptyAt);
+}
+
+/** When the step that is to work at `at` is due: ahead of it by the triggers' lateness (it sleeps if early). */
+function aheadOf(step: Step, at: number): number {
+  if (step.cadence !== 'minute') return at;
+  return Math.max(now(), at - aheadMs(step.state.lateness ?? {}, sleepBudget(usedToday(step)) > 0));
 }
 
 /** The formulas not up to date, and their domains not kept yet (or checked before a refresh began). */
@@ -156,20 +163,30 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };
 }
 
+/** Trigger runtime spent today, this step's so far included. */
+function usedToday(step: Step): number {
+  const day = step.state.day === Math.floor(step.startedAt / DAY_MS) ? (step.state.dayRuntimeMs ?? 0) : 0;
+  return day + now() - step.startedAt;
+}
+
+/** What the window allows now; nothing before a Retry-After the server gave an earlier step. */
+function roomFor(step: Step, left: number): PlanRoom {
+  const room = roomNow(step.baseUrl, left);
+  const resumeAt = step.state.resumeAt ?? 0;
+  if (resumeAt <= now()) return room;
+  return { ...room, urls: 0, requests: 0, emptyAt: Math.max(room.emptyAt, resumeAt) };
+}
+
 function decide(step: Step, first: boolean, probed: boolean): StepPlan {
   const left = workLeft(step);
-  const used =
-    (step.state.day === Math.floor(step.startedAt / DAY_MS) ? (step.state.dayRuntimeMs ?? 0) : 0) +
-    now() -
-    step.startedAt;
   return planStep({
     now: now(),
-    room: roomNow(step.baseUrl, left),
+    room: roomFor(step, left),
     left,
     endsAt: step.endsAt,
     cadence: step.cadence,
     lateness: step.state.lateness ?? {},
-    waitBudgetMs: step.cadence === 'sidebar' ? Infinity : sleepBudget(used),
+    waitBudgetMs: step.cadence === 'sidebar' ? Infinity : sleepBudget(usedToday(step)),
     first,
     probed,
   });
@@ -244,8 +261,10 @@ function closeStep(step: Step): void {
   const { state } = step;
   const left = step.pending.length > 0 || step.jobRunning;
   if (step.next === undefined && left) step.next = now() + 1000;
-  // The server's word wins: a Retry-After later than the window's guess.
-  if (step.next !== undefined) step.next = Math.max(step.next, step.resumeAt ?? 0);
+  // The server's word wins: no check before a Retry-After later than the window's guess (state.resumeAt). The step
+  // that waits for it is still due ahead of it by the triggers' lateness, like one that waits for the window.
+  if (step.next !== undefined && (step.resumeAt ?? 0) > step.next)
+    step.next = Math.max(step.next, aheadOf(step, step.resumeAt as number));
   updateBackground(step.spreadsheet.getId(), (s) => {
     const day = Math.floor(step.startedAt / DAY_MS);
     const ran = now() - step.startedAt;
@@ -259,6 +278,8 @@ function closeStep(step: Step): void {
         s.lateness = observeLateness(s.lateness ?? {}, step.firstLook - s.dueAt);
     }
     s.billed = (s.billed ?? 0) + step.billed;
+    const resumeAt = Math.max(s.resumeAt ?? 0, step.resumeAt ?? 0);
+    s.resumeAt = resumeAt > now() ? resumeAt : undefined;
     s.refreshSince = state.refreshSince;
     s.failures = step.failed ? (s.failures ?? 0) + 1 : 0;
     if (s.failures >= MAX_FAILURES) step.stopped = 'The DAPA service kept failing; background checks paused.';

@@ -101,9 +101,11 @@ export function planStep(input: PlanInput): StepPlan {
 /** What a step learns from how late it got to work after its trigger's due time. */
 export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
   const late = Math.max(0, Math.min(MAX_LATENESS_MS, lateMs));
-  const typical = lateness.typicalMs ?? late;
-  const low = lateness.lowMs ?? late;
-  const high = lateness.highMs ?? late;
+  // The first observation moves the reported prior (0 to about a minute) instead of replacing it: one early trigger
+  // says little about the next one.
+  const typical = lateness.typicalMs ?? UNKNOWN_LATENESS.typicalMs;
+  const low = lateness.lowMs ?? UNKNOWN_LATENESS.lowMs;
+  const high = lateness.highMs ?? UNKNOWN_LATENESS.highMs;
   return {
     typicalMs: Math.round(0.7 * typical + 0.3 * late),
     lowMs: Math.round(late < low ? late : low + 0.1 * (late - low)),

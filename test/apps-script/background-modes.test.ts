@@ -75,6 +75,20 @@ describe('a bound script, triggers late by 0–60 s', () => {
     },
   );
 
+  it('keeps pace when a step ends on a refused probe: its successor is due ahead of the window by the lateness', async () => {
+    // Triggers always 50 s late: the first step's probe above the guessed rate (a lone run, after four windows) is
+    // refused near the step's end; the next step must be due 50 s before the window frees, not when it frees.
+    await open({ triggerDelayMs: 50_000 });
+    await gas.run('startBackground');
+    const t0 = gas.clock.now();
+    const { list, range } = await formula(500);
+    await gas.runTriggers({ until: t0 + 40 * MINUTE, stop: () => filled(range) === 500 });
+    expect(gas.sheet.getValues(range)).toEqual(list.map(metricsRow));
+    expect(sandbox.sandbox.stats()[KEY].responsesByStatus[422]).toBeGreaterThanOrEqual(2); // 5 per request, a probe
+    expect(gas.clock.now() - t0).toBeLessThanOrEqual(1.03 * (500 / 60) * MINUTE);
+    billedOnce(500);
+  });
+
   it('stops after one request when the network is blocked (403), not after a window of parallel requests', async () => {
     await open({ triggerDelayMs: 0 });
     await gas.run('startBackground');

@@ -106,6 +106,14 @@ describe('observeLateness', () => {
     expect(l.typicalMs).toBeLessThan(l.highMs as number);
   });
 
+  it('moves the reported prior (0 to about a minute) with its first observation instead of replacing it', () => {
+    const l = observeLateness({}, 5_000);
+    expect(l.highMs).toBeGreaterThan(50_000); // one early trigger does not make the next one early
+    expect(l.typicalMs).toBeGreaterThan(5_000);
+    expect(l.typicalMs).toBeLessThan(30_000);
+    expect(l.lowMs).toBeLessThanOrEqual(5_000);
+  });
+
   it('ignores outages (lateness over 90 s counts as 90 s)', () => {
     expect(observeLateness({}, 3_600_000).highMs).toBe(90_000);
   });
