@@ -3,10 +3,10 @@
 // trigger rules (one time-driven trigger per user per document, no recurrence under an hour), an open sidebar, a
 // refused trigger, a non-owner editor and a blocked network. Entry plan: 5 URLs per request, 60 URLs a minute.
 import type { SandboxConfig } from '../sandbox/handler';
-import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from './harness';
+import type { AppsScriptStandIn, LoadOptions } from './harness';
 import type { TriggerTable } from './standin/script-app';
-import { assertBundleIsCurrent, domains, metricsRow } from './support';
-import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
+import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
+import type { VirtualSandbox } from './virtual-sandbox';
 
 const KEY = 'entry-plan';
 const CONFIG: SandboxConfig = {
@@ -19,22 +19,13 @@ const OWN = ['dapaBackgroundStep', 'dapaBackgroundWatch', 'dapaOnEdit'];
 let sandbox: VirtualSandbox;
 let gas: AppsScriptStandIn;
 
-beforeAll(async () => {
-  sandbox = await startVirtualSandbox(CONFIG);
-});
-afterAll(async () => {
-  await sandbox.close();
-});
+useVirtualSandbox(CONFIG, (s) => (sandbox = s));
 afterEach(async () => {
   await gas.close();
 });
 
 async function open(options: LoadOptions = {}): Promise<void> {
-  assertBundleIsCurrent();
-  sandbox.sandbox.configure(CONFIG);
-  gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, ...options });
-  sandbox.useClock(gas.clock);
-  await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, ...options });
 }
 
 function filled(a1: string): number {

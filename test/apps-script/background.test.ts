@@ -2,9 +2,9 @@
 // sidebar jobs that finish by themselves, paced by the plan without sleeping, the result store, schedules.
 import crypto from 'node:crypto';
 import type { SandboxConfig } from '../sandbox/handler';
-import { type AppsScriptStandIn, loadAppsScript } from './harness';
-import { assertBundleIsCurrent, domains, metricsRow } from './support';
-import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
+import type { AppsScriptStandIn } from './harness';
+import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
+import type { VirtualSandbox } from './virtual-sandbox';
 
 const KEY = 'entry-plan';
 const CONFIG: SandboxConfig = {
@@ -18,18 +18,9 @@ const MINUTE = 60_000;
 let sandbox: VirtualSandbox;
 let gas: AppsScriptStandIn;
 
-beforeAll(async () => {
-  sandbox = await startVirtualSandbox(CONFIG);
-});
-afterAll(async () => {
-  await sandbox.close();
-});
+useVirtualSandbox(CONFIG, (s) => (sandbox = s));
 beforeEach(async () => {
-  assertBundleIsCurrent();
-  sandbox.sandbox.configure(CONFIG);
-  gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, triggerDelayMs: 2_000 });
-  sandbox.useClock(gas.clock);
-  await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, triggerDelayMs: 2_000 });
 });
 afterEach(async () => {
   await gas.close();
@@ -153,9 +144,7 @@ describe('background checks', () => {
 describe('the daily trigger quota', () => {
   it('stops the steps when it is spent, and the hourly watch resumes them the next day; nothing is lost', async () => {
     await gas.close();
-    gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 300, triggerQuotaMs: 3_000 });
-    sandbox.useClock(gas.clock);
-    await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+    gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, triggerQuotaMs: 3_000 });
     // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it.
     const day = Math.floor(gas.clock.now() / 86_400_000) + 1;
     gas.clock.advance(day * 86_400_000 - 3_600_000 - gas.clock.now());

@@ -1,9 +1,9 @@
 // The real service's habits as Sheets shows them: a 403 page for a refused network (not a wrong key, and never
 // retried in a loop by background checks) and "no data" metrics (a blank cell in a row that is still a result).
 import { metricsFor, type SandboxConfig } from '../sandbox/handler';
-import { type AppsScriptStandIn, loadAppsScript } from './harness';
-import { assertBundleIsCurrent, domains } from './support';
-import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
+import type { AppsScriptStandIn } from './harness';
+import { domains, useVirtualSandbox, virtualStandIn } from './support';
+import type { VirtualSandbox } from './virtual-sandbox';
 
 const KEY = 'sandbox-basic';
 const PLAN = { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 };
@@ -14,18 +14,9 @@ const NETWORK = /refused requests from this server's network/;
 let sandbox: VirtualSandbox;
 let gas: AppsScriptStandIn;
 
-beforeAll(async () => {
-  sandbox = await startVirtualSandbox(BLOCKED);
-});
-afterAll(async () => {
-  await sandbox.close();
-});
+useVirtualSandbox(BLOCKED, (s) => (sandbox = s));
 async function standIn(config: SandboxConfig): Promise<void> {
-  assertBundleIsCurrent();
-  sandbox.sandbox.configure(config);
-  gas = await loadAppsScript({ clock: 'virtual', virtualLatencyMs: 200 });
-  sandbox.useClock(gas.clock);
-  await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+  gas = await virtualStandIn(sandbox, KEY, config, { virtualLatencyMs: 200 });
 }
 afterEach(async () => {
   await gas.close();

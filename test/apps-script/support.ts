@@ -5,6 +5,7 @@ import path from 'node:path';
 import { emptyStats, metricsFor, type SandboxConfig, type KeyStats } from '../sandbox/handler';
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript, type LoadOptions } from './harness';
+import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
 
 const SRC_DIR = path.resolve(__dirname, '../../apps-script/src');
 
@@ -60,6 +61,36 @@ export async function standInFor(
   assertBundleIsCurrent();
   const gas = await loadAppsScript(options);
   await gas.run('saveSettings', { apiKey: apiKey ?? '', environment: 'custom', baseUrl: sandbox.url });
+  return gas;
+}
+
+/** The virtual-clock sandbox of a test file: started once (handed to `use`), closed after the file. */
+export function useVirtualSandbox(config: SandboxConfig, use: (sandbox: VirtualSandbox) => void): void {
+  let sandbox: VirtualSandbox | undefined;
+  beforeAll(async () => {
+    sandbox = await startVirtualSandbox(config);
+    use(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+}
+
+/**
+ * A stand-in on a virtual clock with the sandbox (reset to `config`) answering on that clock, and the owner's
+ * `apiKey` saved with the sandbox as custom base URL.
+ */
+export async function virtualStandIn(
+  sandbox: VirtualSandbox,
+  apiKey: string,
+  config: SandboxConfig,
+  options: LoadOptions = {},
+): Promise<AppsScriptStandIn> {
+  assertBundleIsCurrent();
+  sandbox.sandbox.configure(config);
+  const gas = await loadAppsScript({ clock: 'virtual', ...options });
+  sandbox.useClock(gas.clock);
+  await gas.run('saveSettings', { apiKey, environment: 'custom', baseUrl: sandbox.url });
   return gas;
 }
 

@@ -542,8 +542,13 @@ async function main(): Promise<void> {
         r.rowsLost === 0 &&
         r.billedTwice === 0 &&
         r.maxDayRuntimeMs <= CONSUMER_QUOTA_MS &&
-        (!addonClosed || (j.maxClockTriggers <= 1 && j.refusals.length === 0 && j.errorsShown === 0));
-      return `${r.scenario}: ${j.filled} of ${r.domains} filled${j.filled === r.domains ? ` in ${(r.tookMs / r.boundMs).toFixed(3)} × the bound` : ''} (target ${j.setup.targetText}), trigger runtime ${min(r.maxDayRuntimeMs)} on the busiest day, rows lost ${r.rowsLost}, billed twice ${r.billedTwice}: ${met ? 'met' : 'MISSED'}`;
+        j.errorsShown === 0 &&
+        (!addonClosed || j.maxClockTriggers <= 1);
+      // A refused creation is Google's answer to the one-off after() the issue lets the add-on try; it is caught and
+      // the add-on falls back to hourly. What the user must not meet is an error: that is what is judged.
+      const refused =
+        j.refusals.length > 0 ? `, ${j.refusals.length} trigger creation(s) refused (caught, not shown)` : '';
+      return `${r.scenario}: ${j.filled} of ${r.domains} filled${j.filled === r.domains ? ` in ${(r.tookMs / r.boundMs).toFixed(3)} × the bound` : ''} (target ${j.setup.targetText}), trigger runtime ${min(r.maxDayRuntimeMs)} on the busiest day, rows lost ${r.rowsLost}, billed twice ${r.billedTwice}, errors shown ${j.errorsShown}, at most ${j.maxClockTriggers} time-driven trigger(s) at once${refused}: ${met ? 'met' : 'MISSED'}`;
     }),
   ];
   const report = `# Sheets background checks: benchmark
