@@ -1,7 +1,7 @@
 // One report for positions that several runs checked side by side (each run a part of the positions): every
 // outcome in its place, every total kept (records + skips + errors = inputs), the windows merged into one.
 import type { Learned, Outcome, Report, Totals } from './outcome';
-import { mergeWindows, WINDOW_MS, type WindowSnapshot } from './window';
+import { mergeWindows, sendsNotIn, WINDOW_MS, type WindowSnapshot } from './window';
 
 export interface ReportPart {
   report: Report;
@@ -62,17 +62,8 @@ function mergeTotals(parts: readonly ReportPart[], outcomes: readonly Outcome[])
 function sideBySide(windows: readonly WindowSnapshot[], base: WindowSnapshot | undefined) {
   const merged = windows.reduce<WindowSnapshot | undefined>((w, next) => mergeWindows(w, next), base);
   if (!merged) return undefined;
-  const inBase = new Map<string, number>();
-  for (const send of base?.sends ?? []) inBase.set(send.join(), (inBase.get(send.join()) ?? 0) + 1);
-  const sends = [...(base?.sends ?? [])];
-  for (const window of windows) {
-    const left = new Map(inBase);
-    for (const send of window.sends) {
-      const n = left.get(send.join()) ?? 0;
-      if (n > 0) left.set(send.join(), n - 1);
-      else sends.push(send);
-    }
-  }
+  const baseSends = base?.sends ?? [];
+  const sends = [...baseSends, ...windows.flatMap((w) => sendsNotIn(baseSends, w.sends))];
   merged.sends = sends.filter((s) => s[0] > merged.at - WINDOW_MS).sort((x, y) => x[0] - y[0]);
   return merged;
 }

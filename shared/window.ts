@@ -318,6 +318,25 @@ export function roomIn(window: WindowSnapshot | undefined, now: number, left = I
   return new PlanWindow(window).room(now, left);
 }
 
+/**
+ * The sends of `b` that `a` does not hold, each counted as often as it appears: a snapshot may hold equal sends
+ * (side by side requests answered at the same moment), and those are distinct sends, not one seen twice.
+ */
+export function sendsNotIn(
+  a: ReadonlyArray<readonly [number, number]>,
+  b: ReadonlyArray<[number, number]>,
+): Array<[number, number]> {
+  const inA = new Map<string, number>();
+  for (const s of a) inA.set(s.join(), (inA.get(s.join()) ?? 0) + 1);
+  const extra: Array<[number, number]> = [];
+  for (const s of b) {
+    const n = inA.get(s.join()) ?? 0;
+    if (n > 0) inA.set(s.join(), n - 1);
+    else extra.push(s);
+  }
+  return extra;
+}
+
 /** One window from two that may overlap (two executions that started from the same stored one). */
 export function mergeWindows(
   a: WindowSnapshot | undefined,
@@ -325,17 +344,10 @@ export function mergeWindows(
 ): WindowSnapshot | undefined {
   if (!a || !b) return a ?? b;
   const at = Math.max(a.at, b.at);
-  // The same history seen twice counts once: each send as often as the snapshot that has it more often (a
-  // snapshot may hold equal sends, side by side requests answered at the same moment).
-  const inA = new Map<string, number>();
-  for (const s of a.sends) inA.set(s.join(), (inA.get(s.join()) ?? 0) + 1);
-  let sends = [...a.sends];
-  for (const s of b.sends) {
-    const n = inA.get(s.join()) ?? 0;
-    if (n > 0) inA.set(s.join(), n - 1);
-    else sends.push(s);
-  }
-  sends = sends.filter((s) => s[0] > at - WINDOW_MS).sort((x, y) => x[0] - y[0]);
+  // The same history seen twice counts once: each send as often as the snapshot that has it more often.
+  const sends = [...a.sends, ...sendsNotIn(a.sends, b.sends)]
+    .filter((s) => s[0] > at - WINDOW_MS)
+    .sort((x, y) => x[0] - y[0]);
   const limits: PlanLimits = {};
   for (const name of LIMIT_NAMES) {
     const best = better(a.limits[name], b.limits[name]);
