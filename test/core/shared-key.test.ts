@@ -17,30 +17,36 @@ const KEY = 'sandbox-basic'; // 5 URLs a request, 60 URLs and 60 requests a minu
 const LATENCY_MS = 300;
 
 interface Runner {
-  run: CheckRun;
+  run?: CheckRun;
   t: number;
   done?: number;
   report?: Report;
+  /** The answer to the run's request, handed to it at its next turn (when the answer came). */
+  pending?: { id: number; answer: ReturnType<Sandbox['handle']> };
+}
+
+interface Turns<R extends Runner> {
+  /** The run, made at its first turn. */
+  start(r: R): CheckRun;
+  /** After each step of a run (its window is shared, in queue mode). */
+  stepped?(r: R): void;
+  /** How long the answer to a request takes. */
+  latency(): number;
 }
 
 /** Steps every run on one clock, always the one whose turn comes first, until all are done. */
-export function runTogether(
-  sandbox: Sandbox,
-  lists: string[][],
-  starts: number[],
-  options: Partial<RunOptions> = {},
-): Runner[] {
-  const runners: Runner[] = lists.map((values, i) => ({
-    run: new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000, seed: i + 1, ...options }),
-    t: starts[i],
-  }));
+function takeTurns<R extends Runner>(sandbox: Sandbox, runners: R[], turns: Turns<R>): R[] {
   for (let guard = 0; guard < 100_000; guard++) {
-    const open = runners.filter((r) => r.report === undefined);
+    const open = runners.filter((r) => r.done === undefined);
     if (open.length === 0) return runners;
     const r = open.reduce((a, b) => (b.t < a.t ? b : a));
-    const step = r.run.next(r.t);
+    const run = (r.run ??= turns.start(r));
+    if (r.pending) run.receive(r.pending.id, r.pending.answer, r.t);
+    r.pending = undefined;
+    const step = run.next(r.t);
+    turns.stepped?.(r);
     if (step.type === 'done') {
-      r.report = r.run.report();
+      r.report = run.report();
       r.done = r.t;
     } else if (step.type === 'wait') r.t += step.ms;
     else {
@@ -49,11 +55,30 @@ export function runTogether(
         { method: 'POST', path: DAPA_PATH, headers, body: step.request.body },
         r.t,
       );
-      r.t += LATENCY_MS;
-      r.run.receive(step.id, answer, r.t);
+      r.pending = { id: step.id, answer };
+      r.t += turns.latency();
     }
   }
   throw new Error('runs did not finish');
+}
+
+/** Runs in one process, each with its own window, started at the given times; answers take 300 ms. */
+export function runTogether(
+  sandbox: Sandbox,
+  lists: string[][],
+  starts: number[],
+  options: Partial<RunOptions> = {},
+): Runner[] {
+  const runners: Array<Runner & { values: string[]; seed: number }> = lists.map((values, i) => ({
+    values,
+    seed: i + 1,
+    t: starts[i],
+  }));
+  return takeTurns(sandbox, runners, {
+    start: (r) =>
+      new CheckRun(r.values, { baseUrl: 'http://virtual', deadline: 3_600_000, seed: r.seed, ...options }),
+    latency: () => LATENCY_MS,
+  });
 }
 
 /**
@@ -75,39 +100,20 @@ function runInProcesses(
     i,
     worker: Math.floor(random() * processes),
     t: Math.floor(random() * spreadMs),
-    run: undefined as CheckRun | undefined,
-    pending: undefined as { id: number; answer: ReturnType<Sandbox['handle']> } | undefined,
-    done: undefined as number | undefined,
-  }));
-  const share = (r: (typeof runners)[number]) =>
-    memory.set(r.worker, mergeWindows(restoreWindow(memory.get(r.worker), r.t), r.run!.window(r.t)));
-  for (let guard = 0; guard < 100_000; guard++) {
-    const open = runners.filter((r) => r.done === undefined);
-    if (open.length === 0) return runners.map((r) => ({ done: r.done!, report: r.run!.report() }));
-    const r = open.reduce((a, b) => (b.t < a.t ? b : a));
-    r.run ??= new CheckRun(r.values, {
-      baseUrl: 'http://virtual',
-      deadline: 3_600_000,
-      seed: draw * 10 + r.i,
-      window: restoreWindow(memory.get(r.worker), r.t),
-    });
-    if (r.pending) r.run.receive(r.pending.id, r.pending.answer, r.t);
-    r.pending = undefined;
-    const step = r.run.next(r.t);
-    share(r);
-    if (step.type === 'done') r.done = r.t;
-    else if (step.type === 'wait') r.t += step.ms;
-    else {
-      const headers = { authorization: `Bearer ${KEY}` };
-      const answer = sandbox.handle(
-        { method: 'POST', path: DAPA_PATH, headers, body: step.request.body },
-        r.t,
-      );
-      r.pending = { id: step.id, answer };
-      r.t += 5 + Math.floor(random() * 56);
-    }
-  }
-  throw new Error('runs did not finish');
+  })) as Array<Runner & { values: string[]; i: number; worker: number }>;
+  takeTurns(sandbox, runners, {
+    start: (r) =>
+      new CheckRun(r.values, {
+        baseUrl: 'http://virtual',
+        deadline: 3_600_000,
+        seed: draw * 10 + r.i,
+        window: restoreWindow(memory.get(r.worker), r.t),
+      }),
+    stepped: (r) =>
+      memory.set(r.worker, mergeWindows(restoreWindow(memory.get(r.worker), r.t), r.run!.window(r.t))),
+    latency: () => 5 + Math.floor(random() * 56),
+  });
+  return runners.map((r) => ({ done: r.done!, report: r.report! }));
 }
 
 const domains = (from: number, n: number) => Array.from({ length: n }, (_, i) => `site${from + i}.com`);
