@@ -35,15 +35,24 @@ export async function sandboxWith(config?: SandboxConfig): Promise<RunningSandbo
  * block's own beforeEach), closed after the block.
  */
 export function useSuiteSandbox(config: SandboxConfig, use: (sandbox: RunningSandbox) => void): void {
-  let sandbox: RunningSandbox | undefined;
+  const get = useServer(() => sandboxWith(config), use);
+  beforeEach(() => get()?.sandbox.configure(config));
+}
+
+/** A server started before the block's tests (handed to `use`) and closed after them; returns its getter. */
+function useServer<S extends { close(): Promise<void> }>(
+  start: () => Promise<S>,
+  use: (server: S) => void,
+): () => S | undefined {
+  let server: S | undefined;
   beforeAll(async () => {
-    sandbox = await sandboxWith(config);
-    use(sandbox);
+    server = await start();
+    use(server);
   });
   afterAll(async () => {
-    await sandbox?.close();
+    await server?.close();
   });
-  beforeEach(() => sandbox?.sandbox.configure(config));
+  return () => server;
 }
 
 /** DA, PA, MR and Spam Score the sandbox gives a domain, in DAPA's default column order. */
@@ -66,14 +75,7 @@ export async function standInFor(
 
 /** The virtual-clock sandbox of a test file: started once (handed to `use`), closed after the file. */
 export function useVirtualSandbox(config: SandboxConfig, use: (sandbox: VirtualSandbox) => void): void {
-  let sandbox: VirtualSandbox | undefined;
-  beforeAll(async () => {
-    sandbox = await startVirtualSandbox(config);
-    use(sandbox);
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-  });
+  useServer(() => startVirtualSandbox(config), use);
 }
 
 /**
