@@ -61,14 +61,18 @@ export function metricsRow(domain: string): number[] {
   return [m.site_da, m.site_pa, m.site_mr, m.spam_score];
 }
 
-/** A stand-in whose owner has `apiKey` saved and the sandbox as custom base URL. */
+/**
+ * A stand-in whose owner has `apiKey` saved and the sandbox as custom base URL; a virtual-clock sandbox answers on
+ * the stand-in's clock.
+ */
 export async function standInFor(
-  sandbox: RunningSandbox,
+  sandbox: Pick<RunningSandbox, 'url'> & Partial<Pick<VirtualSandbox, 'useClock'>>,
   apiKey: string | undefined,
   options: LoadOptions = {},
 ): Promise<AppsScriptStandIn> {
   assertBundleIsCurrent();
   const gas = await loadAppsScript(options);
+  sandbox.useClock?.(gas.clock);
   await gas.run('saveSettings', { apiKey: apiKey ?? '', environment: 'custom', baseUrl: sandbox.url });
   return gas;
 }
@@ -88,12 +92,8 @@ export async function virtualStandIn(
   config: SandboxConfig,
   options: LoadOptions = {},
 ): Promise<AppsScriptStandIn> {
-  assertBundleIsCurrent();
   sandbox.sandbox.configure(config);
-  const gas = await loadAppsScript({ clock: 'virtual', ...options });
-  sandbox.useClock(gas.clock);
-  await gas.run('saveSettings', { apiKey, environment: 'custom', baseUrl: sandbox.url });
-  return gas;
+  return standInFor(sandbox, apiKey, { clock: 'virtual', ...options });
 }
 
 export function statsOf(sandbox: RunningSandbox, key: string): KeyStats {
