@@ -19,6 +19,8 @@ export const WINDOW_MS = 60_000;
 const URL_CALM_MS = WINDOW_MS;
 const REQUEST_CALM_MS = 3 * WINDOW_MS;
 const PROBE_WORTH_MINUTES = 1.5;
+/** A guess from an earlier run is probed for any work left when that saves waiting this long for a slide. */
+const PROBE_WORTH_WAIT_MS = 15_000;
 /** For a guess from a window seen shared with other runs (likely a share of the plan), any work left is worth it. */
 const SHARED_PROBE_WORTH_MINUTES = 0;
 /** Learned limits older than this are learned again: the plan may have changed. */
@@ -193,7 +195,7 @@ export class PlanWindow {
     const rising = (this.pressure.rose ?? -Infinity) > at - WINDOW_MS;
     const worth =
       rising || left > (upm.shared ? SHARED_PROBE_WORTH_MINUTES : PROBE_WORTH_MINUTES) * upm.value;
-    const probeAt = worth ? this.probeDueAt(upm, this.pressure.urls, URL_CALM_MS) : Infinity;
+    const probeAt = this.probeDueAt(upm, this.pressure.urls, URL_CALM_MS);
     const full = used >= upm.value;
     const start = at;
     let i = 0;
@@ -205,7 +207,13 @@ export class PlanWindow {
     // A full window waits for the probe when it is due before the window slides (not for the slide): a pushback
     // seen a moment after this run's first send is not a minute old when that send leaves the window, and a run
     // that then waited for its window to slide again would probe a minute late (or never, once little is left).
-    if (full && probeAt < at) return { at: Math.max(start, probeAt), urls: wanted, probe: true };
+    // A short run probes too a guess it did not learn itself (an earlier run's, maybe from a minute crowded by
+    // queue workers whose sends it never saw) when the slide it would wait for is far off: that guess would
+    // otherwise hold its last few URLs for most of a minute. A guess this run learned alone it trusts.
+    const inherited = upm.at < (this.observedSince ?? start);
+    const saves = at - Math.max(start, probeAt);
+    if (full && probeAt < at && (worth || (inherited && saves >= PROBE_WORTH_WAIT_MS)))
+      return { at: Math.max(start, probeAt), urls: wanted, probe: true };
     return { at, urls: Math.max(1, Math.min(wanted, upm.value - used)), probe };
   }
 

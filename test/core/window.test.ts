@@ -87,7 +87,7 @@ describe('the window a run starts from', () => {
     expect(roomIn(w, T + 60_200, 30)).toMatchObject({ urls: 5, probe: true });
   });
 
-  test('a guess learned from a minute shared with other runs is probed even with little work left; a lone guess is not', () => {
+  test('a guess learned from a minute shared with other runs is probed even with little work left; a guess the run learned alone is not, an inherited one is', () => {
     const learn = (earlier: Array<[number, number]>) => {
       const w = new PlanWindow({
         ...basic(T),
@@ -114,6 +114,18 @@ describe('the window a run starts from', () => {
     expect(alone.limit?.shared).toBeUndefined();
     expect(alone.slot.probe).toBe(false);
     expect(alone.slot.at).toBeGreaterThan(T + 60_300);
+    // A guess an earlier run learned (maybe in a minute crowded by queue workers it never saw) is probed for the
+    // same little work once calm, when the slide it would wait for is far off; not when the slide is near.
+    const inherited = new PlanWindow({
+      ...basic(T),
+      limits: { urlsPerMinute: { value: 25, exact: false, at: T - 120_000 } },
+      sends: [],
+      pressure: { urls: T - 120_000 },
+    });
+    inherited.observedSince = T;
+    inherited.accepted(T, 25);
+    expect(inherited.plan(T + 100, 5, 5)).toMatchObject({ at: T + 100, probe: true });
+    expect(inherited.plan(T + 50_000, 5, 5)).toMatchObject({ at: T + 60_001, probe: false });
     // The label survives a shell's storage, and only on an inferred limit.
     const stored = restoreWindow(
       JSON.stringify(new PlanWindow({ ...basic(T), limits: { urlsPerMinute: shared.limit! } }).snapshot(T)),
