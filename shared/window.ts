@@ -92,6 +92,7 @@ export interface Pace {
 
 type LimitName = keyof PlanLimits;
 const LIMIT_NAMES: LimitName[] = ['maxUrlsPerRequest', 'requestsPerMinute', 'urlsPerMinute'];
+const PRESSURE_NAMES = ['urls', 'requests', 'failedProbes', 'rose'] as const;
 
 export class PlanWindow {
   /** Accepted requests: answer time and URLs processed, oldest first. */
@@ -102,6 +103,8 @@ export class PlanWindow {
   private pressure: Pressure = {};
   /** When this run began to see the server's windows (its first request); sends before it are partly unknown. */
   observedSince?: number;
+  /** When the server's request count last showed requests of other runs that this window does not hold. */
+  private crowdedAt = -Infinity;
 
   constructor(snapshot?: WindowSnapshot, pace: Pace = {}) {
     if (snapshot) {
@@ -137,8 +140,7 @@ export class PlanWindow {
    * Returns the estimate, or 0.
    */
   learnRequestLimit(now: number, retryAt?: number, slack = 5000, probe = false): number {
-    this.pressure.requests = now;
-    if (probe) this.pressure.failedProbes = Math.min(3, (this.pressure.failedProbes ?? 0) + 1);
+    this.pushedBack('requests', now, probe);
     if (this.server !== undefined) return 0; // the server states its limit: nothing to guess
     const recent = this.recent(now);
     if (recent.length === 0) return 0;
@@ -151,8 +153,7 @@ export class PlanWindow {
    * probe the guess is likelier right, so the next probe waits twice as long (up to 24 minutes).
    */
   learnUrlLimit(now: number, probe = false): number {
-    this.pressure.urls = now;
-    if (probe) this.pressure.failedProbes = Math.min(3, (this.pressure.failedProbes ?? 0) + 1);
+    this.pushedBack('urls', now, probe);
     return this.infer('urlsPerMinute', this.urlsIn(now), now);
   }
 
@@ -170,6 +171,13 @@ export class PlanWindow {
         ? ours[ours.length - limit][0] + WINDOW_MS + 1
         : now + WINDOW_MS);
     this.server = { remaining: rate.remaining, freeAt };
+    // The server counts every client of the key: more requests in its window than this run's window holds are
+    // other runs' it cannot see (another queue worker, another process), so a URL guess of this minute is a share.
+    if (limit !== undefined && limit - rate.remaining > ours.length) {
+      this.crowdedAt = now;
+      const upm = this.limits.urlsPerMinute;
+      if (upm && !upm.exact && upm.at > now - WINDOW_MS) upm.shared = true;
+    }
   }
 
   /** When the next request may go, how many URLs it may carry (at most `wanted`), and whether it is a probe. */
@@ -271,7 +279,7 @@ export class PlanWindow {
     if (seen === 0 || known?.exact) return 0;
     const partial = this.observedSince !== undefined && this.observedSince > now - WINDOW_MS;
     const since = this.observedSince ?? now;
-    const shared = this.recent(now).some((s) => s[0] < since);
+    const shared = this.recent(now).some((s) => s[0] < since) || this.crowdedAt > now - WINDOW_MS;
     if (known && partial && seen < known.value) {
       // Not lowered from a partly seen window; but other runs' sends in it say that the guess is a share.
       if (shared) known.shared = true;
@@ -281,6 +289,12 @@ export class PlanWindow {
       ? { value: seen, exact: false, at: now, shared }
       : { value: seen, exact: false, at: now };
     return seen;
+  }
+
+  /** A limit pushed back at `now`; a failed probe doubles the calm before the next one (up to 8 times). */
+  private pushedBack(name: 'urls' | 'requests', now: number, probe: boolean): void {
+    this.pressure[name] = now;
+    if (probe) this.pressure.failedProbes = Math.min(3, (this.pressure.failedProbes ?? 0) + 1);
   }
 
   /** An inferred limit that the window has gone past without pushback is raised to what the window held. */
@@ -365,7 +379,7 @@ export function mergeWindows(
   const server = (a.at >= b.at ? a : b).server ?? (a.at >= b.at ? b : a).server;
   if (server && server.freeAt > at) merged.server = { ...server };
   const pressure: Pressure = {};
-  for (const name of ['urls', 'requests', 'failedProbes', 'rose'] as const) {
+  for (const name of PRESSURE_NAMES) {
     const latest = Math.max(a.pressure?.[name] ?? -Infinity, b.pressure?.[name] ?? -Infinity);
     if (Number.isFinite(latest)) pressure[name] = latest;
   }
@@ -429,7 +443,7 @@ export function restoreWindow(stored: unknown, now: number): WindowSnapshot | un
   if (server && isNum(server.remaining) && isNum(server.freeAt) && server.freeAt > now)
     snapshot.server = { remaining: server.remaining, freeAt: server.freeAt };
   const pressure: Pressure = {};
-  for (const name of ['urls', 'requests', 'failedProbes', 'rose'] as const) {
+  for (const name of PRESSURE_NAMES) {
     const t = s.pressure?.[name];
     if (isNum(t)) pressure[name] = t;
   }

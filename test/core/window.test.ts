@@ -139,6 +139,26 @@ describe('the window a run starts from', () => {
     expect(exact?.limits.urlsPerMinute?.shared).toBeUndefined();
   });
 
+  test("a guess is labelled shared when the server's request count shows runs this window cannot see", () => {
+    const run = (crowd: number, hearFirst: boolean) => {
+      const w = new PlanWindow();
+      w.observedSince = T;
+      w.accepted(T, 5);
+      w.accepted(T + 10, 5);
+      // The server counts this run's two requests and `crowd` more from runs on another queue worker.
+      const hear = () => w.heard(T + 20, { limit: 60, remaining: 60 - 2 - crowd });
+      if (hearFirst) hear();
+      w.learnUrlLimit(T + 20);
+      if (!hearFirst) hear();
+      return w.limits.urlsPerMinute;
+    };
+    expect(run(10, true)).toMatchObject({ value: 10, exact: false, shared: true });
+    expect(run(10, false)).toMatchObject({ value: 10, exact: false, shared: true });
+    // The server's count is this run's own: the guess is likely the plan's.
+    expect(run(0, true)?.shared).toBeUndefined();
+    expect(run(0, false)?.shared).toBeUndefined();
+  });
+
   test('restoreWindow keeps the last minute and the last 7 days of limits, labelled, and refuses junk', () => {
     const stored = JSON.stringify({
       v: 1,

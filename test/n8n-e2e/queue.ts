@@ -5,7 +5,7 @@
 // one more execution on the last key shows that what the workers learned is not learned again and does not slow it.
 // Run by run.sh on the newer n8n; ends with `N passed, N failed`; `--out <file>` rewrites the queue section of BENCH.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -481,13 +481,19 @@ async function main(): Promise<number> {
   const sandbox = await startSandbox({
     port: 0,
     config: configOf(false),
-    onRequest: (entry) =>
+    onRequest: (entry) => {
+      if (process.env.QUEUE_TRACE)
+        appendFileSync(
+          process.env.QUEUE_TRACE,
+          `${JSON.stringify({ at: Date.now(), status: entry.status, body: entry.body, answer: entry.answer?.slice(0, 3000) })}\n`,
+        );
       log.push({
         at: Date.now(),
         status: entry.status,
         processed: entry.summary?.processed ?? 0,
         envelope: entry.summary !== undefined,
-      }),
+      });
+    },
   });
   const n8n = new N8nCli(WORK_DIR, (line) => console.log(`        ${line}`));
   const stops: Array<() => Promise<void>> = [];

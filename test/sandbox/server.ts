@@ -18,6 +18,10 @@ export interface RequestLogEntry {
   status: number;
   latencyMs: number;
   summary?: { submitted: number; processed: number; skipped: number };
+  /** The request's body as sent (URLs only; for traces). */
+  body?: string;
+  /** What the answer's envelope said, as sent (for traces). */
+  answer?: string;
 }
 
 export interface StartOptions {
@@ -114,6 +118,8 @@ export async function startSandbox(opts: StartOptions = {}): Promise<RunningSand
           status: out.status,
           latencyMs: out.latencyMs,
           summary: summaryOf(out),
+          body,
+          answer: out.body,
         });
       };
       if (out.latencyMs <= 0) return send();
