@@ -4,8 +4,9 @@
 // Limits are exact (a 422's stated maximum, the server's X-RateLimit-Limit, a value the user set) or inferred (from a
 // minute that other runs may have shared): an inferred limit is a guess, so a run held back by it alone sends a probe
 // (a rate_limit_reached skip bills nothing) once there has been no pushback for a minute, and the guess rises again.
-// A guess learned while the window held other runs' sends is labelled shared: it is a share, so it is probed whatever
-// work is left.
+// A guess learned while the window held other runs' sends, or while the server's request count showed runs it cannot
+// see, is labelled shared: it is a share, so it is probed whatever work is left. A guess inherited from an earlier
+// run is probed for any work left too when that saves a long wait for the window to slide.
 // Times are those of the answers (never earlier than the server counted), so a server window has always expired
 // when ours has.
 import type { ServerRate } from './wire';
@@ -33,7 +34,8 @@ export interface Limit {
   at: number;
   /**
    * An inferred limit learned from a window that held other runs' sends as well as this run's (known from the
-   * snapshot it started from): a share of the minute, likely below the plan's rate, so probing it is worth more.
+   * snapshot it started from, or from the server's request count): a share of the minute, likely below the plan's
+   * rate, so probing it is worth more.
    */
   shared?: true;
 }

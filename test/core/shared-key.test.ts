@@ -62,6 +62,10 @@ function takeTurns<R extends Runner>(sandbox: Sandbox, runners: R[], turns: Turn
   throw new Error('runs did not finish');
 }
 
+/** A run against the virtual sandbox, with an hour's deadline. */
+const virtualRun = (values: string[], options: Partial<RunOptions>): CheckRun =>
+  new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000, ...options });
+
 /** Runs in one process, each with its own window, started at the given times; answers take 300 ms. */
 export function runTogether(
   sandbox: Sandbox,
@@ -75,8 +79,7 @@ export function runTogether(
     t: starts[i],
   }));
   return takeTurns(sandbox, runners, {
-    start: (r) =>
-      new CheckRun(r.values, { baseUrl: 'http://virtual', deadline: 3_600_000, seed: r.seed, ...options }),
+    start: (r) => virtualRun(r.values, { seed: r.seed, ...options }),
     latency: () => LATENCY_MS,
   });
 }
@@ -103,12 +106,7 @@ function runInProcesses(
   })) as Array<Runner & { values: string[]; i: number; worker: number }>;
   takeTurns(sandbox, runners, {
     start: (r) =>
-      new CheckRun(r.values, {
-        baseUrl: 'http://virtual',
-        deadline: 3_600_000,
-        seed: draw * 10 + r.i,
-        window: restoreWindow(memory.get(r.worker), r.t),
-      }),
+      virtualRun(r.values, { seed: draw * 10 + r.i, window: restoreWindow(memory.get(r.worker), r.t) }),
     stepped: (r) =>
       memory.set(r.worker, mergeWindows(restoreWindow(memory.get(r.worker), r.t), r.run!.window(r.t))),
     latency: () => 5 + Math.floor(random() * 56),
@@ -226,9 +224,7 @@ describe('runs sharing one entry-plan key', () => {
             const before = sandbox.stats()[KEY];
             const [lone] = takeTurns(sandbox, [{ t: start } as Runner], {
               start: () =>
-                new CheckRun(domains(10_000 * (worker + 1), 30), {
-                  baseUrl: 'http://virtual',
-                  deadline: 3_600_000,
+                virtualRun(domains(10_000 * (worker + 1), 30), {
                   seed: draw,
                   window: restoreWindow(memory.get(worker), start),
                 }),

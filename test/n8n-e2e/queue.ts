@@ -482,13 +482,14 @@ async function main(): Promise<number> {
     port: 0,
     config: configOf(false),
     onRequest: (entry) => {
+      const at = Date.now();
       if (process.env.QUEUE_TRACE)
         appendFileSync(
           process.env.QUEUE_TRACE,
-          `${JSON.stringify({ at: Date.now(), status: entry.status, body: entry.body, answer: entry.answer?.slice(0, 3000) })}\n`,
+          `${JSON.stringify({ at, status: entry.status, body: entry.body, answer: entry.answer?.slice(0, 3000) })}\n`,
         );
       log.push({
-        at: Date.now(),
+        at,
         status: entry.status,
         processed: entry.summary?.processed ?? 0,
         envelope: entry.summary !== undefined,
