@@ -64,6 +64,9 @@ import {
   TRIGGER_RUNTIME_PER_DAY_MS,
 } from './standin/limits';
 import { AppsScriptError, WorkerPool } from './standin/pool';
+import type { SpreadsheetDocument } from './standin/document';
+import type { MetadataVisibility } from './standin/developer-metadata';
+import { type AuthorizationPrompt, KNOWN_SCOPES, manifestScopes, SCOPES, ScopeTable } from './standin/scopes';
 import {
   type CellValue,
   cellKey,
@@ -71,14 +74,16 @@ import {
   parseCellKey,
   type Rect,
   type SheetModel,
+  type SpreadsheetModel,
 } from './standin/sheet-model';
 import type { InstallAs, RefusedTrigger, TriggerRecord } from './standin/script-app';
 import type { ScriptedResponse, UiEvent } from './standin/ui';
 import type { FetchRecord } from './standin/url-fetch';
-import { type LogLine, World } from './standin/world';
+import { DEFAULT_SPREADSHEET_ID, type LogLine, World } from './standin/world';
 
-export { AppsScriptError };
+export { AppsScriptError, DEFAULT_SPREADSHEET_ID, SCOPES };
 export type {
+  AuthorizationPrompt,
   CellValue,
   ExecutionRecord,
   FetchRecord,
@@ -136,6 +141,27 @@ export interface LoadOptions {
   account?: 'consumer' | 'workspace';
   /** A daily trigger runtime quota of this many ms instead (to test what happens when it runs out). */
   triggerQuotaMs?: number;
+  /**
+   * The scopes the project declares, instead of the manifest's oauthScopes (appsscript.json beside Code.js; a
+   * manifest without oauthScopes declares every scope the stand-in knows, as Apps Script detects them).
+   */
+  oauthScopes?: string[];
+  /**
+   * What the owner and every user granted at first (granular consent); default: every declared scope. Change it
+   * per user with gas.grantScopes / gas.revokeScopes.
+   */
+  grantedScopes?: string[];
+  /**
+   * Add-on only, Google's "one trigger of each type, per user, per document" read for time-driven triggers:
+   * 'user' (default, the stricter: one per user across all documents of the add-on) or 'document'. Edit triggers
+   * are counted per user per document either way.
+   */
+  addOnClockTriggersPer?: 'user' | 'document';
+  /**
+   * Not documented: does ScriptApp.getUserTriggers(spreadsheet) list the user's time-driven triggers created in
+   * that spreadsheet ('document', default) or only the spreadsheet's own (onEdit) triggers ('none')?
+   */
+  userTriggersListClock?: 'document' | 'none';
 }
 
 /** A seeded lateness uniform between the default bounds (0–60 s), so a run repeats exactly. */
@@ -226,10 +252,18 @@ export class AppsScriptStandIn {
   private addOnEnabled = true;
   /** Due triggers that did not run because the add-on was disabled. */
   readonly skippedTriggers: Array<{ id: string; handler: string; at: number }> = [];
-  private sidebarState?: SidebarOptions & { args: unknown[]; user: string; nextAt: number };
+  private sidebarState?: SidebarOptions & {
+    args: unknown[];
+    user: string;
+    nextAt: number;
+    doc: SpreadsheetDocument;
+  };
   /** Every call the open sidebar made (google.script.run), with how it ended. */
   readonly sidebarCalls: Array<{ at: number; name: string; ok: boolean; error?: string; elapsedMs: number }> =
     [];
+
+  /** The spreadsheet later harness operations happen in (useSpreadsheet). */
+  private currentDocId = DEFAULT_SPREADSHEET_ID;
 
   constructor(
     code: string,
@@ -239,6 +273,8 @@ export class AppsScriptStandIn {
   ) {
     this.clock = new Clock(options.clock ?? 'real');
     this.world = new World(this.clock, projectDir);
+    const declared = options.oauthScopes ?? manifestScopes(projectDir) ?? KNOWN_SCOPES;
+    this.world.scopes = new ScopeTable(declared, options.grantedScopes ?? declared);
     this.world.extraLatencyMs = options.virtualLatencyMs ?? 0;
     this.world.serviceCallMs = options.serviceCallMs ?? 0;
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
@@ -249,6 +285,8 @@ export class AppsScriptStandIn {
     this.world.triggers.rules = {
       installAs: options.installAs ?? 'script',
       addOnShortAfter: options.addOnShortAfter ?? 'refused',
+      addOnClockTriggersPer: options.addOnClockTriggersPer ?? 'user',
+      userTriggersListClock: options.userTriggersListClock ?? 'document',
     };
     this.keepsIdenticalResults = options.keepsIdenticalResults ?? false;
     this.triggerQuotaMs = options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
@@ -265,6 +303,85 @@ export class AppsScriptStandIn {
 
   get user(): string {
     return this.activeUser;
+  }
+
+  /** The spreadsheet harness operations happen in (see useSpreadsheet). */
+  private get doc(): SpreadsheetDocument {
+    return this.world.document(this.currentDocId);
+  }
+
+  private get model(): SpreadsheetModel {
+    return this.doc.model;
+  }
+
+  /** A new spreadsheet (its own sheets, named ranges, formulas, document properties, cache and lock); its id. */
+  addSpreadsheet(name?: string): string {
+    return this.world.addDocument(name).id;
+  }
+
+  /**
+   * Later sheet edits, formulas, print/select, run() of server functions and menu items, edit(), openSidebar
+   * and the recalculations they cause happen in this spreadsheet, as the current user.
+   */
+  useSpreadsheet(id: string): this {
+    const doc = this.world.document(id);
+    if (doc.deleted) throw new Error(`Spreadsheet ${id} was deleted`);
+    this.currentDocId = id;
+    return this;
+  }
+
+  /** The spreadsheet harness operations happen in. */
+  get spreadsheetId(): string {
+    return this.currentDocId;
+  }
+
+  /** Every spreadsheet's id (deleted ones included), the default one first. */
+  get spreadsheetIds(): string[] {
+    return [...this.world.documents.keys()];
+  }
+
+  /** The spreadsheet is deleted: openById fails for everyone, its edit triggers no longer fire. */
+  deleteSpreadsheet(id: string): void {
+    const doc = this.world.document(id);
+    doc.deleted = true;
+    if (this.currentDocId === id) this.currentDocId = DEFAULT_SPREADSHEET_ID;
+  }
+
+  /** `user` loses access to the spreadsheet: openById/openByUrl fail for them with Google's error. */
+  revokeAccess(id: string, user: string): void {
+    this.world.document(id).revoked.add(user);
+  }
+
+  /** The user grants these scopes (those the project declares). */
+  grantScopes(user: string, scopes: string[]): void {
+    this.world.scopes.grant(user, scopes);
+  }
+
+  /** The user takes these scopes back (or never granted them). */
+  revokeScopes(user: string, scopes: string[]): void {
+    this.world.scopes.revoke(user, scopes);
+  }
+
+  /** The scopes the user has granted of those the project declares. */
+  grantedScopes(user: string): string[] {
+    return this.world.scopes.declared.filter((scope) => this.world.scopes.has(user, scope));
+  }
+
+  /** The scopes the project declares (manifest or `oauthScopes`). */
+  get declaredScopes(): string[] {
+    return this.world.scopes.declared.slice();
+  }
+
+  /** Every authorization prompt requireScopes / requireAllScopes rendered (user, scopes, execution kind, ...). */
+  get authorizationPrompts(): AuthorizationPrompt[] {
+    return this.world.prompts.map((p) => ({ ...p, scopes: p.scopes.slice() }));
+  }
+
+  /** A spreadsheet's developer metadata (default: the current one), for tests. */
+  developerMetadata(
+    id: string = this.currentDocId,
+  ): Array<{ id: number; key: string; value: string | null; visibility: MetadataVisibility }> {
+    return this.world.document(id).metadata.snapshot();
   }
 
   get installAs(): InstallAs {
@@ -298,6 +415,7 @@ export class AppsScriptStandIn {
       args: options.args ?? [],
       user: options.user ?? this.activeUser,
       nextAt: this.clock.now(),
+      doc: this.doc,
     };
   }
 
@@ -319,7 +437,7 @@ export class AppsScriptStandIn {
     let error: string | undefined;
     let answer: unknown;
     try {
-      answer = await this.execute(state.call, state.args, 'server', 'FULL', undefined, state.user);
+      answer = await this.execute(state.call, state.args, 'server', 'FULL', undefined, state.user, state.doc);
     } catch (e) {
       ok = false;
       error = (e as Error).message;
@@ -348,6 +466,9 @@ export class AppsScriptStandIn {
     authMode: AuthMode,
     cell?: { sheetId: number; row: number; column: number },
     user?: string,
+    /** The document it runs in (default: the current spreadsheet); null: none. */
+    document: SpreadsheetDocument | null = this.doc,
+    triggerKind?: 'CLOCK' | 'ON_EDIT',
   ): Promise<unknown> {
     const custom = kind === 'custom-function';
     const runAs = user ?? (custom ? this.owner : this.activeUser);
@@ -365,6 +486,8 @@ export class AppsScriptStandIn {
     );
     // A custom function recalculated for an editor who is not the owner reads the owner's user properties only.
     execution.userPropertiesReadOnly = custom && this.activeUser !== this.owner;
+    execution.document = document;
+    execution.triggerKind = triggerKind;
     this.executionList.push(execution);
     return this.pool.execute(execution, args);
   }
@@ -382,11 +505,42 @@ export class AppsScriptStandIn {
     }
   }
 
+  /**
+   * One server execution (a menu item, a sidebar's google.script.run) of `user` in spreadsheet `spreadsheetId`
+   * (defaults: the current user and spreadsheet, taken when called), starting at stand-in time `at` (default
+   * now). Meant to run beside other work: `Promise.all([gas.runTriggers(...), gas.runWith({ user: b, at }, 'fn')])`
+   * starts b's call at `at` while a trigger's execution sleeps or fetches; on a virtual clock the two take turns
+   * at each sleep, lock wait and fetch.
+   */
+  async runWith<T = unknown>(
+    options: { user?: string; spreadsheetId?: string; at?: number; authMode?: AuthMode },
+    name: string,
+    ...args: unknown[]
+  ): Promise<T> {
+    const user = options.user ?? this.activeUser;
+    const doc = options.spreadsheetId === undefined ? this.doc : this.world.document(options.spreadsheetId);
+    if (options.at !== undefined && options.at > this.clock.now())
+      await this.world.timeline.waitUntil(options.at);
+    try {
+      return (await this.execute(
+        name,
+        args,
+        'server',
+        options.authMode ?? 'FULL',
+        undefined,
+        user,
+        doc,
+      )) as T;
+    } finally {
+      await this.recalculate();
+    }
+  }
+
   /** Evaluates a custom-function formula; with `cell`, writes it there (its result spills into the sheet). */
   async runCustomFunction(formula: string, options: { cell?: string } = {}): Promise<CellValue[][]> {
     if (options.cell) {
       const { sheet, rect } = this.resolve(options.cell);
-      this.world.spreadsheet.write(sheet, rect.row, rect.column, formula, true);
+      this.model.write(sheet, rect.row, rect.column, formula, true);
       await this.evaluate(cellKey(sheet.id, rect.row, rect.column));
       const data = sheet.get(rect.row, rect.column);
       if (data && /^#(ERROR!|REF!|NAME\?)/.test(String(data.value)))
@@ -397,7 +551,7 @@ export class AppsScriptStandIn {
         : 1;
       return this.gridOf(sheet, rect.row, rect.column, rows, columns, (s, r, c) => s.value(r, c));
     }
-    const sheet = this.world.spreadsheet.activeSheet();
+    const sheet = this.model.activeSheet();
     const call = parseFormula(formula);
     if (!call || !this.customFunctions.has(call.name))
       throw new AppsScriptError(`Unknown function: ${formula}`, 'Error');
@@ -417,11 +571,12 @@ export class AppsScriptStandIn {
         : never
       : never,
     sheet: SheetModel,
+    model: SpreadsheetModel = this.model,
   ): unknown {
     if (arg.kind === 'omitted') return undefined;
     if (arg.kind === 'value') return arg.value;
     const { sheet: source, rect } =
-      arg.kind === 'name' ? this.resolveName(arg.name) : this.resolveRef(arg.ref, sheet);
+      arg.kind === 'name' ? this.resolveName(arg.name, model) : this.resolveRef(arg.ref, sheet, model);
     const grid = this.gridOf(source, rect.row, rect.column, rect.rows, rect.columns, (s, r, c) =>
       s.value(r, c),
     );
@@ -429,8 +584,8 @@ export class AppsScriptStandIn {
   }
 
   /** Recalculates one formula cell as Sheets does: a custom-function execution, its result spilled. */
-  private async evaluate(key: string): Promise<void> {
-    const model = this.world.spreadsheet;
+  private async evaluate(key: string, doc: SpreadsheetDocument = this.doc): Promise<void> {
+    const model = doc.model;
     const { sheetId, row, column } = parseCellKey(key);
     const sheet = model.sheetById(sheetId);
     const formula = sheet?.get(row, column)?.formula;
@@ -441,7 +596,9 @@ export class AppsScriptStandIn {
       if (arg.kind === 'range' || arg.kind === 'name') {
         try {
           inputs.push(
-            arg.kind === 'name' ? this.resolveName(arg.name).rect : this.resolveRef(arg.ref, sheet).rect,
+            arg.kind === 'name'
+              ? this.resolveName(arg.name, model).rect
+              : this.resolveRef(arg.ref, sheet, model).rect,
           );
         } catch {
           // an unknown sheet or name: the execution below reports it
@@ -466,21 +623,25 @@ export class AppsScriptStandIn {
     let value: unknown;
     let signature: string | undefined;
     try {
-      const args = call.args.map((arg) => this.argumentValue(arg, sheet));
+      const args = call.args.map((arg) => this.argumentValue(arg, sheet, model));
       if (this.keepsIdenticalResults) {
         signature = JSON.stringify([formula, args]);
-        const last = this.lastResults.get(key);
+        const last = this.lastResults.get(`${doc.id}|${key}`);
         if (last && last.signature === signature) {
           this.keptResults += 1;
-          this.spill(sheet, row, column, last.grid);
+          this.spill(sheet, row, column, last.grid, model);
           return;
         }
       }
-      value = await this.execute(call.name, args, 'custom-function', 'CUSTOM_FUNCTION', {
-        sheetId,
-        row,
-        column,
-      });
+      value = await this.execute(
+        call.name,
+        args,
+        'custom-function',
+        'CUSTOM_FUNCTION',
+        { sheetId, row, column },
+        undefined,
+        doc,
+      );
     } catch (error) {
       setError('#ERROR!', (error as Error).message);
       return;
@@ -488,12 +649,17 @@ export class AppsScriptStandIn {
     const cell = sheet.get(row, column);
     if (!cell || cell.formula !== formula) return; // rewritten meanwhile: that write recalculates it
     const grid = normalizeResult(value);
-    if (signature !== undefined) this.lastResults.set(key, { signature, grid });
-    this.spill(sheet, row, column, grid);
+    if (signature !== undefined) this.lastResults.set(`${doc.id}|${key}`, { signature, grid });
+    this.spill(sheet, row, column, grid, model);
   }
 
-  private spill(sheet: SheetModel, row: number, column: number, grid: CellValue[][]): void {
-    const model = this.world.spreadsheet;
+  private spill(
+    sheet: SheetModel,
+    row: number,
+    column: number,
+    grid: CellValue[][],
+    model: SpreadsheetModel = this.model,
+  ): void {
     const cell = sheet.get(row, column);
     if (!cell) return;
     model.clearSpill(sheet, row, column);
@@ -529,22 +695,31 @@ export class AppsScriptStandIn {
     model.dirty.delete(key);
   }
 
-  /** Runs every formula whose inputs changed or that was (re)written, a few side by side, as Sheets does. */
+  /**
+   * Runs every formula whose inputs changed or that was (re)written, a few side by side, as Sheets does: each in
+   * its own spreadsheet (a change in one spreadsheet makes only its own formulas stale).
+   */
   async recalculate(): Promise<void> {
-    const model = this.world.spreadsheet;
-    for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
-      const keys = [...model.dirty];
-      model.dirty.clear();
-      const queue = keys.slice();
-      const workers = Array.from({ length: Math.min(4, queue.length) }, async () => {
-        for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key);
-      });
-      await Promise.all(workers);
+    for (const doc of this.world.documents.values()) {
+      const model = doc.model;
+      if (doc.deleted) continue;
+      for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
+        const keys = [...model.dirty];
+        model.dirty.clear();
+        const queue = keys.slice();
+        const workers = Array.from({ length: Math.min(4, queue.length) }, async () => {
+          for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
+        });
+        await Promise.all(workers);
+      }
     }
   }
 
-  private resolveRef(ref: A1, fallback: SheetModel): { sheet: SheetModel; rect: Rect } {
-    const model = this.world.spreadsheet;
+  private resolveRef(
+    ref: A1,
+    fallback: SheetModel,
+    model: SpreadsheetModel = this.model,
+  ): { sheet: SheetModel; rect: Rect } {
     const sheet = ref.sheetName === undefined ? fallback : model.sheetByName(ref.sheetName);
     if (!sheet) throw new Error(`No sheet named ${ref.sheetName}`);
     const row = ref.row ?? 1;
@@ -560,9 +735,9 @@ export class AppsScriptStandIn {
     };
   }
 
-  private resolveName(name: string): { sheet: SheetModel; rect: Rect } {
-    const rect = this.world.spreadsheet.namedRanges.get(name);
-    const sheet = rect && this.world.spreadsheet.sheetById(rect.sheetId);
+  private resolveName(name: string, model: SpreadsheetModel = this.model): { sheet: SheetModel; rect: Rect } {
+    const rect = model.namedRanges.get(name);
+    const sheet = rect && model.sheetById(rect.sheetId);
     if (!rect || !sheet) throw new Error(`Unknown range name: ${name}`);
     return { sheet, rect };
   }
@@ -570,7 +745,7 @@ export class AppsScriptStandIn {
   private resolve(a1: string): { sheet: SheetModel; rect: Rect } {
     const ref = parseA1(a1);
     if (!ref) throw new Error(`Not an A1 reference: ${a1}`);
-    return this.resolveRef(ref, this.world.spreadsheet.activeSheet());
+    return this.resolveRef(ref, this.model.activeSheet());
   }
 
   private gridOf<T>(
@@ -622,6 +797,14 @@ export class AppsScriptStandIn {
       return;
     }
     const id = this.nextExecution;
+    // The document a trigger runs in: an edit trigger's spreadsheet; for a time-driven trigger the bound
+    // spreadsheet of a bound script, and none for an add-on (a standalone project).
+    const document =
+      trigger.kind === 'ON_EDIT'
+        ? (this.world.documents.get(trigger.spreadsheetId ?? DEFAULT_SPREADSHEET_ID) ?? null)
+        : this.installAs === 'script'
+          ? this.world.defaultDocument
+          : null;
     try {
       await this.execute(
         trigger.handler,
@@ -630,6 +813,8 @@ export class AppsScriptStandIn {
         'FULL',
         undefined,
         trigger.user,
+        document,
+        trigger.kind,
       );
     } catch {
       // A failed trigger execution is recorded in `executions`, as Apps Script lists it; the clock goes on.
@@ -651,7 +836,11 @@ export class AppsScriptStandIn {
       const sidebarAt = this.sidebarState?.nextAt ?? Infinity;
       const at = Math.min(fireAt, sidebarAt);
       if (at === Infinity || at > options.until) break;
-      if (at > this.clock.now()) this.clock.advance(at - this.clock.now());
+      if (at > this.clock.now()) {
+        // Executions running beside (runWith) go on until then; what is due may have changed meanwhile.
+        await this.world.timeline.waitUntil(at);
+        continue;
+      }
       if (sidebarAt <= fireAt) {
         await this.runSidebarCall();
         if (options.stop?.()) break;
@@ -693,9 +882,12 @@ export class AppsScriptStandIn {
   async edit(a1: string, input: unknown): Promise<void> {
     const { sheet, rect } = this.resolve(a1);
     const isFormula = typeof input === 'string' && input.startsWith('=');
-    this.world.spreadsheet.write(sheet, rect.row, rect.column, input, isFormula);
-    this.world.spreadsheet.changed({ ...rect, rows: 1, columns: 1 });
-    const onEdit = this.world.triggers.triggers.filter((t) => t.kind === 'ON_EDIT');
+    this.model.write(sheet, rect.row, rect.column, input, isFormula);
+    this.model.changed({ ...rect, rows: 1, columns: 1 });
+    const doc = this.doc;
+    const onEdit = this.world.triggers.triggers.filter(
+      (t) => t.kind === 'ON_EDIT' && (t.spreadsheetId ?? DEFAULT_SPREADSHEET_ID) === doc.id,
+    );
     // In Sheets the onEdit trigger and the recalculation run side by side; here one after the other, so that on a
     // virtual clock neither execution's time counts the other's network waits.
     for (const trigger of onEdit) {
@@ -719,9 +911,9 @@ export class AppsScriptStandIn {
         );
       }
       values.forEach((line, r) =>
-        line.forEach((value, c) => this.world.spreadsheet.write(sheet, rect.row + r, rect.column + c, value)),
+        line.forEach((value, c) => this.model.write(sheet, rect.row + r, rect.column + c, value)),
       );
-      this.world.spreadsheet.changed({
+      this.model.changed({
         ...rect,
         rows: values.length,
         columns: Math.max(1, ...values.map((l) => l.length)),
@@ -729,7 +921,7 @@ export class AppsScriptStandIn {
     },
     setFormula: (a1: string, formula: string): void => {
       const { sheet, rect } = this.resolve(a1);
-      this.world.spreadsheet.write(sheet, rect.row, rect.column, formula, true);
+      this.model.write(sheet, rect.row, rect.column, formula, true);
     },
     getValues: (a1: string): CellValue[][] => {
       const { sheet, rect } = this.resolve(a1);
@@ -758,23 +950,21 @@ export class AppsScriptStandIn {
     },
     select: (a1: string): void => {
       const { sheet, rect } = this.resolve(a1);
-      this.world.spreadsheet.activeSheetId = sheet.id;
-      this.world.spreadsheet.selection = rect;
+      this.model.activeSheetId = sheet.id;
+      this.model.selection = rect;
     },
     addSheet: (name: string, rows?: number, columns?: number): void => {
-      this.world.spreadsheet.addSheet(name, rows, columns);
+      this.model.addSheet(name, rows, columns);
     },
     activate: (name: string): void => {
-      const sheet = this.world.spreadsheet.sheetByName(name);
+      const sheet = this.model.sheetByName(name);
       if (!sheet) throw new Error(`No sheet named ${name}`);
-      this.world.spreadsheet.activeSheetId = sheet.id;
+      this.model.activeSheetId = sheet.id;
     },
     lastRow: (name?: string): number =>
-      (name ? this.world.spreadsheet.sheetByName(name) : this.world.spreadsheet.activeSheet())?.lastRow() ??
-      0,
+      (name ? this.model.sheetByName(name) : this.model.activeSheet())?.lastRow() ?? 0,
     maxColumns: (name?: string): number =>
-      (name ? this.world.spreadsheet.sheetByName(name) : this.world.spreadsheet.activeSheet())?.maxColumns ??
-      0,
+      (name ? this.model.sheetByName(name) : this.model.activeSheet())?.maxColumns ?? 0,
     /** The range as a text table: column letters across, row numbers down, display values. */
     print: (a1: string, maxWidth = 28): string => {
       const { sheet, rect } = this.resolve(a1);
@@ -802,13 +992,15 @@ export class AppsScriptStandIn {
 
   readonly properties = {
     user: (email?: string): Record<string, string> => this.world.userStore(email ?? this.owner).snapshot(),
-    document: (): Record<string, string> => this.world.documentProperties.snapshot(),
+    /** The document properties of a spreadsheet (default: the current one). */
+    document: (id?: string): Record<string, string> =>
+      this.world.document(id ?? this.currentDocId).properties.snapshot(),
     script: (): Record<string, string> => this.world.scriptProperties.snapshot(),
   };
 
   get cache(): { document: CacheStore; script: CacheStore; user(email: string): CacheStore } {
     return {
-      document: this.world.documentCache,
+      document: this.doc.cache,
       script: this.world.scriptCache,
       user: (email: string) => this.world.userCache(email),
     };

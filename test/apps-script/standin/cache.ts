@@ -131,7 +131,8 @@ export class CacheService extends AppsScriptObject {
     private readonly execution: Execution,
     private readonly stores: {
       script: CacheStore;
-      document: CacheStore;
+      /** The current document's cache; null when the execution has no document. */
+      document: CacheStore | null;
       user: (email: string) => CacheStore;
     },
   ) {
@@ -147,9 +148,10 @@ export class CacheService extends AppsScriptObject {
     return new Cache(this.stores.script);
   }
 
-  getDocumentCache(): Cache {
+  /** Null outside the context of a containing document (Google's reference). */
+  getDocumentCache(): Cache | null {
     this._allowed('getDocumentCache');
-    return new Cache(this.stores.document);
+    return this.stores.document ? new Cache(this.stores.document) : null;
   }
 
   getUserCache(): Cache {

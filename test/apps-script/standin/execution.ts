@@ -1,5 +1,6 @@
 // One Apps Script execution as the stand-in tracks it: who runs it, in which mode, since when, until when.
 import type { Clock } from './clock';
+import type { SpreadsheetDocument } from './document';
 import { ExecutionKilled } from './errors';
 import { TIME_LIMIT_MESSAGE } from './limits';
 
@@ -19,6 +20,8 @@ export interface ExecutionRecord {
   user: string;
   startedAt: number;
   elapsedMs?: number;
+  /** The spreadsheet it ran in (null: none, as in an add-on's time-driven trigger). */
+  spreadsheetId: string | null;
   status: 'running' | 'ok' | 'error' | 'killed';
   error?: string;
 }
@@ -35,6 +38,13 @@ export class Execution {
    * may not change them.
    */
   userPropertiesReadOnly = false;
+  /**
+   * The document the execution runs in (the active spreadsheet): the formula's, the edited one, the one whose
+   * menu or sidebar called, a bound script's spreadsheet in its triggers; null in an add-on's time-driven trigger.
+   */
+  document: SpreadsheetDocument | null = null;
+  /** For a trigger's execution: which kind of trigger fired it. */
+  triggerKind?: 'CLOCK' | 'ON_EDIT';
   /** Set by the pool: stops the worker running this execution. */
   onKill?: (message: string) => void;
 
@@ -89,6 +99,20 @@ export class Execution {
     throw new ExecutionKilled(message);
   }
 
+  /**
+   * Ends the execution now with `message` as its error (ScriptApp.requireScopes asking for consent): whatever the
+   * script catches, it does not go on.
+   */
+  end(message: string): never {
+    if (this.status === 'running') {
+      this.status = 'error';
+      this.error = message;
+      this.endedAt = this.clock.now();
+      this.onKill?.(message);
+    }
+    throw new ExecutionKilled(message);
+  }
+
   record(): ExecutionRecord {
     return {
       id: this.id,
@@ -97,6 +121,7 @@ export class Execution {
       user: this.user,
       startedAt: this.startedAt,
       elapsedMs: this.endedAt === undefined ? undefined : this.endedAt - this.startedAt,
+      spreadsheetId: this.document?.id ?? null,
       status: this.status,
       error: this.error,
     };

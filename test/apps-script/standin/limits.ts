@@ -57,3 +57,14 @@ export const ADD_ON_RECURRENCE_MESSAGE =
 export const ADD_ON_MIN_INTERVAL_MS = 3_600_000;
 /** Default lateness of a time-driven trigger in the stand-in: seeded, uniform between these (ms). */
 export const DEFAULT_TRIGGER_LATENESS_MS = { min: 0, max: 60_000 } as const;
+
+/**
+ * Developer metadata: the Sheets API's developer-metadata guide limits the metadata of a spreadsheet (and of each
+ * sheet) to 30,000 characters. The stand-in keeps spreadsheet-level metadata only and counts keys plus values.
+ */
+export const DEVELOPER_METADATA_MAX_CHARS = 30_000;
+
+/** SpreadsheetApp.openById/openByUrl of a deleted spreadsheet or one the user cannot read (as users report it). */
+export function documentMissingMessage(id: string): string {
+  return `Document ${id} is missing (perhaps it was deleted, or you don't have read access?)`;
+}

@@ -3,6 +3,7 @@
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import { LOCK_MAX_WAIT_MS } from './limits';
+import type { Timeline } from './timeline';
 
 interface Waiter {
   execution: number;
@@ -13,6 +14,8 @@ interface Waiter {
 export class LockTable {
   private readonly holders = new Map<string, number>();
   private readonly waiters = new Map<string, Waiter[]>();
+  /** Set by the world: how a waiting execution waits (on a virtual clock others run meanwhile). */
+  timeline?: Timeline;
 
   holder(name: string): number | undefined {
     return this.holders.get(name);
@@ -25,25 +28,28 @@ export class LockTable {
       return true;
     }
     if (timeoutMs <= 0) return false;
-    return new Promise<boolean>((resolve) => {
+    let waiter: Waiter | undefined;
+    const drop = () => {
+      const q = this.waiters.get(name) ?? [];
+      this.waiters.set(
+        name,
+        q.filter((w) => w !== waiter),
+      );
+      return false;
+    };
+    const register = (wake: (value: boolean) => void) => {
+      waiter = { execution, grant: () => wake(true) };
       const queue = this.waiters.get(name) ?? [];
-      const waiter: Waiter = {
-        execution,
-        grant: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-      };
-      const timer = setTimeout(() => {
-        const q = this.waiters.get(name) ?? [];
-        this.waiters.set(
-          name,
-          q.filter((w) => w !== waiter),
-        );
-        resolve(false);
-      }, timeoutMs);
       queue.push(waiter);
       this.waiters.set(name, queue);
+    };
+    if (this.timeline) return this.timeline.block(execution, register, timeoutMs, drop);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(drop()), timeoutMs);
+      register((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      });
     });
   }
 
@@ -118,6 +124,11 @@ export class LockService extends AppsScriptObject {
     super();
   }
 
+  /** The current document's lock name, or null without a current document. */
+  private _documentLockName(): string | null {
+    return this.execution.document?.lockName ?? null;
+  }
+
   private _lock(name: string, what: string): Lock {
     if (this.execution.authMode === 'NONE') throw noPermission(`LockService.${what}`);
     return new Lock(this.table, name, this.execution);
@@ -127,8 +138,11 @@ export class LockService extends AppsScriptObject {
     return this._lock('script', 'getScriptLock');
   }
 
-  getDocumentLock(): Lock {
-    return this._lock('document', 'getDocumentLock');
+  /** One lock per document; null outside the context of a containing document (Google's reference). */
+  getDocumentLock(): Lock | null {
+    if (this.execution.authMode === 'NONE') throw noPermission('LockService.getDocumentLock');
+    const name = this._documentLockName();
+    return name === null ? null : this._lock(name, 'getDocumentLock');
   }
 
   getUserLock(): Lock {

@@ -108,10 +108,10 @@ class Slot {
     const wait = Math.min(Math.max(0, ms), SLEEP_MAX_MS);
     if (wait > execution.remainingMs()) {
       // The limit comes first: time runs out during the sleep and the execution is stopped there.
-      await this.clock.sleep(Math.max(0, execution.remainingMs()));
+      await this.world.timeline.sleep(execution.id, Math.max(0, execution.remainingMs()));
       execution.kill('Exceeded maximum execution time');
     }
-    await this.clock.sleep(wait);
+    await this.world.timeline.sleep(execution.id, wait);
     execution.checkTime();
     return { ok: true, value: undefined };
   }
@@ -129,6 +129,8 @@ export class WorkerPool {
   ) {}
 
   async execute(execution: Execution, args: unknown[]): Promise<unknown> {
+    // On a virtual clock the execution starts when it gets the turn (at once if nobody computes).
+    await this.world.timeline.enter(execution.id);
     let slot = this.idle.pop();
     while (slot && slot.dead) slot = this.idle.pop();
     if (!slot) {
@@ -139,7 +141,11 @@ export class WorkerPool {
     running.execution = execution;
     execution.onKill = () => running.kill();
     const watchdog = setInterval(() => {
-      if (execution.status === 'running' && this.clock.now() > execution.deadline) {
+      if (
+        execution.status === 'running' &&
+        this.world.timeline.computing(execution.id) &&
+        this.clock.now() > execution.deadline
+      ) {
         try {
           execution.kill('Exceeded maximum execution time');
         } catch {
@@ -173,6 +179,7 @@ export class WorkerPool {
       clearInterval(watchdog);
       execution.endedAt ??= this.clock.now();
       this.world.locks.releaseAll(execution.id);
+      this.world.timeline.leave(execution.id);
       running.execution = undefined;
       if (running.dead) this.all.delete(running);
       else this.idle.push(running);

@@ -120,7 +120,8 @@ export class PropertiesService extends AppsScriptObject {
     private readonly execution: Execution,
     private readonly stores: {
       script: PropertyStore;
-      document: PropertyStore;
+      /** The current document's store; null when the execution has no document. */
+      document: PropertyStore | null;
       user: (email: string) => PropertyStore;
     },
   ) {
@@ -136,9 +137,10 @@ export class PropertiesService extends AppsScriptObject {
     return new Properties(this.stores.script);
   }
 
-  getDocumentProperties(): Properties {
+  /** Null when there is no current document (Google: "null if the script is not an add-on or bound ..."). */
+  getDocumentProperties(): Properties | null {
     this._allowed('getDocumentProperties');
-    return new Properties(this.stores.document);
+    return this.stores.document ? new Properties(this.stores.document) : null;
   }
 
   getUserProperties(): Properties {

@@ -57,12 +57,16 @@ export const ENUMS: Record<string, Record<string, Record<string, string>>> = {
   ScriptApp: {
     AuthMode: { NONE: 'NONE', LIMITED: 'LIMITED', FULL: 'FULL', CUSTOM_FUNCTION: 'CUSTOM_FUNCTION' },
     EventType: { CLOCK: 'CLOCK', ON_EDIT: 'ON_EDIT' },
+    AuthorizationStatus: { REQUIRED: 'REQUIRED', NOT_REQUIRED: 'NOT_REQUIRED' },
     TriggerSource: { CLOCK: 'CLOCK', SPREADSHEETS: 'SPREADSHEETS' },
     InstallationSource: {
       APPS_MARKETPLACE_DOMAIN_ADD_ON: 'APPS_MARKETPLACE_DOMAIN_ADD_ON',
       NONE: 'NONE',
       WEB_STORE_ADD_ON: 'WEB_STORE_ADD_ON',
     },
+  },
+  SpreadsheetApp: {
+    DeveloperMetadataVisibility: { DOCUMENT: 'DOCUMENT', PROJECT: 'PROJECT' },
   },
   HtmlService: {
     SandboxMode: { EMULATED: 'EMULATED', IFRAME: 'IFRAME', NATIVE: 'NATIVE' },

@@ -6,6 +6,7 @@
 // The table lives on the main thread; the harness fires what is due on the stand-in clock (late by a set delay).
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
+import { AUTHORIZATION_REQUIRED_MESSAGE, type AuthorizationPrompt, SCOPES, type ScopeTable } from './scopes';
 import {
   ADD_ON_MIN_INTERVAL_MS,
   ADD_ON_RECURRENCE_MESSAGE,
@@ -28,6 +29,16 @@ export interface TriggerRules {
   installAs: InstallAs;
   /** Add-on only: a one-off after()/at() due in under an hour. Not documented either way. */
   addOnShortAfter: 'allowed' | 'refused';
+  /**
+   * Add-on only, not settled by Google's text ("one trigger of each type, per user, per document"): is the one
+   * time-driven trigger counted per user across all documents ('user', the stricter) or per user per document?
+   */
+  addOnClockTriggersPer: 'user' | 'document';
+  /**
+   * Not documented: does ScriptApp.getUserTriggers(spreadsheet) list the user's time-driven triggers created in
+   * that spreadsheet ('document'), or only triggers whose source is the spreadsheet, such as onEdit ('none')?
+   */
+  userTriggersListClock: 'document' | 'none';
 }
 
 /** A trigger creation Apps Script refused, with the message it threw. */
@@ -54,6 +65,11 @@ export interface TriggerRecord {
   everyMs?: number;
   /** A one-off trigger that has fired stays listed (and counted) until deleted, as in Apps Script. */
   spent?: boolean;
+  /**
+   * ON_EDIT: the spreadsheet it watches (forSpreadsheet). CLOCK: the document it was created in (null: created
+   * without a document), for the add-on one-trigger rule read per document.
+   */
+  spreadsheetId?: string | null;
   createdAt: number;
 }
 
@@ -65,7 +81,12 @@ export class TriggerTable {
   readonly refused: RefusedTrigger[] = [];
   /** The most time-driven triggers one user had listed at any moment. */
   maxClockTriggers = 0;
-  rules: TriggerRules = { installAs: 'script', addOnShortAfter: 'refused' };
+  rules: TriggerRules = {
+    installAs: 'script',
+    addOnShortAfter: 'refused',
+    addOnClockTriggersPer: 'user',
+    userTriggersListClock: 'document',
+  };
   private nextId = 1;
 
   get isAddOn(): boolean {
@@ -87,8 +108,13 @@ export class TriggerTable {
         record.createdAt,
       );
     }
-    // Editor add-on: one trigger of each type per user per document (a fired one-off still counts until deleted).
-    if (this.isAddOn && own.some((t) => t.kind === record.kind)) {
+    // Editor add-on: one trigger of each type per user per document (a fired one-off still counts until deleted);
+    // edit triggers per document, time-driven ones per user or per document (addOnClockTriggersPer).
+    const sameScope = (t: TriggerRecord) =>
+      record.kind === 'CLOCK' && this.rules.addOnClockTriggersPer === 'user'
+        ? true
+        : (t.spreadsheetId ?? null) === (record.spreadsheetId ?? null);
+    if (this.isAddOn && own.some((t) => t.kind === record.kind && sameScope(t))) {
       this.refuse(
         record,
         record.kind === 'CLOCK' ? ADD_ON_TOO_MANY_CLOCK_MESSAGE : ADD_ON_TOO_MANY_EDIT_MESSAGE,
@@ -121,7 +147,10 @@ export class TriggerTable {
 
 export interface ScriptAppContext {
   table: TriggerTable;
+  scopes: ScopeTable;
   now(): number;
+  /** Records an authorization prompt (requireScopes / requireAllScopes). */
+  prompt(prompt: AuthorizationPrompt): void;
 }
 
 export class Trigger extends AppsScriptObject {
@@ -141,6 +170,9 @@ export class Trigger extends AppsScriptObject {
   getTriggerSource(): string {
     return this.record.kind === 'CLOCK' ? 'CLOCK' : 'SPREADSHEETS';
   }
+  getTriggerSourceId(): string | null {
+    return this.record.kind === 'CLOCK' ? null : (this.record.spreadsheetId ?? null);
+  }
 }
 
 class TriggerBuilder extends AppsScriptObject {
@@ -150,6 +182,7 @@ class TriggerBuilder extends AppsScriptObject {
   private aheadMs?: number;
   private everyMs?: number;
   private type?: TriggerKind;
+  private spreadsheetId?: string;
 
   constructor(
     private readonly context: ScriptAppContext,
@@ -163,7 +196,12 @@ class TriggerBuilder extends AppsScriptObject {
     this.type = 'CLOCK';
     return this;
   }
-  forSpreadsheet(_spreadsheet: unknown): this {
+  /** The spreadsheet an onEdit trigger watches: a Spreadsheet or its id. */
+  forSpreadsheet(spreadsheet: unknown): this {
+    const id =
+      typeof spreadsheet === 'string' ? spreadsheet : (spreadsheet as { _id?: () => string } | null)?._id?.();
+    if (!id) throw new AppsScriptException('Invalid argument: spreadsheet');
+    this.spreadsheetId = id;
     return this;
   }
   onEdit(): this {
@@ -226,8 +264,34 @@ class TriggerBuilder extends AppsScriptObject {
       dueAt: this.type === 'CLOCK' ? this.dueAt : undefined,
       everyMs: this.everyMs,
       createdAt: this.context.now(),
+      spreadsheetId:
+        this.type === 'ON_EDIT'
+          ? (this.spreadsheetId ?? this.execution.document?.id ?? null)
+          : (this.execution.document?.id ?? null),
     });
     return new Trigger(record);
+  }
+}
+
+/** ScriptApp.getAuthorizationInfo's answer. */
+export class AuthorizationInfo extends AppsScriptObject {
+  readonly kind = 'AuthorizationInfo';
+  constructor(
+    private readonly missing: string[],
+    private readonly authorized: string[],
+  ) {
+    super();
+  }
+  getAuthorizationStatus(): string {
+    return this.missing.length > 0 ? 'REQUIRED' : 'NOT_REQUIRED';
+  }
+  /** Null when no authorization is required (Google's reference). The URL is the stand-in's own. */
+  getAuthorizationUrl(): string | null {
+    if (this.missing.length === 0) return null;
+    return `https://script.google.com/macros/d/standin/authorize?scopes=${encodeURIComponent(this.missing.join(' '))}`;
+  }
+  getAuthorizedScopes(): string[] {
+    return this.authorized.slice();
   }
 }
 
@@ -243,6 +307,62 @@ export class ScriptApp extends AppsScriptObject {
 
   private _allowed(what: string): void {
     if (this.execution.isCustomFunction || this.execution.authMode !== 'FULL') throw noPermission(what);
+    this.context.scopes.require(this.execution, what, [SCOPES.scriptApp]);
+  }
+
+  private _scopeList(scopes: unknown, what: string): string[] {
+    if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== 'string'))
+      throw new AppsScriptException(`Invalid argument: oAuthScopes (${what})`);
+    return scopes as string[];
+  }
+
+  /** The scopes of `wanted` (default: all the project declares) the current user has not granted. */
+  private _missing(wanted: string[] | undefined): string[] {
+    const { scopes } = this.context;
+    return (wanted ?? scopes.declared).filter((scope) => !scopes.has(this.execution.user, scope));
+  }
+
+  /**
+   * Whether the user granted the scopes (default: all the script's). Google asks scripts to call it with
+   * AuthMode.FULL; custom functions run without the user's authorization and may not call it (not documented).
+   */
+  getAuthorizationInfo(authMode: unknown, oAuthScopes?: unknown): AuthorizationInfo {
+    if (this.execution.isCustomFunction) throw noPermission('ScriptApp.getAuthorizationInfo');
+    const wanted =
+      oAuthScopes === undefined ? undefined : this._scopeList(oAuthScopes, 'getAuthorizationInfo');
+    const { scopes } = this.context;
+    const missing = String(authMode) === 'FULL' ? this._missing(wanted) : [];
+    const authorized = (wanted ?? scopes.declared).filter((scope) => scopes.has(this.execution.user, scope));
+    return new AuthorizationInfo(missing, authorized);
+  }
+
+  /**
+   * Ends the execution with an authorization prompt for the scopes of `oAuthScopes` the user has not granted;
+   * returns if none is missing.
+   */
+  requireScopes(authMode: unknown, oAuthScopes: unknown): void {
+    this._require(authMode, this._scopeList(oAuthScopes, 'requireScopes'));
+  }
+
+  /** requireScopes for every scope the project declares. */
+  requireAllScopes(authMode: unknown): void {
+    this._require(authMode, undefined);
+  }
+
+  private _require(authMode: unknown, wanted: string[] | undefined): void {
+    if (this.execution.isCustomFunction) throw noPermission('ScriptApp.requireScopes');
+    if (String(authMode) !== 'FULL') return;
+    const missing = this._missing(wanted);
+    if (missing.length === 0) return;
+    this.context.prompt({
+      user: this.execution.user,
+      scopes: missing,
+      kind: this.execution.kind,
+      functionName: this.execution.functionName,
+      spreadsheetId: this.execution.document?.id ?? null,
+      at: this.context.now(),
+    });
+    this.execution.end(AUTHORIZATION_REQUIRED_MESSAGE);
   }
 
   /** How the script is installed (Apps Script answers in every mode, custom functions included). */
@@ -265,10 +385,20 @@ export class ScriptApp extends AppsScriptObject {
       .map((t) => new Trigger(t));
   }
 
-  /** The current user's installable triggers in this spreadsheet, for this script or add-on only. */
-  getUserTriggers(_document: unknown): Trigger[] {
+  /**
+   * The current user's installable triggers in this spreadsheet, for this script or add-on only: its onEdit
+   * triggers, and (userTriggersListClock 'document') the time-driven ones created in it.
+   */
+  getUserTriggers(spreadsheet: unknown): Trigger[] {
     this._allowed('ScriptApp.getUserTriggers');
-    return this.getProjectTriggers();
+    const id = (spreadsheet as { _id?: () => string } | null)?._id?.();
+    if (!id) throw new AppsScriptException('Invalid argument: document');
+    const listClock = this.context.table.rules.userTriggersListClock === 'document';
+    return this.context.table.triggers
+      .filter(
+        (t) => t.user === this.execution.user && t.spreadsheetId === id && (t.kind !== 'CLOCK' || listClock),
+      )
+      .map((t) => new Trigger(t));
   }
 
   deleteTrigger(trigger: unknown): void {

@@ -1,14 +1,31 @@
 // SpreadsheetApp as a script sees it: the active spreadsheet, its sheets and ranges over the SpreadsheetModel.
 // Custom functions get a read-only view (every write throws "You do not have permission to call ...") and no UI.
 import { formatA1, parseA1 } from './a1';
+import { addDeveloperMetadata, type DeveloperMetadata, DeveloperMetadataFinder } from './developer-metadata';
+import type { SpreadsheetDocument } from './document';
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
+import { documentMissingMessage } from './limits';
+import { SCOPES, type ScopeTable } from './scopes';
 import { type CellValue, displayOf, type Rect, type SheetModel, type SpreadsheetModel } from './sheet-model';
 import { Ui, type UiRecorder } from './ui';
 
 export interface SheetsContext {
   model: SpreadsheetModel;
   ui: UiRecorder;
+  doc: SpreadsheetDocument;
+}
+
+/** What SpreadsheetApp reaches beyond the current document: other spreadsheets by id, the scopes, the UI. */
+export interface SheetsAccess {
+  ui: UiRecorder;
+  scopes: ScopeTable;
+  /** Every spreadsheet of the world by id (deleted ones included, marked). */
+  documents: Map<string, SpreadsheetDocument>;
+}
+
+export function contextOf(doc: SpreadsheetDocument, ui: UiRecorder): SheetsContext {
+  return { model: doc.model, ui, doc };
 }
 
 function sameDims(values: unknown, rows: number, columns: number): unknown[][] {
@@ -368,11 +385,25 @@ export class Spreadsheet extends AppsScriptObject {
   getId(): string {
     return this.context.model.id;
   }
+  /** The spreadsheet's id (not callable from the script). */
+  _id(): string {
+    return this.context.model.id;
+  }
   getName(): string {
     return this.context.model.name;
   }
   getUrl(): string {
-    return `https://docs.google.com/spreadsheets/d/${this.context.model.id}/edit`;
+    return this.context.doc.url;
+  }
+  addDeveloperMetadata(...args: unknown[]): this {
+    addDeveloperMetadata(this.context.doc.metadata, this.execution, args);
+    return this;
+  }
+  getDeveloperMetadata(): DeveloperMetadata[] {
+    return new DeveloperMetadataFinder(this.context.doc.metadata, this.execution).find();
+  }
+  createDeveloperMetadataFinder(): DeveloperMetadataFinder {
+    return new DeveloperMetadataFinder(this.context.doc.metadata, this.execution);
   }
   getSheets(): Sheet[] {
     return this.context.model.sheets.map((s) => new Sheet(this.context, this.execution, s));
@@ -456,7 +487,7 @@ export class SpreadsheetApp extends AppsScriptObject {
   readonly kind = 'SpreadsheetApp';
 
   constructor(
-    private readonly context: SheetsContext,
+    private readonly access: SheetsAccess,
     private readonly execution: Execution,
   ) {
     super();
@@ -466,30 +497,73 @@ export class SpreadsheetApp extends AppsScriptObject {
     if (this.execution.authMode === 'NONE') throw noPermission(`SpreadsheetApp.${what}`);
   }
 
-  getActive(): Spreadsheet {
-    this._readable('getActive');
-    return new Spreadsheet(this.context, this.execution);
+  /** The current document (null without one), after the scope check: currentonly or the full scope. */
+  private _current(what: string): Spreadsheet | null {
+    this._readable(what);
+    const doc = this.execution.document;
+    if (!doc) return null;
+    this.access.scopes.require(this.execution, `SpreadsheetApp.${what}`, [
+      SCOPES.spreadsheetsCurrentOnly,
+      SCOPES.spreadsheets,
+    ]);
+    return new Spreadsheet(contextOf(doc, this.access.ui), this.execution);
   }
-  getActiveSpreadsheet(): Spreadsheet {
-    this._readable('getActiveSpreadsheet');
-    return new Spreadsheet(this.context, this.execution);
+
+  /** Null when the execution has no current document (an add-on's time-driven trigger). */
+  getActive(): Spreadsheet | null {
+    return this._current('getActive');
   }
-  getActiveSheet(): Sheet {
-    return this.getActive().getActiveSheet();
+  getActiveSpreadsheet(): Spreadsheet | null {
+    return this._current('getActiveSpreadsheet');
+  }
+  getActiveSheet(): Sheet | null {
+    return this._current('getActiveSheet')?.getActiveSheet() ?? null;
   }
   getActiveRange(): Range | null {
-    return this.getActive().getActiveRange();
+    return this._current('getActiveRange')?.getActiveRange() ?? null;
   }
   getCurrentCell(): Range | null {
-    const range = this.getActiveRange();
+    const range = this._current('getCurrentCell')?.getActiveRange() ?? null;
     return range ? range.getCell(1, 1) : null;
+  }
+
+  /**
+   * Another spreadsheet (or this one) by id: needs the full spreadsheets scope declared and granted; custom
+   * functions may not open other spreadsheets. It does not become the current document.
+   */
+  private _open(what: string, id: string): Spreadsheet {
+    this._readable(what);
+    if (this.execution.isCustomFunction) throw noPermission(`SpreadsheetApp.${what}`);
+    this.access.scopes.require(this.execution, `SpreadsheetApp.${what}`, [SCOPES.spreadsheets]);
+    const doc = this.access.documents.get(id);
+    if (!doc || !doc.canOpen(this.execution.user)) throw new AppsScriptException(documentMissingMessage(id));
+    return new Spreadsheet(contextOf(doc, this.access.ui), this.execution);
+  }
+
+  openById(id: unknown): Spreadsheet {
+    if (typeof id !== 'string' || id === '') throw new AppsScriptException('Invalid argument: id');
+    return this._open('openById', id);
+  }
+  openByUrl(url: unknown): Spreadsheet {
+    const m = /^https:\/\/docs\.google\.com\/spreadsheets\/d\/([A-Za-z0-9_-]+)/.exec(String(url));
+    if (!m) throw new AppsScriptException('Invalid argument: url');
+    return this._open('openByUrl', m[1]);
   }
   flush(): void {
     // The stand-in applies every change at once; nothing is pending.
   }
+  /**
+   * The UI of the current document: not from a custom function, nor from a time-driven trigger or an execution
+   * without a document ("Cannot call SpreadsheetApp.getUi() from this context."); needs script.container.ui.
+   */
   getUi(): Ui {
-    if (this.execution.isCustomFunction)
+    if (
+      this.execution.isCustomFunction ||
+      this.execution.document === null ||
+      this.execution.triggerKind === 'CLOCK'
+    )
       throw new AppsScriptException('Cannot call SpreadsheetApp.getUi() from this context.');
-    return new Ui(this.context.ui);
+    this.access.scopes.require(this.execution, 'SpreadsheetApp.getUi', [SCOPES.containerUi]);
+    return new Ui(this.access.ui);
   }
 }

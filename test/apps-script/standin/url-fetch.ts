@@ -5,6 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
+import { SCOPES, type ScopeTable } from './scopes';
 import {
   URL_FETCH_CALLS_PER_DAY,
   URL_FETCH_MAX_HEADERS,
@@ -30,8 +31,13 @@ export interface FetchContext {
   calls: { count: number };
   /** Extra stand-in milliseconds each fetch takes (virtual network latency), besides the real time it took. */
   extraLatencyMs: number;
-  advanceClock(ms: number): void;
   now(): number;
+  scopes: ScopeTable;
+  /**
+   * Runs the network I/O of one fetch (or one fetchAll) as a wait of the execution: on a virtual clock other
+   * executions run meanwhile, and the stand-in time it took plus `extraMs` passes for this one.
+   */
+  during<T>(execution: Execution, io: () => Promise<T>, extraMs: number): Promise<T>;
 }
 
 interface RawResponse {
@@ -141,23 +147,36 @@ export class UrlFetchApp extends AppsScriptObject {
     super();
   }
 
-  fetch(urlArg: unknown, params?: unknown): Promise<HTTPResponse> {
-    return this._fetch(urlArg, params, true);
+  async fetch(urlArg: unknown, params?: unknown): Promise<HTTPResponse> {
+    this._allowed('UrlFetchApp.fetch');
+    const response = await this.context.during(
+      this.execution,
+      () => this._fetch(urlArg, params),
+      this.context.extraLatencyMs,
+    );
+    if (this.execution.remainingMs() < 0) this.execution.kill('Exceeded maximum execution time');
+    return response;
   }
 
   /** Requests sent side by side (objects with `url` and fetch's params): the network time is paid once. */
   async fetchAll(requests: unknown): Promise<HTTPResponse[]> {
+    this._allowed('UrlFetchApp.fetchAll');
     if (!Array.isArray(requests)) throw new AppsScriptException('Invalid argument: requests');
-    const answers = await Promise.all(
-      requests.map((r) => this._fetch((r as { url?: unknown })?.url, r, false)),
+    const answers = await this.context.during(
+      this.execution,
+      () => Promise.all(requests.map((r) => this._fetch((r as { url?: unknown })?.url, r))),
+      this.context.extraLatencyMs,
     );
-    this.context.advanceClock(this.context.extraLatencyMs);
     if (this.execution.remainingMs() < 0) this.execution.kill('Exceeded maximum execution time');
     return answers;
   }
 
-  async _fetch(urlArg: unknown, params: unknown, paysLatency: boolean): Promise<HTTPResponse> {
-    if (this.execution.authMode === 'NONE') throw noPermission('UrlFetchApp.fetch');
+  private _allowed(what: string): void {
+    if (this.execution.authMode === 'NONE') throw noPermission(what);
+    this.context.scopes.require(this.execution, what, [SCOPES.externalRequest]);
+  }
+
+  async _fetch(urlArg: unknown, params: unknown): Promise<HTTPResponse> {
     if (++this.context.calls.count > URL_FETCH_CALLS_PER_DAY) {
       throw new AppsScriptException('Service invoked too many times for one day: urlfetch.');
     }
@@ -233,10 +252,8 @@ export class UrlFetchApp extends AppsScriptObject {
       if ((error as Error).name === 'ExecutionKilled') throw error;
       throw new AppsScriptException(message);
     }
-    if (paysLatency) this.context.advanceClock(this.context.extraLatencyMs);
     record.status = response.status;
     record.ms = this.context.now() - started;
-    if (this.execution.remainingMs() < 0) this.execution.kill('Exceeded maximum execution time');
     if (response.status >= 400 && options.muteHttpExceptions !== true) {
       const text = response.body.toString('utf8').slice(0, 300);
       throw new AppsScriptException(

@@ -2,14 +2,17 @@
 // fetch log, logs, clock) and the dispatcher that runs a realm's call on the right fake object.
 import { CacheService, CacheStore } from './cache';
 import type { Clock } from './clock';
+import { SpreadsheetDocument } from './document';
 import { AppsScriptException } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import { LockService, LockTable } from './lock';
 import { PropertiesService, PropertyStore } from './properties';
 import type { HandleRef, RpcReply, Target } from './protocol';
+import { type AuthorizationPrompt, KNOWN_SCOPES, ScopeTable } from './scopes';
 import { ScriptApp, TriggerTable } from './script-app';
-import { SpreadsheetModel } from './sheet-model';
+import type { SpreadsheetModel } from './sheet-model';
 import { SpreadsheetApp } from './spreadsheet-app';
+import { RealTimeline, type Timeline, VirtualTimeline } from './timeline';
 import { HtmlService, UiRecorder } from './ui';
 import { type FetchRecord, UrlFetchApp } from './url-fetch';
 
@@ -48,14 +51,16 @@ class Session extends AppsScriptObject {
   }
 }
 
+/** The id of the spreadsheet every stand-in starts with (the bound one, and the default for the harness). */
+export const DEFAULT_SPREADSHEET_ID = '1StandInSpreadsheetId0000000000000000000000';
+
 export class World {
-  readonly spreadsheet = new SpreadsheetModel('1StandInSpreadsheetId0000000000000000000000', 'DAPA stand-in');
+  /** Every spreadsheet by id, the default one first (deleted ones stay, marked). */
+  readonly documents = new Map<string, SpreadsheetDocument>();
   readonly ui = new UiRecorder();
   readonly scriptProperties = new PropertyStore();
-  readonly documentProperties = new PropertyStore();
   readonly userProperties = new Map<string, PropertyStore>();
   readonly scriptCache: CacheStore;
-  readonly documentCache: CacheStore;
   readonly userCaches = new Map<string, CacheStore>();
   readonly locks = new LockTable();
   readonly triggers = new TriggerTable();
@@ -65,6 +70,11 @@ export class World {
   extraLatencyMs = 0;
   /** Virtual clock only: stand-in ms each service call takes (Apps Script's own per-call overhead). */
   serviceCallMs = 0;
+  /** Who runs when: on a virtual clock executions take turns and overlap during sleeps, lock waits and fetches. */
+  readonly timeline: Timeline;
+  /** The scopes the project declares and each user granted. */
+  scopes: ScopeTable = new ScopeTable(KNOWN_SCOPES);
+  private nextDocument = 1;
 
   constructor(
     readonly clock: Clock,
@@ -72,7 +82,39 @@ export class World {
     readonly projectDir: string,
   ) {
     this.scriptCache = new CacheStore(clock);
-    this.documentCache = new CacheStore(clock);
+    this.timeline = clock.mode === 'virtual' ? new VirtualTimeline(clock) : new RealTimeline(clock);
+    this.locks.timeline = this.timeline;
+    this.addDocument('DAPA stand-in', DEFAULT_SPREADSHEET_ID);
+  }
+
+  /** A new spreadsheet (ids are sequential, so that a run repeats exactly). */
+  addDocument(name?: string, id?: string): SpreadsheetDocument {
+    const n = this.nextDocument++;
+    const docId = id ?? `1StandInSpreadsheetId${String(n).padStart(22, '0')}`;
+    if (this.documents.has(docId)) throw new Error(`A spreadsheet with id ${docId} already exists`);
+    const doc = new SpreadsheetDocument(docId, name ?? `Spreadsheet ${n}`, this.clock);
+    this.documents.set(docId, doc);
+    return doc;
+  }
+
+  document(id: string): SpreadsheetDocument {
+    const doc = this.documents.get(id);
+    if (!doc) throw new Error(`No spreadsheet with id ${id}`);
+    return doc;
+  }
+
+  /** The default spreadsheet (the bound one). */
+  get defaultDocument(): SpreadsheetDocument {
+    return this.document(DEFAULT_SPREADSHEET_ID);
+  }
+
+  /** The default spreadsheet's cells (as before several spreadsheets). */
+  get spreadsheet(): SpreadsheetModel {
+    return this.defaultDocument.model;
+  }
+
+  get prompts(): AuthorizationPrompt[] {
+    return this.scopes.prompts;
   }
 
   userStore(email: string): PropertyStore {
@@ -93,19 +135,19 @@ export class World {
     let root: object | undefined;
     switch (name) {
       case 'SpreadsheetApp':
-        root = new SpreadsheetApp({ model: this.spreadsheet, ui: this.ui }, execution);
+        root = new SpreadsheetApp({ ui: this.ui, scopes: this.scopes, documents: this.documents }, execution);
         break;
       case 'PropertiesService':
         root = new PropertiesService(execution, {
           script: this.scriptProperties,
-          document: this.documentProperties,
+          document: execution.document?.properties ?? null,
           user: (email) => this.userStore(email),
         });
         break;
       case 'CacheService':
         root = new CacheService(execution, {
           script: this.scriptCache,
-          document: this.documentCache,
+          document: execution.document?.cache ?? null,
           user: (email) => this.userCache(email),
         });
         break;
@@ -116,9 +158,10 @@ export class World {
         root = new UrlFetchApp(execution, {
           log: this.fetches,
           calls: this.fetchCalls,
-          extraLatencyMs: this.extraLatencyMs,
-          advanceClock: (ms) => this.clock.advance(this.clock.mode === 'virtual' ? ms : 0),
+          extraLatencyMs: this.clock.mode === 'virtual' ? this.extraLatencyMs : 0,
           now: () => this.clock.now(),
+          scopes: this.scopes,
+          during: (e, io, extraMs) => this.timeline.during(e.id, io, extraMs),
         });
         break;
       case 'HtmlService':
@@ -128,7 +171,12 @@ export class World {
         root = new Session(execution);
         break;
       case 'ScriptApp':
-        root = new ScriptApp(execution, { table: this.triggers, now: () => this.clock.now() });
+        root = new ScriptApp(execution, {
+          table: this.triggers,
+          scopes: this.scopes,
+          now: () => this.clock.now(),
+          prompt: (prompt) => this.scopes.prompts.push(prompt),
+        });
         break;
     }
     if (root) execution.roots.set(name, root);
