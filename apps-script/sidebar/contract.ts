@@ -68,6 +68,10 @@ export interface BackgroundInfo {
   savedCredits: number;
   retentionDays: number;
   schedule?: ScheduleChange & { nextAt: number };
+  /** Scopes background checks need that the user did not grant (granular consent), and what to do. */
+  access?: { missing: string[]; message: string };
+  /** Spreadsheets the background dropped from its list (deleted, or their access lost), as notes to show. */
+  dropped?: string[];
 }
 
 export type JobStatus = 'running' | 'done' | 'cancelled' | 'error';

@@ -1,26 +1,35 @@
 // Background checks: steps that finish unfinished =DAPA formulas, the sidebar's job and scheduled refreshes with
-// nobody at the sheet (time-driven triggers) or with the sidebar open (the sidebar calls driveBackground). What a
-// step does next is the planner's decision (planner.ts); this module only carries it out: reads, checks, writes.
+// nobody at the sheet (the user's one time-driven trigger, a dispatcher that opens each spreadsheet with work by
+// id: a published add-on's trigger has no active spreadsheet) or with the sidebar open (the sidebar calls
+// driveBackground). What a step does next is the planner's decision (planner.ts); this module only carries it out.
 /// <reference types="google-apps-script" />
 import type { BackgroundInfo, ScheduleChange } from '../sidebar/contract';
 import {
+  armDispatcher,
   type BackgroundState,
   deleteTriggers,
+  type DispatcherState,
   EDIT_HANDLER,
+  editTriggers,
+  forgetBackground,
   installMode,
+  listBackgrounds,
   loadBackground,
-  scheduleStep,
-  settleTriggers,
+  loadDispatcher,
+  noteDropped,
+  running,
   STEP_HANDLER,
   updateBackground,
+  updateDispatcher,
   wakeBackground,
   WATCH_HANDLER,
 } from './background-state';
 import { checkValues } from './check';
+import { missingFor, requireFor } from './consent';
 import { dapaFormulaCells, type FormulaCell, isDapaFormula, refreshFormulas, upToDate } from './formulas';
-import { now, sleep } from './gas';
+import { currentSpreadsheet, inSpreadsheet, now, sleep } from './gas';
 import { advanceJob, loadJob } from './job';
-import { MENU_NAME, NO_KEY } from './messages';
+import { accessText, MENU_NAME, NO_KEY, spreadsheetGone } from './messages';
 import {
   aheadMs,
   type Cadence,
@@ -31,10 +40,12 @@ import {
   type StepPlan,
 } from './planner';
 import { loadWindow } from './plan-store';
+import { locked } from './storage';
 import { outcomeText, roomIn } from '../../shared';
 import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from './result-store';
-import { dueSchedule, readSchedule, saveSchedule, startScheduledRun } from './schedule';
+import { claimDueSchedule, readSchedule, saveSchedule } from './schedule';
 import { currentBaseUrl, storedApiKey } from './settings';
+import { returnStepLease, takeStepLease } from './step-lease';
 
 /** A trigger's step starts no new check after this long, and its checks stop by STEP_DEADLINE_MS (limit 6 min). */
 const STEP_START_MS = 240_000;
@@ -60,13 +71,21 @@ const STOPPING = [
 ];
 const RETRY_FAILURE_MS = 300_000;
 const MAX_FAILURES = 5;
+/** A spreadsheet whose step is wanted this soon is worked on by the dispatcher now (its planner waits if early). */
+const DUE_SLACK_MS = 60_000;
+/** A step's lease outlasts its deadline by this much (then it runs out by itself). */
+const LEASE_MARGIN_MS = 60_000;
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
-/** One execution's work: what it reads once, what it learns, and how it ends. */
+/** One spreadsheet's turn in an execution: what it reads once, what it learns, and how it ends. */
 interface Step {
   spreadsheet: Spreadsheet;
   state: BackgroundState;
+  /** The user's trigger as the execution found it (lateness, runtime today). */
+  dispatcher: DispatcherState;
+  /** When the execution started (the day's trigger runtime counts from there). */
+  executionStartedAt: number;
   apiKey: string;
   baseUrl: string;
   cadence: Cadence;
@@ -88,8 +107,15 @@ interface Step {
   failed?: boolean;
 }
 
+/** The active spreadsheet (menu, sidebar, edit trigger), or a clear error where there is none. */
+function activeSpreadsheet(): Spreadsheet {
+  const spreadsheet = currentSpreadsheet();
+  if (!spreadsheet) throw new Error('Open a spreadsheet first: background checks are set per spreadsheet.');
+  return spreadsheet;
+}
+
 function spreadsheetId(): string {
-  return SpreadsheetApp.getActiveSpreadsheet().getId();
+  return activeSpreadsheet().getId();
 }
 
 /** What the plan's window allows now, for work of `left` URLs. */
@@ -115,7 +141,7 @@ function waitForWindow(step: Step): void {
 /** When the step that is to work at `at` is due: ahead of it by the triggers' lateness (it sleeps if early). */
 function aheadOf(step: Step, at: number): number {
   if (step.cadence !== 'minute') return at;
-  return Math.max(now(), at - aheadMs(step.state.lateness ?? {}, sleepBudget(usedToday(step)) > 0));
+  return Math.max(now(), at - aheadMs(step.dispatcher.lateness ?? {}, sleepBudget(usedToday(step)) > 0));
 }
 
 /** The formulas not up to date, and their domains not kept yet (or checked before a refresh began). */
@@ -163,10 +189,11 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };
 }
 
-/** Trigger runtime spent today, this step's so far included. */
+/** Trigger runtime spent today, this execution's so far included. */
 function usedToday(step: Step): number {
-  const day = step.state.day === Math.floor(step.startedAt / DAY_MS) ? (step.state.dayRuntimeMs ?? 0) : 0;
-  return day + now() - step.startedAt;
+  const d = step.dispatcher;
+  const day = d.day === Math.floor(step.executionStartedAt / DAY_MS) ? (d.dayRuntimeMs ?? 0) : 0;
+  return day + now() - step.executionStartedAt;
 }
 
 /** What the window allows now; nothing before a Retry-After the server gave an earlier step. */
@@ -185,7 +212,7 @@ function decide(step: Step, first: boolean, probed: boolean): StepPlan {
     left,
     endsAt: step.endsAt,
     cadence: step.cadence,
-    lateness: step.state.lateness ?? {},
+    lateness: step.dispatcher.lateness ?? {},
     waitBudgetMs: step.cadence === 'sidebar' ? Infinity : sleepBudget(usedToday(step)),
     first,
     probed,
@@ -224,30 +251,51 @@ function refreshDone(step: Step): void {
   );
 }
 
+/** One execution's budget for the spreadsheets it works on, and the user's trigger as it found it. */
+interface Turn {
+  cadence: Cadence;
+  executionStartedAt: number;
+  endsAt: number;
+  deadline: number;
+  dispatcher: DispatcherState;
+}
+
+function turnOf(cadence: Cadence, startMs: number, deadlineMs: number): Turn {
+  const at = now();
+  return {
+    cadence,
+    executionStartedAt: at,
+    endsAt: at + startMs,
+    deadline: at + deadlineMs,
+    dispatcher: loadDispatcher(),
+  };
+}
+
 /** Reads what a step needs, or says why it cannot run. */
-function openStep(cadence: Cadence, startMs: number, deadlineMs: number): Step | string | undefined {
+function openStep(spreadsheet: Spreadsheet, turn: Turn): Step | string | undefined {
   const startedAt = now();
-  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const state = loadBackground(spreadsheet.getId());
-  if (cadence !== 'sidebar' && (!state.on || state.stopped)) return undefined;
+  if (turn.cadence !== 'sidebar' && !running(state)) return undefined;
   const apiKey = storedApiKey();
   if (!apiKey) return NO_KEY;
-  const schedule = cadence === 'sidebar' ? undefined : dueSchedule(startedAt);
-  if (schedule) startScheduledRun(spreadsheet, schedule, (since) => (state.refreshSince = since));
+  if (turn.cadence !== 'sidebar')
+    claimDueSchedule(startedAt, spreadsheet, (since) => (state.refreshSince = since));
   const job = loadJob(spreadsheet.getId());
   const step: Step = {
     spreadsheet,
     state,
+    dispatcher: turn.dispatcher,
+    executionStartedAt: turn.executionStartedAt,
     apiKey,
     baseUrl: currentBaseUrl(),
-    cadence,
+    cadence: turn.cadence,
     startedAt,
-    endsAt: startedAt + startMs,
-    deadline: startedAt + deadlineMs,
+    endsAt: turn.endsAt,
+    deadline: turn.deadline,
     cells: [],
     pending: [],
     // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
-    jobRunning: state.on && !state.stopped && job?.status === 'running',
+    jobRunning: running(state) && job?.status === 'running',
     jobLeft: job ? job.total - job.done : 0,
     sent: 0,
     billed: 0,
@@ -256,7 +304,7 @@ function openStep(cadence: Cadence, startMs: number, deadlineMs: number): Step |
   return step;
 }
 
-/** Stores what the step learned and makes the next one due (or none). */
+/** Stores what the step learned and when this spreadsheet wants its next step (or none). */
 function closeStep(step: Step): void {
   const { state } = step;
   const left = step.pending.length > 0 || step.jobRunning;
@@ -265,18 +313,14 @@ function closeStep(step: Step): void {
   // that waits for it is still due ahead of it by the triggers' lateness, like one that waits for the window.
   if (step.next !== undefined && (step.resumeAt ?? 0) > step.next)
     step.next = Math.max(step.next, aheadOf(step, step.resumeAt as number));
+  const name = step.spreadsheet.getName();
   updateBackground(step.spreadsheet.getId(), (s) => {
-    const day = Math.floor(step.startedAt / DAY_MS);
-    const ran = now() - step.startedAt;
     if (step.cadence !== 'sidebar') {
       s.steps += 1;
       s.lastStepAt = step.startedAt;
-      s.runtimeMs += ran;
-      s.dayRuntimeMs = (s.day === day ? (s.dayRuntimeMs ?? 0) : 0) + ran;
-      s.day = day;
-      if (step.firstLook !== undefined && s.dueAt !== undefined && s.forWindow && s.hourlySince === undefined)
-        s.lateness = observeLateness(s.lateness ?? {}, step.firstLook - s.dueAt);
+      s.runtimeMs += now() - step.startedAt;
     }
+    s.name = name;
     s.billed = (s.billed ?? 0) + step.billed;
     const resumeAt = Math.max(s.resumeAt ?? 0, step.resumeAt ?? 0);
     s.resumeAt = resumeAt > now() ? resumeAt : undefined;
@@ -284,24 +328,28 @@ function closeStep(step: Step): void {
     s.failures = step.failed ? (s.failures ?? 0) + 1 : 0;
     if (s.failures >= MAX_FAILURES) step.stopped = 'The DAPA service kept failing; background checks paused.';
     if (step.stopped) s.stopped = step.stopped;
-    if (!s.on || s.stopped) return;
+    if (!running(s)) {
+      s.wantAt = undefined;
+      return;
+    }
     const scheduleNext = readSchedule()?.nextAt;
     const at = Math.min(step.next ?? Infinity, scheduleNext ?? Infinity);
     s.forWindow = step.next !== undefined && at === step.next;
-    if (Number.isFinite(at)) scheduleStep(s, at);
-    else settleTriggers(s);
+    s.wantAt = Number.isFinite(at) ? at : undefined;
   });
-  if (step.stopped) stopTriggers(step.spreadsheet.getId());
 }
 
-/** Runs one step under the document lock; answers whether the lock was had. */
-function runStep(cadence: Cadence, startMs: number, deadlineMs: number): Step | undefined {
-  const lock = LockService.getDocumentLock();
-  if (!lock.tryLock(10_000)) return undefined; // a step is running; it makes the next one due
+/**
+ * Runs one step in a spreadsheet under its step lease (no other user's step, and no open sidebar, works it at the
+ * same time); answers undefined when the lease is held elsewhere or there is nothing to do.
+ */
+function runStep(spreadsheet: Spreadsheet, turn: Turn): Step | undefined {
+  const holder = takeStepLease(turn.deadline + LEASE_MARGIN_MS);
+  if (!holder) return undefined; // a step is running; it makes the next one due
   try {
-    const step = openStep(cadence, startMs, deadlineMs);
+    const step = openStep(spreadsheet, turn);
     if (typeof step === 'string') {
-      if (cadence !== 'sidebar') updateBackground(spreadsheetId(), (s) => (s.stopped = step));
+      if (turn.cadence !== 'sidebar') updateBackground(spreadsheet.getId(), (s) => (s.stopped = step));
       return undefined;
     }
     if (!step) return undefined;
@@ -310,24 +358,101 @@ function runStep(cadence: Cadence, startMs: number, deadlineMs: number): Step | 
     closeStep(step);
     return step;
   } finally {
-    lock.releaseLock();
+    returnStepLease(holder);
   }
 }
 
-/** Whether steps come hourly here (an add-on whose one-off triggers Google refused). */
-function hourlyHere(): boolean {
-  return loadBackground(spreadsheetId()).hourlySince !== undefined;
+/** Adds the execution's runtime to the day's, learns the triggers' lateness, and sets the user's trigger again. */
+function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean): void {
+  updateDispatcher((d) => {
+    const day = Math.floor(turn.executionStartedAt / DAY_MS);
+    d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + now() - turn.executionStartedAt;
+    d.day = day;
+    if (fired && firstLook !== undefined && d.dueAt !== undefined && d.forWindow && d.hourlySince === undefined)
+      d.lateness = observeLateness(d.lateness ?? {}, firstLook - d.dueAt);
+  });
+  armDispatcher(fired);
 }
 
-/** Runs one background step: the time-driven trigger's handler (the add-on's hourly dispatcher too). */
+/** The spreadsheets whose step is wanted now (or within DUE_SLACK_MS), the longest-waiting first. */
+function dueSpreadsheets(at: number): Array<{ id: string; state: BackgroundState }> {
+  return listBackgrounds()
+    .filter(({ state }) => running(state) && state.wantAt !== undefined && state.wantAt <= at + DUE_SLACK_MS)
+    .sort((a, b) => (a.state.wantAt as number) - (b.state.wantAt as number));
+}
+
+/** Errors that mean the spreadsheet is gone for this user (deleted, or its access lost), not a passing failure. */
+const GONE = /not found|does not exist|no longer exists|deleted|access|permission to access|Requested entity/i;
+
+/**
+ * Opens a spreadsheet of the list: the script's own document when it is that one (a bound script), else by id (a
+ * published add-on's trigger has none). One that is gone is dropped from the list with a note; another failure
+ * counts like a service failure and is tried again later.
+ */
+function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | undefined {
+  try {
+    const active = SpreadsheetApp.getActiveSpreadsheet();
+    if (active && active.getId() === id) return active;
+    return SpreadsheetApp.openById(id);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    if (GONE.test(why) && !/Required permissions/i.test(why)) {
+      locked(() => forgetBackground(id));
+      noteDropped({ id, name: state.name, why: spreadsheetGone(state.name, why), at: now() });
+    } else failedTurn(id, why);
+    return undefined;
+  }
+}
+
+/** A step that failed outright: counted, tried again in 5 minutes, given up after a few. */
+function failedTurn(id: string, why: string): void {
+  console.warn(`DAPA background step failed: ${why}`);
+  updateBackground(id, (s) => {
+    s.failures = (s.failures ?? 0) + 1;
+    s.wantAt = now() + RETRY_FAILURE_MS;
+    if (s.failures >= MAX_FAILURES) s.stopped = `Background checks paused after repeated failures: ${why}`;
+  });
+}
+
+/** Background checks need scopes the user has not granted (Google's granular consent): each spreadsheet says so. */
+function stopForConsent(missing: readonly string[]): void {
+  const why = accessText(missing);
+  for (const { id, state } of listBackgrounds()) if (running(state)) updateBackground(id, (s) => (s.stopped = why));
+}
+
+/**
+ * The user's time-driven trigger: works through the spreadsheets with background work, each opened by id (a
+ * published add-on is a standalone project: its trigger has no active spreadsheet), within one execution's
+ * runtime, then sets the trigger for the next wanted step. Never fails the trigger: a spreadsheet's failure is
+ * counted in its own state.
+ */
 export function dapaBackgroundStep(_event?: unknown): void {
-  if (hourlyHere()) runStep('hourly', HOURLY_START_MS, HOURLY_DEADLINE_MS);
-  else runStep('minute', STEP_START_MS, STEP_DEADLINE_MS);
+  const hourly = loadDispatcher().hourlySince !== undefined;
+  const turn = hourly
+    ? turnOf('hourly', HOURLY_START_MS, HOURLY_DEADLINE_MS)
+    : turnOf('minute', STEP_START_MS, STEP_DEADLINE_MS);
+  const missing = missingFor('background');
+  if (missing.length > 0) return stopForConsent(missing);
+  let firstLook: number | undefined;
+  for (const { id, state } of dueSpreadsheets(turn.executionStartedAt)) {
+    if (now() >= turn.endsAt) break;
+    const spreadsheet = openSpreadsheet(id, state);
+    if (!spreadsheet) continue;
+    try {
+      const step = inSpreadsheet(spreadsheet, () => runStep(spreadsheet, turn));
+      firstLook ??= step?.firstLook;
+    } catch (error) {
+      failedTurn(id, error instanceof Error ? error.message : String(error));
+    }
+  }
+  finishTurn(turn, firstLook, true);
 }
 
 /** The open sidebar's call: one short step at the plan's pace; the answer says when to call again. */
 export function driveBackground(): BackgroundInfo {
-  const step = runStep('sidebar', DRIVE_START_MS, DRIVE_DEADLINE_MS);
+  const spreadsheet = activeSpreadsheet();
+  const step = runStep(spreadsheet, turnOf('sidebar', DRIVE_START_MS, DRIVE_DEADLINE_MS));
+  if (step && running(loadBackground(spreadsheet.getId()))) armDispatcher(true);
   const info = getBackground();
   if (step && (step.pending.length > 0 || step.jobRunning)) info.driveAt = step.next ?? now();
   else if (!step) info.driveAt = now() + 5_000;
@@ -345,12 +470,17 @@ function dapaEdit(event: unknown): boolean {
  * steps come only hourly, this execution is the step: it waits out the formula's own run and works for 5 minutes.
  */
 export function dapaOnEdit(event?: unknown): void {
-  if (!hourlyHere() || !dapaEdit(event)) {
-    wakeBackground(spreadsheetId(), now() + AFTER_EDIT_MS);
+  const spreadsheet = activeSpreadsheet();
+  const id = spreadsheet.getId();
+  if (!running(loadBackground(id))) return;
+  if (loadDispatcher().hourlySince === undefined || !dapaEdit(event)) {
+    wakeBackground(id, now() + AFTER_EDIT_MS);
     return;
   }
   sleep(AFTER_EDIT_MS);
-  runStep('hourly', HOURLY_START_MS, HOURLY_DEADLINE_MS);
+  const turn = turnOf('hourly', HOURLY_START_MS, HOURLY_DEADLINE_MS);
+  const step = runStep(spreadsheet, turn);
+  finishTurn(turn, step?.firstLook, false);
 }
 
 /**
@@ -358,34 +488,29 @@ export function dapaOnEdit(event?: unknown): void {
  * spent, or Google dropped the trigger), so work resumes by itself, the next day at worst.
  */
 export function dapaBackgroundWatch(_event?: unknown): void {
-  const id = spreadsheetId();
-  const state = loadBackground(id);
-  if (state.on && !state.stopped && state.dueAt !== undefined && state.dueAt < now() - 600_000)
-    wakeBackground(id, now());
+  const d = loadDispatcher();
+  const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;
+  if (stale && listBackgrounds().some(({ state }) => running(state) && state.wantAt !== undefined))
+    armDispatcher(true);
 }
 
-function stopTriggers(id: string): void {
-  updateBackground(id, (s) => {
-    deleteTriggers(STEP_HANDLER, WATCH_HANDLER, EDIT_HANDLER);
-    s.triggerId = s.dueAt = s.hourlySince = undefined;
-  });
-}
-
-/** Creates the triggers of background checks; on any refusal removes what it created and says what to do. */
-function installTriggers(state: BackgroundState): void {
-  deleteTriggers(STEP_HANDLER, WATCH_HANDLER, EDIT_HANDLER);
+/**
+ * Creates what background checks in this spreadsheet need: its edit trigger (one per user per document), the
+ * bound script's hourly watch, and the user's one step trigger. On any refusal removes what it created and says
+ * what to do.
+ */
+function installTriggers(spreadsheet: Spreadsheet): void {
+  const madeEdit = editTriggers(spreadsheet).length === 0;
   try {
-    ScriptApp.newTrigger(EDIT_HANDLER)
-      .forSpreadsheet(SpreadsheetApp.getActiveSpreadsheet())
-      .onEdit()
-      .create();
-    if (installMode() === 'bound') ScriptApp.newTrigger(WATCH_HANDLER).timeBased().everyHours(1).create();
-    state.hourlySince = undefined;
-    scheduleStep(state, now() + 1000);
+    if (madeEdit) ScriptApp.newTrigger(EDIT_HANDLER).forSpreadsheet(spreadsheet).onEdit().create();
+    const watched = ScriptApp.getProjectTriggers().some((t) => t.getHandlerFunction() === WATCH_HANDLER);
+    if (installMode() === 'bound' && !watched)
+      ScriptApp.newTrigger(WATCH_HANDLER).timeBased().everyHours(1).create();
+    armDispatcher(true);
   } catch {
-    deleteTriggers(STEP_HANDLER, WATCH_HANDLER, EDIT_HANDLER);
-    state.on = false;
-    state.triggerId = state.dueAt = undefined;
+    if (madeEdit) for (const t of editTriggers(spreadsheet)) ScriptApp.deleteTrigger(t);
+    const others = listBackgrounds().some(({ id, state }) => id !== spreadsheet.getId() && running(state));
+    if (!others) deleteTriggers(STEP_HANDLER, WATCH_HANDLER);
     throw new Error(
       'Background checks could not start: Google refused a trigger in this spreadsheet, and none was left ' +
         'installed. Keep the sidebar open to finish formulas and checks, or remove other triggers of this ' +
@@ -394,23 +519,35 @@ function installTriggers(state: BackgroundState): void {
   }
 }
 
-/** Turns background checks on (menu or sidebar: where the authorization prompt belongs) and starts a step. */
+/**
+ * Turns background checks on (menu or sidebar: a user action, where Google's authorization prompt belongs: the
+ * scopes background checks need are asked for here when the user has not granted them) and starts a step.
+ */
 export function startBackground(): BackgroundInfo {
   if (!storedApiKey()) throw new Error(NO_KEY);
-  let failure: Error | undefined;
-  updateBackground(spreadsheetId(), (state) => {
+  requireFor('background');
+  const spreadsheet = activeSpreadsheet();
+  const id = spreadsheet.getId();
+  const name = spreadsheet.getName();
+  updateBackground(id, (state) => {
     state.on = true;
     state.stopped = undefined;
     state.failures = 0;
-    try {
-      installTriggers(state);
-    } catch (error) {
-      failure = error as Error;
-    }
+    state.wantAt = now() + 1000;
+    state.forWindow = false;
+    state.name = name;
   });
-  if (failure) throw failure;
-  const hourly = loadBackground(spreadsheetId()).hourlySince !== undefined;
-  SpreadsheetApp.getActiveSpreadsheet().toast(
+  try {
+    installTriggers(spreadsheet);
+  } catch (error) {
+    updateBackground(id, (state) => {
+      state.on = false;
+      state.wantAt = undefined;
+    });
+    throw error;
+  }
+  const hourly = loadDispatcher().hourlySince !== undefined;
+  spreadsheet.toast(
     hourly
       ? 'Background checks are on, hourly (Google’s rule for add-ons): keep the sidebar open for the plan’s pace.'
       : 'Background checks are on: unfinished formulas and sidebar checks go on with the sheet closed.',
@@ -420,9 +557,17 @@ export function startBackground(): BackgroundInfo {
 }
 
 export function stopBackground(): BackgroundInfo {
-  const id = spreadsheetId();
-  updateBackground(id, (state) => (state.on = false));
-  stopTriggers(id);
+  const spreadsheet = activeSpreadsheet();
+  updateBackground(spreadsheet.getId(), (state) => {
+    state.on = false;
+    state.wantAt = undefined;
+  });
+  try {
+    for (const t of editTriggers(spreadsheet)) ScriptApp.deleteTrigger(t);
+    armDispatcher(true);
+  } catch {
+    // Without the triggers scope nothing of ours can be listed; the step finds background checks off.
+  }
   return getBackground();
 }
 
@@ -434,13 +579,21 @@ export function checkFormulasAgain(): BackgroundInfo {
   return getBackground();
 }
 
+/** When this spreadsheet's next step comes: the user's trigger, or a later one when that serves another sheet. */
+function nextStepAt(state: BackgroundState, d: DispatcherState): number | undefined {
+  if (!running(state)) return undefined;
+  if (state.wantAt === undefined) return d.hourlySince !== undefined ? d.dueAt : undefined;
+  return d.dueAt !== undefined && d.dueAt >= state.wantAt ? d.dueAt : state.wantAt;
+}
+
 export function getBackground(): BackgroundInfo {
   const state = loadBackground(spreadsheetId());
+  const d = loadDispatcher();
   const mode = installMode();
   const info: BackgroundInfo = {
     on: state.on,
     mode,
-    cadence: mode === 'addon' && (state.hourlySince !== undefined || !state.on) ? 'hourly' : 'minute',
+    cadence: mode === 'addon' && (d.hourlySince !== undefined || !state.on) ? 'hourly' : 'minute',
     steps: state.steps,
     runtimeMs: state.runtimeMs,
     creditsUsed: state.billed ?? 0,
@@ -448,8 +601,12 @@ export function getBackground(): BackgroundInfo {
     retentionDays: retentionDays(),
     ...rowsLeft(),
   };
-  if (state.dueAt !== undefined && state.on) info.nextStepAt = state.dueAt;
+  const next = nextStepAt(state, d);
+  if (next !== undefined) info.nextStepAt = next;
   if (state.stopped) info.stopped = state.stopped;
+  const missing = missingFor('background');
+  if (missing.length > 0) info.access = { missing, message: accessText(missing) };
+  if (d.dropped?.length) info.dropped = d.dropped.map((n) => n.why);
   const schedule = readSchedule();
   if (schedule) info.schedule = { every: schedule.every, target: schedule.target, nextAt: schedule.nextAt };
   return info;
@@ -457,7 +614,7 @@ export function getBackground(): BackgroundInfo {
 
 /** Rows (domains) the formulas and the job still wait for, and how long they take at the plan's pace. */
 function rowsLeft(): { rowsLeft: number; leftMs?: number } {
-  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
+  const spreadsheet = activeSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet).filter((c) => !upToDate(spreadsheet, c));
   const keys = [...new Set(cells.flatMap((c) => c.keys ?? []))];

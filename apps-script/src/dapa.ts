@@ -3,7 +3,7 @@
 import type { DomainRecord, Outcome, Report } from '../../shared';
 import { checkValues } from './check';
 import { now } from './gas';
-import { loadBackground } from './background-state';
+import { loadBackground, running } from './background-state';
 import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from './messages';
 import { currentBaseUrl, requireApiKey } from './settings';
 
@@ -125,8 +125,8 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   if (error) throw error;
   let unfinished = UNFINISHED_CELL;
   if (report.totals.errorsByCode.unfinished) {
-    const background = loadBackground(SpreadsheetApp.getActiveSpreadsheet().getId());
-    if (background.on && !background.stopped) unfinished = UNFINISHED_IN_BACKGROUND;
+    const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
+    if (id && running(loadBackground(id))) unfinished = UNFINISHED_IN_BACKGROUND;
   }
   const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished));
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;

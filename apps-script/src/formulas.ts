@@ -4,6 +4,7 @@
 import { toEntry } from '../../shared';
 import { columnLetter, columnNumber } from './cells';
 import { sha256 } from './gas';
+import { locked } from './storage';
 import { STORE_SHEET } from './storage-keys';
 
 export interface RangeRef {
@@ -209,7 +210,8 @@ function withVersion(formula: string, column: number): string {
 /**
  * Makes Sheets recalculate these formulas: each one's version cell changes (added first where missing). Written
  * after their domains are kept (`complete`), so the recalculation reads them from the store and sends nothing;
- * otherwise the formulas stay not up to date and check what they can themselves.
+ * otherwise the formulas stay not up to date and check what they can themselves. Under the shared lock: two users'
+ * executions never take the same free column, and each change reads the cell it increments.
  */
 export function refreshFormulas(
   spreadsheet: Spreadsheet,
@@ -217,16 +219,22 @@ export function refreshFormulas(
   complete = true,
 ): void {
   if (cells.length === 0) return;
+  locked(() => writeVersions(spreadsheet, cells, complete));
+}
+
+function writeVersions(spreadsheet: Spreadsheet, cells: readonly FormulaCell[], complete: boolean): void {
   const store = storeSheet(spreadsheet);
   let free = Math.max(FIRST_VERSION_COLUMN, store.getLastColumn() + 1);
   for (const cell of cells) {
-    const fresh = cell.versionColumn === undefined;
-    const column = cell.versionColumn ?? free++;
+    // Read again under the lock: another execution may have given this formula its version cell meanwhile.
+    const given = cell.versionColumn ?? versionColumnOf(cell.sheet.getRange(cell.row, cell.column).getFormula());
+    const column = given ?? free++;
     if (column > store.getMaxColumns())
       store.insertColumnsAfter(store.getMaxColumns(), column - store.getMaxColumns());
     const old = String(store.getRange(1, column).getValue());
     const n = Number(old.slice(old.lastIndexOf('.') + 1)) || 0;
     store.getRange(1, column).setValue(`${complete ? signature(cell) : 'p'}.${n + 1}`);
-    if (fresh) cell.sheet.getRange(cell.row, cell.column).setFormula(withVersion(cell.formula, column));
+    if (given === undefined) cell.sheet.getRange(cell.row, cell.column).setFormula(withVersion(cell.formula, column));
+    cell.versionColumn = column;
   }
 }

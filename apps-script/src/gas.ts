@@ -6,25 +6,75 @@ import type { HttpAnswer, HttpRequest } from '../../shared';
 export type Properties = GoogleAppsScript.Properties.Properties;
 export type Cache = GoogleAppsScript.Cache.Cache;
 export type Lock = GoogleAppsScript.Lock.Lock;
+export type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+/**
+ * The spreadsheet this execution works on: the one the background dispatcher opened by id (a published add-on's
+ * time-driven trigger has no active spreadsheet), else the active one; null when there is none.
+ */
+let opened: Spreadsheet | undefined;
+
+export function currentSpreadsheet(): Spreadsheet | null {
+  return opened ?? SpreadsheetApp.getActiveSpreadsheet() ?? null;
+}
+
+/** Runs `action` with `spreadsheet` as the current one (the dispatcher's turn in a spreadsheet it opened by id). */
+export function inSpreadsheet<T>(spreadsheet: Spreadsheet, action: () => T): T {
+  const before = opened;
+  opened = spreadsheet;
+  try {
+    return action();
+  } finally {
+    opened = before;
+  }
+}
 
 /** The user's own store: API key, base URL, learned plan limits and the sidebar's job. */
 export function userProperties(): Properties {
   return PropertiesService.getUserProperties();
 }
 
-/** The spreadsheet's own store: retention, schedule, credits saved. */
-export function documentProperties(): Properties {
-  return PropertiesService.getDocumentProperties();
+/** The execution's document's store (DocumentProperties), when the current spreadsheet is that document. */
+export function documentProperties(): Properties | null {
+  if (!isOwnDocument()) return null;
+  return PropertiesService.getDocumentProperties() ?? null;
 }
 
-/** The cache of fetched records: one per document, so every formula and the sidebar in this sheet share it. */
-export function documentCache(): Cache {
-  return CacheService.getDocumentCache() ?? CacheService.getScriptCache();
+/** Whether the current spreadsheet is this execution's own document (not one the dispatcher opened by id). */
+function isOwnDocument(): boolean {
+  if (!opened) return true;
+  try {
+    return SpreadsheetApp.getActiveSpreadsheet()?.getId() === opened.getId();
+  } catch {
+    return false;
+  }
 }
 
-/** A lock around the current user's read-modify-write of their properties (job, learned plan). */
-export function userLock(): Lock {
-  return LockService.getUserLock();
+/**
+ * The document's own cache, when this execution runs in the document (null in a standalone trigger, and when the
+ * dispatcher works in a spreadsheet it opened by id: that one is not the execution's document).
+ */
+export function documentCache(): Cache | null {
+  if (!isOwnDocument()) return null;
+  try {
+    return CacheService.getDocumentCache() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The script's cache: reachable in every execution, keys made per spreadsheet by the caller. */
+export function scriptCache(): Cache {
+  return CacheService.getScriptCache();
+}
+
+/**
+ * The one lock of every read-modify-write of stored state: the script lock, the only lock that excludes every user's
+ * executions whether or not there is a current document (a user lock excludes only that user's executions, and a
+ * published add-on's time-driven trigger has no document lock). Held for short sections only.
+ */
+export function sharedLock(): Lock {
+  return LockService.getScriptLock();
 }
 
 export function now(): number {

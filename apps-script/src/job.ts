@@ -7,6 +7,7 @@ import type { JobSource, JobState } from '../sidebar/contract';
 import { wakeBackground } from './background-state';
 import { asCellText, isEmptyCell } from './cells';
 import { checkValues } from './check';
+import { missingFor, requireFor } from './consent';
 import { now, sleep } from './gas';
 import {
   type JobRange,
@@ -30,7 +31,7 @@ import {
   OUTPUT_WIDTH,
   sheetOf,
 } from './job-target';
-import { BLANK_STATUS, NO_DATA_STATUS, NO_KEY, statusText } from './messages';
+import { BLANK_STATUS, NO_DATA_STATUS, NO_KEY, sidebarAccessText, statusText } from './messages';
 import { type CellValue, writeRows } from './row-writer';
 import { currentBaseUrl, requireApiKey, storedApiKey } from './settings';
 import { locked } from './storage';
@@ -98,6 +99,7 @@ function storeNewJob(job: StoredJob): void {
 
 export function startJob(source: JobSource): JobState {
   requireApiKey();
+  requireFor('sidebar');
   const spreadsheet = activeSpreadsheet();
   const target = chooseTarget(spreadsheet, source);
   const { sheet, column, headerRow } = target;
@@ -340,6 +342,8 @@ export function continueJob(): JobState {
   const startedAt = now();
   const spreadsheet = activeSpreadsheet();
   const spreadsheetId = spreadsheet.getId();
+  const missing = missingFor('sidebar');
+  if (missing.length > 0) return stopForConsent(spreadsheetId, missing);
   const claim = claimJob(spreadsheetId, startedAt, true);
   const { job, lease } = claim;
   if (!job) throw new Error('There is no DAPA job in this spreadsheet: start one from the sidebar.');
@@ -373,6 +377,20 @@ export function continueJob(): JobState {
   return turn.state ?? stateOf(job);
 }
 
+/** A scope the check needs was taken back (granular consent): the job stops and says what to allow. */
+function stopForConsent(spreadsheetId: string, missing: readonly string[]): JobState {
+  return locked(() => {
+    const job = loadJob(spreadsheetId);
+    if (!job) throw new Error(sidebarAccessText(missing));
+    if (job.status === 'running') {
+      job.status = 'error';
+      job.message = sidebarAccessText(missing);
+      storeJob(job);
+    }
+    return stateOf(job);
+  });
+}
+
 export function cancelJob(): JobState {
   const spreadsheetId = activeSpreadsheet().getId();
   return locked(() => {
@@ -395,6 +413,7 @@ export function getJob(): JobState | null {
 /** A new job over the rows of the last job that ended for a reason that can change, and rows never checked. */
 export function retrySkipped(): JobState {
   requireApiKey();
+  requireFor('sidebar');
   const spreadsheet = activeSpreadsheet();
   const spreadsheetId = spreadsheet.getId();
   const last = loadJob(spreadsheetId);

@@ -2,12 +2,14 @@
 // bills nothing (the core's key probe).
 import { keyProbeRequest, readKeyProbe } from '../../shared';
 import type { KeyTestResult } from '../sidebar/contract';
+import { requireFor } from './consent';
 import { fetchAnswer, now } from './gas';
 import { currentBaseUrl, storedApiKey } from './settings';
 
 export function testKey(): KeyTestResult {
   const apiKey = storedApiKey();
   if (!apiKey) return { ok: false, message: 'No API key is saved yet: enter it and save first.' };
+  requireFor('key');
   const baseUrl = currentBaseUrl();
   try {
     const answer = fetchAnswer(keyProbeRequest(baseUrl), apiKey);

@@ -41,3 +41,40 @@ export const UNFINISHED_CELL = `unfinished: refresh to finish (${REFRESH_PATH})`
 
 /** The same with background checks on: the formula is refreshed by itself once its domains are in. */
 export const UNFINISHED_IN_BACKGROUND = 'unfinished: checking in the background, this fills in by itself';
+
+/** What each OAuth scope the add-on asks for lets it do, in the words of the sidebar. */
+const SCOPE_WORDS: Record<string, string> = {
+  'https://www.googleapis.com/auth/script.external_request': 'connect to the DAPA service',
+  'https://www.googleapis.com/auth/spreadsheets': 'open the spreadsheets where you use DAPA',
+  'https://www.googleapis.com/auth/script.scriptapp': 'run in the background (triggers)',
+  'https://www.googleapis.com/auth/script.container.ui': 'show its menu and sidebar',
+};
+
+export const START_BACKGROUND_PATH = `Extensions → ${MENU_NAME} → Turn on background checks`;
+
+/** Background checks need scopes the user did not grant (Google's granular consent): what is missing, what works. */
+export function accessText(missing: readonly string[]): string {
+  const words = missing.map((s) => SCOPE_WORDS[s] ?? s).join(', ');
+  return (
+    `Background checks need your permission to ${words}, which you did not grant. =DAPA formulas still work` +
+    (missing.includes('https://www.googleapis.com/auth/script.external_request')
+      ? '.'
+      : ', and so do checks from the sidebar.') +
+    ` To allow it, turn background checks on again (${START_BACKGROUND_PATH}): Google asks for just what is missing.`
+  );
+}
+
+/** A sidebar check needs a scope the user did not grant. */
+export function sidebarAccessText(missing: readonly string[]): string {
+  const words = missing.map((s) => SCOPE_WORDS[s] ?? s).join(', ');
+  return (
+    `Checks from the sidebar need your permission to ${words}, which you did not grant. =DAPA formulas still ` +
+    'work. Start the check again to allow it: Google asks for just what is missing.'
+  );
+}
+
+/** The note shown after the background dropped a spreadsheet it could no longer open. */
+export function spreadsheetGone(name: string | undefined, why: string): string {
+  const which = name ? `"${name}"` : 'A spreadsheet';
+  return `${which} was taken off background checks: it could not be opened (${why}). Open it and turn background checks on again if you still use it.`;
+}

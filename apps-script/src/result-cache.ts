@@ -1,7 +1,11 @@
-// Fetched records cached for 6 hours in the document cache, one entry per domain: a recalculation, a reopened sheet
-// or the same domain in another formula costs no request. Only records are cached, never a skip or an error.
+// Fetched records cached for 6 hours, one entry per domain: a recalculation, a reopened sheet or the same domain in
+// another formula costs no request. Only records are cached, never a skip or an error. Two caches hold them: the
+// document's own (in the document's executions) and the script cache under keys made per spreadsheet, which the
+// background dispatcher reaches from a time-driven trigger that has no document (a formula's results, fetched in
+// its own 30 seconds, are then not paid for again), and the user's cache (the same domain in the user's other
+// spreadsheets). Records fetched in this execution are remembered too.
 import type { DomainRecord } from '../../shared';
-import { documentCache, now, sha256 } from './gas';
+import { type Cache, currentSpreadsheet, documentCache, now, scriptCache, sha256 } from './gas';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -13,6 +17,35 @@ const MAX_VALUE_CHARS = 50_000;
 export function cacheKeyOf(baseUrl: string, domainKey: string): string {
   return CACHE_PREFIX + sha256(baseUrl + '\n' + domainKey);
 }
+
+/** One cache and the key it files a domain under. */
+interface Shelf {
+  cache: Cache;
+  keyOf: (baseUrl: string, domainKey: string) => string;
+}
+
+/** The caches reachable in this execution: the document's own, the script's per spreadsheet, the user's. */
+function shelves(): Shelf[] {
+  const found: Shelf[] = [];
+  const own = documentCache();
+  if (own) found.push({ cache: own, keyOf: cacheKeyOf });
+  const id = currentSpreadsheet()?.getId();
+  try {
+    if (id) found.push({ cache: scriptCache(), keyOf: (b, k) => cacheKeyOf(id + '\n' + b, k) });
+  } catch {
+    // no script cache here: the others are enough
+  }
+  try {
+    // The user's own: the same domain in another of the user's spreadsheets is not paid for again.
+    found.push({ cache: CacheService.getUserCache(), keyOf: cacheKeyOf });
+  } catch {
+    // no user cache here (a custom function may be refused it)
+  }
+  return found;
+}
+
+/** Records fetched in this execution (service + domain key): a dispatcher turn in another spreadsheet reuses them. */
+const fetchedHere = new Map<string, DomainRecord>();
 
 /** What a cache entry holds: the record and when it was fetched (ms), so its 6 hours never stretch. */
 interface CachedRecord extends DomainRecord {
@@ -48,12 +81,28 @@ function parseRecord(text: string | undefined): CachedRecord | undefined {
  */
 export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
-  if (domainKeys.length === 0) return found;
-  const cache = documentCache();
+  for (const key of domainKeys) {
+    const here = fetchedHere.get(baseUrl + '\n' + key);
+    if (here) found.set(key, here);
+  }
+  for (const shelf of shelves()) {
+    const missing = domainKeys.filter((k) => !found.has(k));
+    if (missing.length === 0) break;
+    readShelf(shelf, baseUrl, missing, found);
+  }
+  return found;
+}
+
+function readShelf(
+  { cache, keyOf }: Shelf,
+  baseUrl: string,
+  domainKeys: readonly string[],
+  found: Map<string, DomainRecord>,
+): void {
   const at = now();
   for (let i = 0; i < domainKeys.length; i += BATCH) {
     const keys = domainKeys.slice(i, i + BATCH);
-    const cacheKeys = keys.map((k) => cacheKeyOf(baseUrl, k));
+    const cacheKeys = keys.map((k) => keyOf(baseUrl, k));
     const values = cache.getAll(cacheKeys);
     const refresh = new Map<number, Record<string, string>>();
     keys.forEach((key, j) => {
@@ -69,7 +118,6 @@ export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]
     });
     for (const [seconds, group] of refresh) cache.putAll(group, seconds);
   }
-  return found;
 }
 
 /** Caches freshly fetched records for 6 hours. */
@@ -78,16 +126,24 @@ export function cacheRecords(
   fresh: ReadonlyArray<{ key: string; record: DomainRecord }>,
 ): void {
   if (fresh.length === 0) return;
-  const cache = documentCache();
+  for (const { key, record } of fresh) fetchedHere.set(baseUrl + '\n' + key, record);
   const fetchedAt = now();
-  for (let i = 0; i < fresh.length; i += BATCH) {
-    const values: Record<string, string> = {};
-    for (const { key, record } of fresh.slice(i, i + BATCH)) {
-      const text = JSON.stringify({ ...record, fetchedAt });
-      if (text.length <= MAX_VALUE_CHARS) values[cacheKeyOf(baseUrl, key)] = text;
+  let failure: unknown;
+  for (const { cache, keyOf } of shelves()) {
+    try {
+      for (let i = 0; i < fresh.length; i += BATCH) {
+        const values: Record<string, string> = {};
+        for (const { key, record } of fresh.slice(i, i + BATCH)) {
+          const text = JSON.stringify({ ...record, fetchedAt });
+          if (text.length <= MAX_VALUE_CHARS) values[keyOf(baseUrl, key)] = text;
+        }
+        cache.putAll(values, CACHE_SECONDS);
+      }
+    } catch (error) {
+      failure ??= error;
     }
-    cache.putAll(values, CACHE_SECONDS);
   }
+  if (failure) throw failure;
 }
 
 /** Which of these domain keys are not (or no longer) cached. */

@@ -1,11 +1,13 @@
 // The durable result store: a hidden sheet `_dapa_results` (domain key | service | record JSON | checked at) kept for
 // the retention the user chose (30 days by default). Read in bulk (one getValues) and indexed per execution, so
-// formulas read it too; only sidebar, menu and background code write it (custom functions cannot).
+// formulas read it too; only sidebar, menu and background code write it (custom functions cannot). Several users'
+// executions write it at once (a background step, an editor's sidebar check): every write re-reads the sheet under
+// the shared lock and merges, so no one's results are lost.
 import type { DomainRecord } from '../../shared';
 import { asCellText } from './cells';
 import { writeRows } from './row-writer';
-import { now, sha256 } from './gas';
-import { finite, readValue, updateValue, writeValue } from './storage';
+import { currentSpreadsheet, documentProperties, now, sha256 } from './gas';
+import { finite, locked, readValue, updateValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
 
 const DAY_MS = 86_400_000;
@@ -20,8 +22,8 @@ interface Stored {
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 
-/** The index of the store sheet for one execution: service hash → domain key → stored result. */
-let memo: { rows: unknown[][]; at: number } | undefined;
+/** The store sheet's rows as this execution last read or wrote them, per spreadsheet id. */
+const memo = new Map<string, unknown[][]>();
 
 export function retentionDays(): number {
   const days = readValue('document', DOCUMENT_PROPERTY.retentionDays, finite) ?? 0;
@@ -43,14 +45,19 @@ export function serviceId(baseUrl: string): string {
 }
 
 function storeSheet(): Sheet | null {
-  return SpreadsheetApp.getActiveSpreadsheet()?.getSheetByName(STORE_SHEET) ?? null;
+  return currentSpreadsheet()?.getSheetByName(STORE_SHEET) ?? null;
 }
 
-function allRows(sheet: Sheet | null): unknown[][] {
-  if (memo) return memo.rows;
+function readRows(sheet: Sheet | null): unknown[][] {
   const last = sheet ? sheet.getLastRow() : 0;
-  const rows = sheet && last > 1 ? sheet.getRange(2, 1, last - 1, 4).getValues() : [];
-  memo = { rows, at: now() };
+  return sheet && last > 1 ? sheet.getRange(2, 1, last - 1, 4).getValues() : [];
+}
+
+/** The store's rows, read once per execution and spreadsheet (writes re-read them under the lock). */
+function allRows(sheet: Sheet | null): unknown[][] {
+  const id = currentSpreadsheet()?.getId() ?? '';
+  let rows = memo.get(id);
+  if (!rows) memo.set(id, (rows = readRows(sheet)));
   return rows;
 }
 
@@ -117,18 +124,29 @@ export function storeRecords(
   at = now(),
 ): void {
   if (fresh.length === 0) return;
-  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
+  const spreadsheet = currentSpreadsheet();
+  if (!spreadsheet) throw new Error('There is no spreadsheet here to keep results in.');
+  locked(() => writeStore(spreadsheet, baseUrl, fresh, at));
+}
+
+/** The write itself, under the shared lock: the rows are read again here, so another user's results stay. */
+function writeStore(
+  spreadsheet: GoogleAppsScript.Spreadsheet.Spreadsheet,
+  baseUrl: string,
+  fresh: ReadonlyArray<{ key: string; record: DomainRecord }>,
+  at: number,
+): void {
   let sheet = spreadsheet.getSheetByName(STORE_SHEET);
   if (!sheet) {
     const active = spreadsheet.getActiveSheet();
     sheet = spreadsheet.insertSheet(STORE_SHEET);
     sheet.getRange(1, 1, 1, 4).setValues([HEADER]);
     sheet.hideSheet();
-    active.activate();
+    active?.activate();
   }
   const service = serviceId(baseUrl);
   const oldest = at - retentionDays() * DAY_MS;
-  const before = allRows(sheet);
+  const before = readRows(sheet);
   const rows = before.filter((row) => Number(row[3]) >= oldest);
   const pruned = rows.length < before.length;
   const position = new Map<string, number>();
@@ -149,18 +167,32 @@ export function storeRecords(
   // Pruned: the table is written whole and the rows after it cleared; else only the changed and new rows.
   writeRows(sheet, 1, 2, new Map([...(pruned ? rows.keys() : changed)].map((i) => [i, cells(rows[i])])));
   if (pruned) sheet.getRange(rows.length + 2, 1, before.length - rows.length, 4).clearContent();
-  memo = { rows, at };
+  memo.set(spreadsheet.getId(), rows);
 }
 
 /**
  * Credits this sheet saved: results reused from this store that were checked longer ago than the 6-hour cache
- * keeps them, so without the store they would have been billed again (counted per check that reused them).
+ * keeps them, so without the store they would have been billed again (counted per check that reused them). The
+ * count is kept where each execution can write it: the document's properties in the document's own executions
+ * (custom functions included: they may write those, not the spreadsheet's metadata), the spreadsheet's metadata
+ * in the dispatcher's; it is their sum.
  */
 export function savedCredits(): number {
-  return readValue('document', DOCUMENT_PROPERTY.savedCredits, finite) ?? 0;
+  const own = documentProperties()?.getProperty(DOCUMENT_PROPERTY.savedCredits);
+  const away = readValue('document', DOCUMENT_PROPERTY.savedCreditsAway, finite) ?? 0;
+  return (finite(Number(own)) ?? 0) + away;
 }
 
 /** Adds to the count under the storage lock (throws when it is busy: a caller that only counts catches). */
 export function addSavedCredits(n: number): void {
-  if (n > 0) updateValue('document', DOCUMENT_PROPERTY.savedCredits, finite, (count) => (count ?? 0) + n);
+  if (n <= 0) return;
+  const own = documentProperties();
+  if (!own) {
+    updateValue('document', DOCUMENT_PROPERTY.savedCreditsAway, finite, (count) => (count ?? 0) + n);
+    return;
+  }
+  locked(() => {
+    const count = finite(Number(own.getProperty(DOCUMENT_PROPERTY.savedCredits))) ?? 0;
+    own.setProperty(DOCUMENT_PROPERTY.savedCredits, String(count + n));
+  });
 }

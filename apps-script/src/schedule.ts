@@ -3,7 +3,8 @@
 import type { ScheduleChange, ScheduleEvery } from '../sidebar/contract';
 import { now } from './gas';
 import { jobRange, type JobRange, startRefreshJob } from './job';
-import { finite, isRecord, readValue, writeValue } from './storage';
+import { currentSpreadsheet } from './gas';
+import { finite, isRecord, locked, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -50,29 +51,33 @@ export function saveSchedule(change: ScheduleChange | null): void {
     nextAt: now() + PERIOD_MS[change.every],
   };
   if (change.target === 'range') {
-    schedule.range = jobRange(SpreadsheetApp.getActiveSpreadsheet().getId());
+    schedule.range = jobRange(currentSpreadsheet()?.getId() ?? '');
     if (!schedule.range)
       throw new Error('Check a range from the sidebar first: the schedule refreshes that range.');
   }
   writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
 }
 
-/** The schedule when a refresh is due at `at`. */
-export function dueSchedule(at: number): Schedule | undefined {
-  const schedule = readSchedule();
-  return schedule && schedule.nextAt <= at ? schedule : undefined;
-}
-
-/** Starts the due refresh: formulas are re-checked from `since` on, a range becomes a refresh job; then the next date. */
-export function startScheduledRun(
+/**
+ * Starts the refresh due at `at`, if one is: the schedule moves to its next date under the shared lock (so two
+ * users' steps never start the same refresh), then formulas are re-checked from `at` on, or the range becomes a
+ * refresh job.
+ */
+export function claimDueSchedule(
+  at: number,
   spreadsheet: Spreadsheet,
-  schedule: Schedule,
   refreshFormulasSince: (since: number) => void,
 ): void {
-  const at = now();
-  if (schedule.target === 'range' && schedule.range) startRefreshJob(spreadsheet, schedule.range, at);
+  const due = locked(() => {
+    const schedule = readSchedule();
+    if (!schedule || schedule.nextAt > at) return undefined;
+    const claimed = { ...schedule };
+    schedule.lastRunAt = at;
+    while (schedule.nextAt <= at) schedule.nextAt += PERIOD_MS[schedule.every];
+    writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
+    return claimed;
+  });
+  if (!due) return;
+  if (due.target === 'range' && due.range) startRefreshJob(spreadsheet, due.range, at);
   else refreshFormulasSince(at);
-  schedule.lastRunAt = at;
-  while (schedule.nextAt <= at) schedule.nextAt += PERIOD_MS[schedule.every];
-  writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
 }

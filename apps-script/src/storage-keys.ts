@@ -1,7 +1,8 @@
 // Every key the add-on stores under, in one place. The user's own PropertiesService store holds the key, the
-// settings, the learned plan, the plan's recent sends, the sidebar's job and the background state; the document
-// store holds what belongs to the spreadsheet (retention, schedule, credits saved); results live in the document
-// cache for 6 hours and in the hidden sheet STORE_SHEET for the retention.
+// settings, the learned plan, the plan's recent sends, the sidebar's job and the background state (per spreadsheet,
+// which is also the list of spreadsheets the dispatcher opens, and the user's one trigger); the spreadsheet's own
+// developer metadata holds what belongs to the spreadsheet (retention, schedule, credits saved, the background
+// lease); results live in the caches for 6 hours and in the hidden sheet STORE_SHEET for the retention.
 
 /** UserProperties keys. The API key is stored here and nowhere else. */
 export const USER_PROPERTY = {
@@ -16,18 +17,30 @@ export const USER_PROPERTY = {
   jobPrefix: 'dapa.job.',
   /** + spreadsheet id: which rows of that job ended for a reason that can change (a bitmap, see job-store.ts). */
   retryRowsPrefix: 'dapa.retry.',
-  /** + spreadsheet id: background checks (on/off, the pending trigger's id, when it is due, why it stopped). */
+  /**
+   * + spreadsheet id: background checks there (on/off, when its next step is wanted, why it stopped). These keys
+   * are the list of spreadsheets the background dispatcher opens by id.
+   */
   backgroundPrefix: 'dapa.bg.',
+  /** The user's one background trigger (its id, when it is due, hourly or not, runtime today, lateness, notes). */
+  dispatcher: 'dapa.dispatcher',
 } as const;
 
-/** DocumentProperties keys: shared by everyone who uses the spreadsheet; never a key or a URL. */
+/**
+ * The spreadsheet's keys (developer metadata of the spreadsheet, visible to this project only; DocumentProperties
+ * in earlier versions): shared by everyone who uses the spreadsheet; never a key or a URL.
+ */
 export const DOCUMENT_PROPERTY = {
   /** Days a result is kept in the result store (default 30). */
   retentionDays: 'dapa.retentionDays',
   /** Count of kept results reused after the 6-hour cache had let them go (credits the store saved). */
   savedCredits: 'dapa.savedCredits',
+  /** The same count from the dispatcher's turns (no document properties there), kept in the metadata. */
+  savedCreditsAway: 'dapa.savedCreditsAway',
   /** The scheduled refresh: what, how often, when next, where it stands. */
   schedule: 'dapa.schedule',
+  /** Which execution is running a background step here, until when (steps of two users never overlap). */
+  stepLease: 'dapa.stepLease',
 } as const;
 
 /** The hidden sheet of kept results (domain key | service id | record JSON | checked-at ms). */

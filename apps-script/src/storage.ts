@@ -1,25 +1,83 @@
-// The one storage layer of the Sheets shell: values kept in the user's or the document's properties (keys in
-// storage-keys.ts), JSON read through a validating parse, and one lock policy for every read-modify-write.
-import { documentProperties, type Properties, userLock, userProperties } from './gas';
+// The one storage layer of the Sheets shell: values kept in the user's properties or in the spreadsheet's own
+// developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
+// read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
+// add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
+import { currentSpreadsheet, documentProperties, type Properties, sharedLock, userProperties } from './gas';
 
-/** Whose properties: the user's own (key, settings, job, plan, background) or the spreadsheet's. */
+/** Whose values: the user's own (key, settings, job, plan, background) or the spreadsheet's (everyone's). */
 export type Scope = 'user' | 'document';
 
 /** Turns stored JSON (anything, maybe damaged or of an older shape) into a valid value, or undefined. */
 export type Parse<T> = (raw: unknown) => T | undefined;
 
 /**
- * The lock policy, the same for every stored value: a read-modify-write takes the user's lock, waits for it at
- * most this long (storage holds it for milliseconds), and otherwise throws BUSY. What only saves work (learned
- * limits, a count) is written by callers that catch; what the user asked for says to try again.
- * The user's lock for document values too: the document lock is the background step's for a whole step, and two
- * users writing one count at the same instant lose at most one increment.
+ * The lock policy, the same for every stored value and every user: a read-modify-write takes the shared lock
+ * (gas.ts: the script lock, which excludes every user's executions, with or without a document), re-reads what it
+ * changes under it, waits for it at most this long (sections hold it for milliseconds to a second), and otherwise
+ * throws BUSY. What only saves work (learned limits, a count) is written by callers that catch; what the user asked
+ * for says to try again. Nothing holds it across a request or a sleep: a background step claims a spreadsheet with a
+ * lease (background-state.ts), not a lock.
  */
-export const LOCK_WAIT_MS = 3_000;
+export const LOCK_WAIT_MS = 10_000;
 export const BUSY = 'Another DAPA step is saving its state; try again in a few seconds.';
 
+/** The visibility of the add-on's developer metadata: only this project sees it (when the enum is there). */
+function projectOnly(): GoogleAppsScript.Spreadsheet.DeveloperMetadataVisibility | undefined {
+  try {
+    return SpreadsheetApp.DeveloperMetadataVisibility?.PROJECT;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The current spreadsheet's values as a property store: one developer metadata entry per key. Values stored in
+ * DocumentProperties by earlier versions are read when the spreadsheet has none of its own, and moved on write.
+ */
+function spreadsheetStore(): Properties {
+  const spreadsheet = currentSpreadsheet();
+  if (!spreadsheet) throw new Error('There is no spreadsheet here to keep DAPA settings in.');
+  const entries = (key?: string) =>
+    spreadsheet
+      .getDeveloperMetadata()
+      .filter((m) => (key === undefined ? m.getKey().startsWith('dapa.') : m.getKey() === key));
+  const legacy = (): Properties | undefined => {
+    try {
+      return documentProperties() ?? undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const store = {
+    getProperty: (key: string) => entries(key)[0]?.getValue() ?? legacy()?.getProperty(key) ?? null,
+    setProperty: (key: string, value: string) => {
+      const [first, ...extra] = entries(key);
+      if (first) first.setValue(value);
+      else {
+        const visibility = projectOnly();
+        if (visibility) spreadsheet.addDeveloperMetadata(key, value, visibility);
+        else spreadsheet.addDeveloperMetadata(key, value);
+      }
+      for (const m of extra) m.remove();
+      legacy()?.deleteProperty(key);
+      return store;
+    },
+    setProperties: (values: Record<string, string>) => {
+      for (const [key, value] of Object.entries(values)) store.setProperty(key, value);
+      return store;
+    },
+    deleteProperty: (key: string) => {
+      for (const m of entries(key)) m.remove();
+      legacy()?.deleteProperty(key);
+      return store;
+    },
+    getKeys: () => [...new Set(entries().map((m) => m.getKey()))],
+  };
+  return store as unknown as Properties;
+}
+
 function properties(scope: Scope): Properties {
-  return scope === 'user' ? userProperties() : documentProperties();
+  return scope === 'user' ? userProperties() : spreadsheetStore();
 }
 
 /** A stored text (settings, the key), or undefined. */
@@ -80,7 +138,7 @@ export function deleteKeys(scope: Scope, prefix: string): void {
  * execution: an inner release would free the outer section).
  */
 export function locked<T>(action: () => T): T {
-  const lock = userLock();
+  const lock = sharedLock();
   if (lock.hasLock()) return action();
   if (!lock.tryLock(LOCK_WAIT_MS)) throw new Error(BUSY);
   try {

@@ -70,11 +70,13 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
   // The target was 60 KB; background checks, the result store and schedules (issue 9) cost about 15 KB and the
   // core's real-service changes 2 KB, a trade stated in apps-script/README.md: 76.0 KB before issues 13 and 14,
   // which asked for no growth. Their window, wording and add-on engine (+12 KB) are paid for by apps-script/zod-mini.ts
-  // (zod/mini's 17 KB out of the bundle, checked against zod in zod-mini.test.ts).
-  it('is one script of at most 76 KB, with no module syntax', () => {
+  // (zod/mini's 17 KB out of the bundle, checked against zod in zod-mini.test.ts). Issue 19's published add-on
+  // (the dispatcher that opens spreadsheets by id, granular consent, the shared lock and step lease, metadata
+  // storage) adds about 4 KB: 80 KB.
+  it('is one script of at most 80 KB, with no module syntax', () => {
     const kb = Buffer.byteLength(code) / 1024;
     console.log(`apps-script/dist/Code.js: ${kb.toFixed(1)} KB minified`);
-    expect(kb).toBeLessThanOrEqual(76);
+    expect(kb).toBeLessThanOrEqual(80);
     const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
     const moduleSyntax = file.statements.filter(
       (s) => ts.isImportDeclaration(s) || ts.isExportDeclaration(s) || ts.isExportAssignment(s),
@@ -150,7 +152,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
     expect(manifest.oauthScopes.sort()).toEqual(
       [
         'https://www.googleapis.com/auth/script.external_request',
-        'https://www.googleapis.com/auth/spreadsheets.currentonly',
+        'https://www.googleapis.com/auth/spreadsheets',
         'https://www.googleapis.com/auth/script.container.ui',
         'https://www.googleapis.com/auth/script.scriptapp',
       ].sort(),

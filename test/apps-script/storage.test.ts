@@ -1,5 +1,6 @@
-// The Sheets shell's storage layer (apps-script/src/storage.ts) on fakes of PropertiesService and LockService:
-// validated JSON values, deletes, and the one lock policy.
+// The Sheets shell's storage layer (apps-script/src/storage.ts) on fakes of PropertiesService, LockService and a
+// spreadsheet's developer metadata: validated JSON values, deletes, the spreadsheet's values (metadata, read from
+// DocumentProperties when an earlier version left them there) and the one lock policy (the script lock).
 import {
   BUSY,
   deleteKeys,
@@ -49,17 +50,47 @@ class FakeLock {
   }
 }
 
+/** A spreadsheet's developer metadata, as Spreadsheet.getDeveloperMetadata() lists it. */
+class FakeSpreadsheet {
+  readonly metadata: Array<{ key: string; value: string }> = [];
+  getId(): string {
+    return 'sheet-1';
+  }
+  getDeveloperMetadata() {
+    return this.metadata.map((entry) => ({
+      getKey: () => entry.key,
+      getValue: () => entry.value,
+      setValue: (value: string) => {
+        entry.value = value;
+      },
+      remove: () => {
+        this.metadata.splice(this.metadata.indexOf(entry), 1);
+      },
+    }));
+  }
+  addDeveloperMetadata(key: string, value: string): void {
+    this.metadata.push({ key, value });
+  }
+  value(key: string): string | undefined {
+    return this.metadata.find((m) => m.key === key)?.value;
+  }
+}
+
 let user: FakeProperties;
 let doc: FakeProperties;
 let lock: FakeLock;
+let sheet: FakeSpreadsheet;
 
 beforeEach(() => {
   user = new FakeProperties();
   doc = new FakeProperties();
   lock = new FakeLock();
+  sheet = new FakeSpreadsheet();
   Object.assign(globalThis, {
     PropertiesService: { getUserProperties: () => user, getDocumentProperties: () => doc },
-    LockService: { getUserLock: () => lock },
+    // Only the script lock: a user lock would not exclude another user's execution.
+    LockService: { getScriptLock: () => lock },
+    SpreadsheetApp: { getActiveSpreadsheet: () => sheet },
   });
 });
 
@@ -80,21 +111,35 @@ describe('stored values', () => {
     expect(readValue('user', 'array', job)).toBeUndefined();
   });
 
-  it('reads numbers stored as plain text by earlier versions (retention "30")', () => {
+  it('reads numbers stored as plain text by earlier versions (retention "30" in DocumentProperties)', () => {
     doc.data['dapa.retentionDays'] = '30';
     expect(readValue('document', 'dapa.retentionDays', count)).toBe(30);
     doc.data['dapa.retentionDays'] = 'thirty';
     expect(readValue('document', 'dapa.retentionDays', count)).toBeUndefined();
   });
 
+  it("keeps the spreadsheet's values in its developer metadata, which wins over an earlier version's", () => {
+    doc.data['dapa.retentionDays'] = '30';
+    writeValue('document', 'dapa.retentionDays', 7);
+    expect(sheet.value('dapa.retentionDays')).toBe('7');
+    expect('dapa.retentionDays' in doc.data).toBe(false); // moved, not copied
+    expect(readValue('document', 'dapa.retentionDays', count)).toBe(7);
+    writeValue('document', 'dapa.retentionDays', 9);
+    expect(sheet.metadata.filter((m) => m.key === 'dapa.retentionDays')).toEqual([
+      { key: 'dapa.retentionDays', value: '9' },
+    ]);
+  });
+
   it('keeps the user and the document scopes apart, and deletes on undefined', () => {
-    writeValue('user', 'k', { id: 'u' });
-    writeValue('document', 'k', 5);
-    expect(user.data.k).toBe('{"id":"u"}');
-    expect(doc.data.k).toBe('5');
-    writeValue('user', 'k', undefined);
-    expect('k' in user.data).toBe(false);
-    expect(doc.data.k).toBe('5');
+    writeValue('user', 'dapa.k', { id: 'u' });
+    writeValue('document', 'dapa.k', 5);
+    expect(user.data['dapa.k']).toBe('{"id":"u"}');
+    expect(sheet.value('dapa.k')).toBe('5');
+    writeValue('user', 'dapa.k', undefined);
+    expect('dapa.k' in user.data).toBe(false);
+    expect(sheet.value('dapa.k')).toBe('5');
+    writeValue('document', 'dapa.k', undefined);
+    expect(sheet.value('dapa.k')).toBeUndefined();
   });
 
   it('writes texts at once and deletes the undefined ones; deletes keys by prefix', () => {
@@ -110,19 +155,19 @@ describe('stored values', () => {
 });
 
 describe('the lock policy', () => {
-  it('updates under the user lock, waiting at most LOCK_WAIT_MS, and releases it', () => {
-    doc.data.count = '2';
+  it('updates under the script lock (it excludes every user), waiting at most LOCK_WAIT_MS, and releases it', () => {
+    sheet.addDeveloperMetadata('count', '2');
     expect(updateValue('document', 'count', count, (n) => (n ?? 0) + 3)).toBe(5);
-    expect(doc.data.count).toBe('5');
+    expect(sheet.value('count')).toBe('5');
     expect(lock.waits).toEqual([LOCK_WAIT_MS]);
     expect(lock.held).toBe(false);
   });
 
   it('throws a clear message and writes nothing when another execution keeps the lock', () => {
-    doc.data.count = '2';
+    sheet.addDeveloperMetadata('count', '2');
     lock.takenElsewhere = true;
     expect(() => updateValue('document', 'count', count, (n) => (n ?? 0) + 1)).toThrow(BUSY);
-    expect(doc.data.count).toBe('2');
+    expect(sheet.value('count')).toBe('2');
   });
 
   it('releases the lock when the change throws', () => {
