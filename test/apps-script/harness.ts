@@ -46,6 +46,12 @@
  *                                                calling a server function every everyMs (interleaved by runTriggers)
  *   gas.setAddOnEnabled(false)                   an add-on's triggers stop firing (skippedTriggers)
  *   gas.keptResults                              recalculations skipped under keepsIdenticalResults
+ *   gas.addSpreadsheet(name?) => id / useSpreadsheet(id) / deleteSpreadsheet(id) / revokeAccess(id, user)
+ *                                                several spreadsheets; later harness operations happen in the used one
+ *   gas.grantScopes(user, scopes) / revokeScopes(user, scopes) / grantedScopes(user) / declaredScopes /
+ *     authorizationPrompts                       granular consent (options oauthScopes, grantedScopes)
+ *   await gas.runWith({ user?, spreadsheetId?, at?, authMode? }, name, ...args)   a server execution that may run
+ *                                                beside others (Promise.all with runTriggers or another runWith)
  *   await gas.close()                            stops the worker threads
  */
 import { buildSync } from 'esbuild';
