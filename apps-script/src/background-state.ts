@@ -97,7 +97,9 @@ const parseDispatcher = (raw: unknown): DispatcherState | undefined =>
   isRecord(raw) ? (raw as DispatcherState) : undefined;
 
 export function loadBackground(spreadsheetId: string): BackgroundState {
-  return readValue('user', propertyName(spreadsheetId), parseBackground) ?? { on: false, steps: 0, runtimeMs: 0 };
+  return (
+    readValue('user', propertyName(spreadsheetId), parseBackground) ?? { on: false, steps: 0, runtimeMs: 0 }
+  );
 }
 
 /** Runs `change` on the stored state under the shared lock (read again there) and stores the result. */
@@ -148,10 +150,10 @@ export function updateDispatcher(change: (state: DispatcherState) => void): Disp
 /** Notes a spreadsheet dropped from the list (kept 30 days, newest first, at most 10). */
 export function noteDropped(note: DroppedNote): void {
   updateDispatcher((d) => {
-    d.dropped = [note, ...(d.dropped ?? []).filter((n) => n.id !== note.id && n.at > now() - NOTE_DAYS_MS)].slice(
-      0,
-      10,
-    );
+    d.dropped = [
+      note,
+      ...(d.dropped ?? []).filter((n) => n.id !== note.id && n.at > now() - NOTE_DAYS_MS),
+    ].slice(0, 10);
   });
 }
 
@@ -170,11 +172,14 @@ export function deleteTriggers(...handlers: string[]): void {
 }
 
 /** This user's edit trigger in this spreadsheet (Google: one per user per document), if any. */
-export function editTriggers(spreadsheet: GoogleAppsScript.Spreadsheet.Spreadsheet): GoogleAppsScript.Script.Trigger[] {
+export function editTriggers(
+  spreadsheet: GoogleAppsScript.Spreadsheet.Spreadsheet,
+): GoogleAppsScript.Script.Trigger[] {
   const script = ScriptApp as unknown as {
     getUserTriggers?: (s: GoogleAppsScript.Spreadsheet.Spreadsheet) => GoogleAppsScript.Script.Trigger[];
   };
-  const all = typeof script.getUserTriggers === 'function' ? script.getUserTriggers(spreadsheet) : ownTriggers();
+  const all =
+    typeof script.getUserTriggers === 'function' ? script.getUserTriggers(spreadsheet) : ownTriggers();
   return all.filter((t) => t.getHandlerFunction() === EDIT_HANDLER);
 }
 

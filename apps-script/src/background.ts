@@ -368,7 +368,13 @@ function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean): 
     const day = Math.floor(turn.executionStartedAt / DAY_MS);
     d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + now() - turn.executionStartedAt;
     d.day = day;
-    if (fired && firstLook !== undefined && d.dueAt !== undefined && d.forWindow && d.hourlySince === undefined)
+    if (
+      fired &&
+      firstLook !== undefined &&
+      d.dueAt !== undefined &&
+      d.forWindow &&
+      d.hourlySince === undefined
+    )
       d.lateness = observeLateness(d.lateness ?? {}, firstLook - d.dueAt);
   });
   armDispatcher(fired);
@@ -382,7 +388,8 @@ function dueSpreadsheets(at: number): Array<{ id: string; state: BackgroundState
 }
 
 /** Errors that mean the spreadsheet is gone for this user (deleted, or its access lost), not a passing failure. */
-const GONE = /not found|does not exist|no longer exists|deleted|access|permission to access|Requested entity/i;
+const GONE =
+  /not found|does not exist|no longer exists|deleted|access|permission to access|Requested entity/i;
 
 /**
  * Opens a spreadsheet of the list: the script's own document when it is that one (a bound script), else by id (a
@@ -417,7 +424,8 @@ function failedTurn(id: string, why: string): void {
 /** Background checks need scopes the user has not granted (Google's granular consent): each spreadsheet says so. */
 function stopForConsent(missing: readonly string[]): void {
   const why = accessText(missing);
-  for (const { id, state } of listBackgrounds()) if (running(state)) updateBackground(id, (s) => (s.stopped = why));
+  for (const { id, state } of listBackgrounds())
+    if (running(state)) updateBackground(id, (s) => (s.stopped = why));
 }
 
 /**

@@ -227,14 +227,16 @@ function writeVersions(spreadsheet: Spreadsheet, cells: readonly FormulaCell[], 
   let free = Math.max(FIRST_VERSION_COLUMN, store.getLastColumn() + 1);
   for (const cell of cells) {
     // Read again under the lock: another execution may have given this formula its version cell meanwhile.
-    const given = cell.versionColumn ?? versionColumnOf(cell.sheet.getRange(cell.row, cell.column).getFormula());
+    const given =
+      cell.versionColumn ?? versionColumnOf(cell.sheet.getRange(cell.row, cell.column).getFormula());
     const column = given ?? free++;
     if (column > store.getMaxColumns())
       store.insertColumnsAfter(store.getMaxColumns(), column - store.getMaxColumns());
     const old = String(store.getRange(1, column).getValue());
     const n = Number(old.slice(old.lastIndexOf('.') + 1)) || 0;
     store.getRange(1, column).setValue(`${complete ? signature(cell) : 'p'}.${n + 1}`);
-    if (given === undefined) cell.sheet.getRange(cell.row, cell.column).setFormula(withVersion(cell.formula, column));
+    if (given === undefined)
+      cell.sheet.getRange(cell.row, cell.column).setFormula(withVersion(cell.formula, column));
     cell.versionColumn = column;
   }
 }

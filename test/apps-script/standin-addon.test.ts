@@ -2,11 +2,14 @@
 // the document each execution runs in (none in an add-on's time-driven trigger), openById and its scope, declared
 // and granted scopes (granular consent, requireScopes), developer metadata, and executions that overlap during
 // another's sleep, fetch or lock wait, with locks that exclude across users and one document lock per document.
+import fs from 'node:fs';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type AppsScriptStandIn,
   DEFAULT_SPREADSHEET_ID,
+  DIST_DIR,
   loadAppsScript,
   type LoadOptions,
   SCOPES,
@@ -316,7 +319,11 @@ describe('scopes: declared by the manifest, granted per user', () => {
 
   it('reads the declared scopes from the manifest and grants them all by default', async () => {
     gas = await loadAppsScript({ code: SCRIPT, clock: 'virtual' });
-    expect(gas.declaredScopes).toContain(SCOPES.spreadsheetsCurrentOnly);
+    const manifest = JSON.parse(fs.readFileSync(path.join(DIST_DIR, 'appsscript.json'), 'utf8')) as {
+      oauthScopes: string[];
+    };
+    expect(gas.declaredScopes).toEqual(manifest.oauthScopes);
+    expect(gas.declaredScopes).toContain(SCOPES.spreadsheets);
     expect(gas.grantedScopes('anyone@example.com')).toEqual(gas.declaredScopes);
   });
 

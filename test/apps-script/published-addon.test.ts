@@ -1,0 +1,274 @@
+// The Sheets add-on as Google publishes it (issue 19), in the stand-in that follows Google: a standalone project
+// whose time-driven trigger has no active spreadsheet (the dispatcher opens each spreadsheet with work by id),
+// several spreadsheets of one user, users who grant only some scopes, and two people writing one sheet at once.
+// Entry plan: 5 URLs per request, 60 URLs a minute; triggers late by 0–60 s.
+import type { JobState } from '../../apps-script/sidebar/contract';
+import type { SandboxConfig } from '../sandbox/handler';
+import { type AppsScriptStandIn, DEFAULT_SPREADSHEET_ID, type LoadOptions, SCOPES } from './harness';
+import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
+import type { VirtualSandbox } from './virtual-sandbox';
+
+const KEY = 'entry-plan';
+const CONFIG: SandboxConfig = {
+  keys: { [KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 } },
+};
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const EDITOR = 'editor@example.com';
+const OWNER = 'owner@example.com';
+
+let sandbox: VirtualSandbox;
+let gas: AppsScriptStandIn;
+
+useVirtualSandbox(CONFIG, (s) => (sandbox = s));
+afterEach(async () => {
+  await gas.close();
+});
+
+async function open(options: LoadOptions = {}): Promise<void> {
+  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, ...options });
+}
+
+function filled(a1: string): number {
+  return gas.sheet.getValues(a1).filter((row) => typeof row[0] === 'number').length;
+}
+
+async function formula(list: readonly string[], column = 'A', output = 'B'): Promise<string> {
+  const last = list.length + 1;
+  gas.sheet.setValues(
+    `${column}2:${column}${last}`,
+    list.map((d) => [d]),
+  );
+  await gas.edit(`${output}2`, `=DAPA(${column}2:${column}${last})`);
+  return `${output}2:${String.fromCharCode(output.charCodeAt(0) + 3)}${last}`;
+}
+
+function stats() {
+  return sandbox.sandbox.stats()[KEY];
+}
+
+function billedOnce(count: number): void {
+  expect(stats().billed).toBe(count);
+  expect(Object.values(stats().billedByDomain).every((n) => n === 1)).toBe(true);
+}
+
+/** Trigger executions that failed (Google e-mails the user each one). */
+function failedTriggers(): unknown[] {
+  return gas.executions.filter((e) => e.kind === 'trigger' && e.status !== 'ok');
+}
+
+/** The domain keys kept in a spreadsheet's result store. */
+function storedKeys(spreadsheetId = gas.spreadsheetId): Set<string> {
+  const before = gas.spreadsheetId;
+  gas.useSpreadsheet(spreadsheetId);
+  const last = gas.sheet.lastRow('_dapa_results');
+  const rows = last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:A${last}`) : [];
+  gas.useSpreadsheet(before);
+  return new Set(rows.map((r) => String(r[0])));
+}
+
+describe('a published add-on: its time-driven trigger has no active spreadsheet', () => {
+  it('fills a 500-domain =DAPA range with the sidebar closed within 2 hours: no trigger failure, one trigger', async () => {
+    await open({ installAs: 'addon' });
+    await gas.run('startBackground');
+    const t0 = gas.clock.now();
+    const list = domains(500, 'pub');
+    const range = await formula(list);
+    await gas.runTriggers({ until: t0 + 3 * HOUR, stop: () => filled(range) === 500 });
+    expect(gas.sheet.getValues(range)).toEqual(list.map(metricsRow));
+    expect(gas.clock.now() - t0).toBeLessThanOrEqual(2 * HOUR);
+    // The dispatcher did run with no document, and opened the spreadsheet by id.
+    expect(
+      gas.executions.some((e) => e.functionName === 'dapaBackgroundStep' && e.spreadsheetId === null),
+    ).toBe(true);
+    expect(failedTriggers()).toEqual([]);
+    expect(gas.maxClockTriggers).toBeLessThanOrEqual(1);
+    billedOnce(500);
+  });
+
+  it.each(['user', 'document'] as const)(
+    'serves two spreadsheets of one user with one time-driven trigger (counted per %s), both filled within 2 hours',
+    async (addOnClockTriggersPer) => {
+      await open({ installAs: 'addon', addOnClockTriggersPer });
+      const list = domains(500, 'two');
+      const second = gas.addSpreadsheet('Copy of the list');
+      const t0 = gas.clock.now();
+      await gas.run('startBackground');
+      const range = await formula(list);
+      gas.useSpreadsheet(second);
+      await gas.run('startBackground');
+      await formula(list);
+      const both = () => {
+        gas.useSpreadsheet(DEFAULT_SPREADSHEET_ID);
+        const a = filled(range);
+        gas.useSpreadsheet(second);
+        return a + filled(range);
+      };
+      await gas.runTriggers({ until: t0 + 3 * HOUR, stop: () => both() === 1000 });
+      for (const id of [DEFAULT_SPREADSHEET_ID, second]) {
+        gas.useSpreadsheet(id);
+        expect(gas.sheet.getValues(range)).toEqual(list.map(metricsRow));
+        expect(storedKeys(id).size).toBe(500);
+      }
+      expect(gas.clock.now() - t0).toBeLessThanOrEqual(2 * HOUR);
+      expect(failedTriggers()).toEqual([]);
+      expect(gas.maxClockTriggers).toBeLessThanOrEqual(1);
+      expect(
+        gas.refusedTriggerCreations.filter((r) => r.kind === 'CLOCK' && !/recurrence/i.test(r.message)),
+      ).toEqual([]);
+      billedOnce(500); // the same list in two spreadsheets is paid for once
+    },
+  );
+
+  it('drops a deleted spreadsheet from its list with a note, and never tries it again', async () => {
+    await open({ installAs: 'addon', triggerDelayMs: 0 });
+    const gone = gas.addSpreadsheet('Old list');
+    gas.useSpreadsheet(gone);
+    await gas.run('startBackground');
+    await formula(domains(20, 'gone'));
+    await gas.run('setSchedule', { every: 'daily', target: 'formulas' }); // work for the dispatcher tomorrow
+    gas.useSpreadsheet(DEFAULT_SPREADSHEET_ID);
+    await gas.run('startBackground');
+    gas.deleteSpreadsheet(gone);
+    const range = await formula(domains(100, 'kept'));
+    await gas.runTriggers({ until: gas.clock.now() + 26 * HOUR });
+    expect(filled(range)).toBe(100);
+    expect(failedTriggers()).toEqual([]);
+    const info = await gas.run<{ dropped?: string[] }>('getBackground');
+    expect(info.dropped).toEqual([expect.stringMatching(/"Old list" was taken off background checks/)]);
+    expect(Object.keys(gas.properties.user(OWNER)).filter((k) => k.includes(gone))).toEqual([]);
+    const steps = () => gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep').length;
+    const before = steps();
+    await gas.runTriggers({ until: gas.clock.now() + 3 * HOUR });
+    expect(steps() - before).toBeLessThanOrEqual(3); // only the idle hourly dispatcher, nothing retried
+    expect(failedTriggers()).toEqual([]);
+  });
+});
+
+describe('two people writing one sheet at once', () => {
+  async function editorChecks(list: readonly string[], column: string, at: number): Promise<JobState> {
+    await gas.runWith({ user: EDITOR, at }, 'saveSettings', {
+      apiKey: KEY,
+      environment: 'custom',
+      baseUrl: sandbox.url,
+    });
+    gas.sheet.setValues(
+      `${column}1:${column}${list.length}`,
+      list.map((d) => [d]),
+    );
+    gas.sheet.select(`${column}1:${column}${list.length}`);
+    let state = await gas.runWith<JobState>({ user: EDITOR }, 'startJob', { source: 'selection' });
+    for (let i = 0; i < 60 && state.status === 'running'; i++)
+      state = await gas.runWith<JobState>({ user: EDITOR }, 'continueJob');
+    return state;
+  }
+
+  it("keeps every domain in the store when the owner's background step and an editor's sidebar check overlap", async () => {
+    await open({ triggerDelayMs: 0 });
+    await gas.run('startBackground');
+    const t0 = gas.clock.now();
+    const owners = domains(300, 'owner');
+    const editors = domains(60, 'editor');
+    const range = await formula(owners);
+    const [, editorState] = await Promise.all([
+      gas.runTriggers({ until: t0 + 60 * MINUTE, stop: () => filled(range) === 300 }),
+      editorChecks(editors, 'H', t0 + 60_000),
+    ]);
+    expect(editorState.status).toBe('done');
+    await gas.runTriggers({ until: gas.clock.now() + 30 * MINUTE, stop: () => filled(range) === 300 });
+    expect(filled(range)).toBe(300);
+    // The two overlapped: the editor's check ran while the owner's steps were at work.
+    const steps = gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep');
+    const editorRuns = gas.executions.filter((e) => e.user === EDITOR && e.functionName === 'continueJob');
+    const overlapping = editorRuns.some((r) =>
+      steps.some((s) => s.startedAt < r.startedAt && r.startedAt < s.startedAt + (s.elapsedMs ?? 0)),
+    );
+    expect(overlapping).toBe(true);
+    const kept = storedKeys();
+    expect([...owners, ...editors].filter((d) => !kept.has(d))).toEqual([]);
+    billedOnce(360);
+  });
+
+  it("keeps both users' sidebar checks when they run at the same moment", async () => {
+    await open({ triggerDelayMs: 0 });
+    await gas.runWith({ user: EDITOR }, 'saveSettings', {
+      apiKey: KEY,
+      environment: 'custom',
+      baseUrl: sandbox.url,
+    });
+    const a = domains(40, 'left');
+    const b = domains(40, 'right');
+    gas.sheet.setValues(
+      'A1:A40',
+      a.map((d) => [d]),
+    );
+    gas.sheet.setValues(
+      'H1:H40',
+      b.map((d) => [d]),
+    );
+    const drive = async (user: string, column: string) => {
+      let state = await gas.runWith<JobState>({ user }, 'startJob', {
+        source: 'column',
+        column,
+        headerRow: false,
+      });
+      for (let i = 0; i < 60 && state.status === 'running'; i++)
+        state = await gas.runWith<JobState>({ user }, 'continueJob');
+      return state;
+    };
+    const [ownerState, editorState] = await Promise.all([drive(OWNER, 'A'), drive(EDITOR, 'H')]);
+    expect([ownerState.status, editorState.status]).toEqual(['done', 'done']);
+    const kept = storedKeys();
+    expect([...a, ...b].filter((d) => !kept.has(d))).toEqual([]);
+    billedOnce(80);
+  });
+});
+
+describe('a user who granted only some scopes', () => {
+  it('without triggers: formulas and sidebar checks work, background checks say what to grant', async () => {
+    const granted = [SCOPES.externalRequest, SCOPES.spreadsheets, SCOPES.containerUi];
+    await open({ installAs: 'addon', triggerDelayMs: 0, grantedScopes: granted });
+    const range = await formula(domains(20, 'partial'));
+    expect(filled(range)).toBe(20);
+    gas.sheet.setValues(
+      'H1:H10',
+      domains(10, 'side').map((d) => [d]),
+    );
+    gas.sheet.select('H1:H10');
+    let state = await gas.run<JobState>('startJob', { source: 'selection' });
+    for (let i = 0; i < 20 && state.status === 'running'; i++) state = await gas.run<JobState>('continueJob');
+    expect(state.status).toBe('done');
+    const info = await gas.run<{ on: boolean; access?: { missing: string[]; message: string } }>(
+      'getBackground',
+    );
+    expect(info.on).toBe(false);
+    expect(info.access?.missing).toEqual([SCOPES.scriptApp]);
+    expect(info.access?.message).toMatch(
+      /run in the background.*formulas still work, and so do checks from the sidebar/s,
+    );
+    // Turning background checks on asks Google for just what is missing, never a raw permission error.
+    await gas.run('startBackground').catch(() => undefined);
+    expect(gas.authorizationPrompts).toEqual([expect.objectContaining({ scopes: [SCOPES.scriptApp] })]);
+    expect(gas.executions.some((e) => /You do not have permission/.test(e.error ?? ''))).toBe(false);
+    gas.grantScopes(OWNER, [SCOPES.scriptApp]);
+    const on = await gas.run<{ on: boolean; access?: unknown }>('startBackground');
+    expect(on.on).toBe(true);
+    expect(on.access).toBeUndefined();
+  });
+
+  it('without external requests: formulas still work; a sidebar check asks for it instead of failing', async () => {
+    await open({
+      triggerDelayMs: 0,
+      grantedScopes: [SCOPES.spreadsheets, SCOPES.containerUi, SCOPES.scriptApp],
+    });
+    const range = await formula(domains(10, 'nofetch'));
+    expect(filled(range)).toBe(10);
+    gas.sheet.setValues('H1:H3', [['a.example.com'], ['b.example.com'], ['c.example.com']]);
+    gas.sheet.select('H1:H3');
+    await gas.run('startJob', { source: 'selection' }).catch(() => undefined);
+    expect(gas.authorizationPrompts).toEqual([expect.objectContaining({ scopes: [SCOPES.externalRequest] })]);
+    expect(gas.executions.some((e) => /You do not have permission/.test(e.error ?? ''))).toBe(false);
+    const info = await gas.run<{ access?: { missing: string[]; message: string } }>('getBackground');
+    expect(info.access?.missing).toEqual([SCOPES.externalRequest]);
+  });
+});
