@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
 import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from '../apps-script/harness';
 import { assertBundleIsCurrent, domains } from '../apps-script/support';
 import { startVirtualSandbox, type VirtualSandbox } from '../apps-script/virtual-sandbox';
+import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
 
 const KEY = 'sandbox-basic';
 const URLS_PER_MINUTE = 60;
@@ -480,6 +481,48 @@ async function main(): Promise<void> {
     }
   }
 
+  // Issue 19: the add-on as Google publishes it (no active spreadsheet in its trigger), two writers at once.
+  const published: string[] = [];
+  const runPublished = async (
+    label: string,
+    load: LoadOptions,
+    scenario: (p: PublishedWorld) => Promise<string>,
+  ) => {
+    const w = await world(LATE_60, load);
+    try {
+      const p: PublishedWorld = { gas: w.gas, key: KEY, baseUrl: w.sandbox.url, stats: () => stats(w) };
+      published.push(`${label}: ${await scenario(p)}`);
+    } catch (error) {
+      published.push(`${label}: the bench could not run it: ${(error as Error).message}`);
+    } finally {
+      await close(w);
+    }
+  };
+  const addonClosed: LoadOptions = { installAs: 'addon', keepsIdenticalResults: true };
+  await runPublished(
+    'Add-on, sidebar closed, the same 500 domains in two spreadsheets of one user',
+    addonClosed,
+    (p) => twoSpreadsheets(p, [domains(500, 'formula'), domains(500, 'formula')]),
+  );
+  await runPublished(
+    'Add-on, sidebar closed, 250 + 250 other domains in two spreadsheets',
+    addonClosed,
+    (p) => twoSpreadsheets(p, [domains(250, 'first'), domains(250, 'second')]),
+  );
+  await runPublished(
+    'Add-on, sidebar closed, one trigger counted per document, the same 500 in two spreadsheets',
+    { ...addonClosed, addOnClockTriggersPer: 'document' },
+    (p) => twoSpreadsheets(p, [domains(500, 'formula'), domains(500, 'formula')]),
+  );
+  await runPublished(
+    "Bound script: the owner's background step beside an editor's sidebar check of 60",
+    {},
+    (p) => stepBesideSidebar(p),
+  );
+  await runPublished("Two users' sidebar checks of 60 domains each, at the same moment", {}, (p) =>
+    twoSidebars(p),
+  );
+
   const b = await sidebarScenario(BASE);
   results.push(b.result);
   nextDays.push(await sidebarNextDay(b.w, b.list));
@@ -579,6 +622,15 @@ ${judgedTable}
 
 ${judgedNotes.map((n) => `- ${n}`).join('\n')}
 
+## Issue 19: the add-on as Google publishes it, and two people at once
+
+A published Editor add-on is a standalone project: its time-driven trigger has no active spreadsheet, and the
+dispatcher opens each spreadsheet with work by id. Triggers late by 0–60 s; add-on rules read strictly (one-off
+\`after()\` under an hour refused) unless the row says otherwise. Two writers: an owner and an editor with the same
+team key, their executions overlapping in the stand-in (one runs during another's sleep or fetch).
+
+${published.map((n) => `- ${n}`).join('\n')}
+
 ## The same lists the next day
 
 ${nextTable}
@@ -605,6 +657,8 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   console.log('');
   console.log(judgedTable);
   for (const n of judgedNotes) console.log(n);
+  console.log('');
+  for (const n of published) console.log(n);
   console.log('');
   console.log(nextTable);
   console.log('');
