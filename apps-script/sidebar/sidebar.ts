@@ -314,6 +314,24 @@ async function onStart(): Promise<void> {
 // ---- background checks and kept results -------------------------------------------------------------------
 
 let background: BackgroundInfo | null = null;
+/** How many times a check shown here stopped running (finished, cancelled or stopped by an error). */
+let checkStops = 0;
+/**
+ * `checkStops` when the shown background figures were asked for. Figures asked for while a check ran count its
+ * unchecked rows as left; once it has stopped they are out of date and never shown beside it.
+ */
+let backgroundAskedAt = 0;
+
+/** Runs a server call that answers the background figures, and shows them with the moment they were asked for. */
+async function updateBackground(call: () => Promise<BackgroundInfo>): Promise<void> {
+  const askedAt = checkStops;
+  const info = await call();
+  // An answer asked for before the figures shown (calls side by side) is older than them.
+  if (askedAt < backgroundAskedAt) return;
+  background = info;
+  backgroundAskedAt = askedAt;
+  renderBackground();
+}
 
 function clockTime(ms: number): string {
   const d = new Date(ms);
@@ -341,14 +359,7 @@ function renderBackground(): void {
     status += ` Refresh ${b.schedule.every} (${b.schedule.target === 'range' ? 'the last range' : 'formulas'}).`;
   setText('background-status', status);
   setText('background-mode', modeText(b));
-  const minutes =
-    b.leftMs === undefined
-      ? ''
-      : `: about ${Math.max(1, Math.round(b.leftMs / 60_000))} min at the plan’s pace`;
-  setText(
-    'background-left',
-    b.rowsLeft > 0 ? `${plural(b.rowsLeft, 'row', 'rows')} left${minutes}.` : 'No rows left.',
-  );
+  setText('background-left', leftText(b));
   const stopped = byId('background-stopped');
   stopped.textContent = b.stopped ? `Stopped: ${b.stopped}` : '';
   stopped.hidden = !b.stopped;
@@ -365,6 +376,23 @@ function renderBackground(): void {
   driveSoon(b.driveAt ?? (b.rowsLeft > 0 ? Date.now() : undefined));
 }
 
+/**
+ * What is left to check. The server counts a running check's unchecked rows and the formulas' unchecked domains;
+ * beside a check that has stopped, only the formulas can be waiting, and figures asked for before it stopped are
+ * not shown at all (fresh ones are on their way: see setJob).
+ */
+function leftText(b: BackgroundInfo): string {
+  const stoppedCheck = !!job && job.status !== 'running';
+  if (stoppedCheck && backgroundAskedAt < checkStops) return '';
+  const minutes =
+    b.leftMs === undefined
+      ? ''
+      : `: about ${Math.max(1, Math.round(b.leftMs / 60_000))} min at the plan’s pace`;
+  if (b.rowsLeft <= 0) return 'Nothing left to check.';
+  if (stoppedCheck) return `DAPA formulas wait for ${plural(b.rowsLeft, 'domain', 'domains')}${minutes}.`;
+  return `${plural(b.rowsLeft, 'row', 'rows')} left${minutes}.`;
+}
+
 let driveTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** While the sidebar is open, it drives unfinished formulas and checks itself, when the plan's window frees. */
@@ -377,10 +405,7 @@ function driveSoon(at: number | undefined): void {
       driveTimer = undefined;
       // The page's own job loop is checking: one loop per page, so the drive waits for it to end.
       if (driving) return driveSoon(Date.now() + 5_000);
-      server('driveBackground').then(
-        (info) => ((background = info), renderBackground()),
-        () => driveSoon(Date.now() + 30_000),
-      );
+      void updateBackground(() => server('driveBackground')).catch(() => driveSoon(Date.now() + 30_000));
     },
     Math.max(0, at - Date.now()),
   );
@@ -388,8 +413,7 @@ function driveSoon(at: number | undefined): void {
 
 async function backgroundCall(call: () => Promise<BackgroundInfo>): Promise<void> {
   try {
-    background = await whileBusy(call);
-    renderBackground();
+    await updateBackground(() => whileBusy(call));
   } catch (error) {
     showFailure(errorMessage(error));
   }
@@ -414,10 +438,15 @@ function setJob(next: JobState | null): void {
   const older =
     next?.status === 'running' && job?.id === next.id && (job.status !== 'running' || next.done < job.done);
   if (older) return;
+  const stopped = job?.status === 'running' && next?.status !== 'running';
   job = next;
   if (!job || job.status !== 'running') byId('resume').hidden = true;
   renderJob();
   refreshControls();
+  // The background figures shown counted this check's rows as left: hide them and ask for fresh ones.
+  if (stopped) checkStops++;
+  if (background) setText('background-left', leftText(background));
+  if (stopped) void updateBackground(() => server('getBackground')).catch(() => undefined);
 }
 
 /** After a step that moved nothing (a rate limit, another step holding the job), wait before the next one. */
@@ -443,11 +472,7 @@ async function drive(): Promise<void> {
       }
       const before = job.done;
       setJob(await jobCalls.continue());
-      if (idleSteps > 0)
-        void server('getBackground').then(
-          (b) => ((background = b), renderBackground()),
-          () => undefined,
-        );
+      if (idleSteps > 0) void updateBackground(() => server('getBackground')).catch(() => undefined);
       idleSteps = job.done > before ? 0 : idleSteps + 1;
       if (idleSteps > 0 && job.status === 'running' && !stopRequested) {
         await pause(IDLE_PAUSE_MS[Math.min(idleSteps, IDLE_PAUSE_MS.length) - 1]);
@@ -669,12 +694,8 @@ function wire(): void {
     void backgroundCall(() => server('setKeepDays', days));
   });
   byId('save-schedule').addEventListener('click', onSaveSchedule);
-  server('getBackground').then(
-    (info) => {
-      background = info;
-      renderBackground();
-    },
-    (error: unknown) => setText('background-status', `Could not read: ${errorMessage(error)}`),
+  void updateBackground(() => server('getBackground')).catch((error: unknown) =>
+    setText('background-status', `Could not read: ${errorMessage(error)}`),
   );
 }
 

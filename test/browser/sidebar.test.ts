@@ -12,6 +12,7 @@ import { metricsFor } from '../sandbox/handler';
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { serveSidebar, type SidebarServer } from './bridge';
 import { launchChromium, type LaunchedChromium } from './chromium';
+import { screenshotAsProduction } from './screenshot';
 
 const KEY = 'sandbox-premium';
 const SIDEBAR_HTML = path.resolve(__dirname, '../../apps-script/dist/Sidebar.html');
@@ -100,6 +101,8 @@ describe('the DAPA sidebar in a real browser', () => {
   const failingContinueCalls = new Set([1, 2]);
   /** While set, the next continueJob call waits here (a step still running) until the test releases it. */
   let heldStep: { reached: boolean; release: () => void; released: Promise<void> } | undefined;
+  /** While set, the open sidebar's driveBackground calls wait here. */
+  let heldDrive: Promise<void> | undefined;
 
   beforeAll(async () => {
     assertBundleIsCurrent();
@@ -123,6 +126,7 @@ describe('the DAPA sidebar in a real browser', () => {
         await heldStep.released;
       }
       if (name === 'continueJob') continueExecutions++;
+      if (name === 'driveBackground' && heldDrive) await heldDrive;
       return gas.run(name, ...args);
     });
     chromium = await launchChromium();
@@ -280,7 +284,13 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(Object.fromEntries(reasons)).toMatchObject({ invalid_url_format: INVALID_ROWS });
     expect(reasons.reduce((sum, [, count]) => sum + Number(count), 0)).toBe(INVALID_ROWS + BLANK_ROWS);
 
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    // Beside the finished check, the background section says nothing is left (figures read after it finished).
+    await until(
+      page,
+      'the background figures after the check',
+      () => document.getElementById('background-left')?.textContent === 'Nothing left to check.',
+    );
+    await screenshotAsProduction(page, SCREENSHOT);
   });
 
   it('writes DA, PA, MR, Spam Score and Status next to the URLs, as values, never formulas', async () => {
@@ -450,6 +460,51 @@ describe('the DAPA sidebar in a real browser', () => {
     );
     expect(gas.triggers).toEqual([]);
   });
+
+  it('never says rows are left beside a finished check, though the figures shown were read while it ran', async () => {
+    const urls = Array.from({ length: 30 }, (_, i) => `left-${i}.example.org`);
+    gas.sheet.addSheet('Left');
+    gas.sheet.setValues(`Left!A1:A${urls.length + 1}`, [['URL'], ...urls.map((url) => [url])]);
+    gas.sheet.select(`Left!A2:A${urls.length + 1}`);
+    // A check started elsewhere (the menu's Check selection) and not stepped yet: the reopened sidebar reads the
+    // background figures while it runs. Its own drive of the background is held until the end, so only the
+    // sidebar's handling of the finished check can change those figures.
+    expect(await gas.run('startJob', { source: 'selection' })).toMatchObject({
+      status: 'running',
+      total: 30,
+    });
+    let releaseDrive = () => {};
+    heldDrive = new Promise<void>((resolve) => (releaseDrive = resolve));
+    try {
+      await page.reload();
+      await until(
+        page,
+        "the resume offer, with the check's rows left",
+        () =>
+          !document.getElementById('resume')?.hidden &&
+          document.getElementById('background-left')?.textContent?.startsWith('30 rows left') === true,
+      );
+      await page.click('#resume-job');
+      await until(
+        page,
+        'the check to finish',
+        () =>
+          document.getElementById('job-range')?.textContent === 'Left · A2:A31' &&
+          document.getElementById('job-title')?.textContent === 'Finished',
+        30_000,
+      );
+      expect(await textOf(page, '#progress-text')).toBe('30 of 30 rows (100%)');
+      expect(await textOf(page, '#background-left')).not.toMatch(/\d+ rows? left/);
+      await until(
+        page,
+        'fresh background figures',
+        () => document.getElementById('background-left')?.textContent === 'Nothing left to check.',
+      );
+    } finally {
+      heldDrive = undefined;
+      releaseDrive();
+    }
+  }, 60_000);
 
   it('removes the saved key', async () => {
     await page.click('#settings-details > summary');

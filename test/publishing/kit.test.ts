@@ -21,6 +21,34 @@ function scopeTable(markdown: string): Array<{ scope: string; why: string }> {
     .map((match) => ({ scope: match[1], why: match[2].trim() }));
 }
 
+const shortScope = (scope: string) => scope.replace('https://www.googleapis.com/auth/', '');
+const manifestShort = manifest.oauthScopes.map(shortScope);
+
+/** Scope names written in backticks (`spreadsheets`, `script.scriptapp`, or the full URL), in order, once each. */
+function namedScopes(text: string): string[] {
+  const names = [
+    ...text.matchAll(
+      /`(?:https:\/\/www\.googleapis\.com\/auth\/)?((?:script|spreadsheets|drive|documents|gmail|userinfo)[\w.]*)`/g,
+    ),
+  ].map((match) => match[1]);
+  return [...new Set(names)];
+}
+
+/** What each scope's justification in SCOPES.md must say (a scope added to the manifest needs its entry here). */
+const SCOPE_REASONS: Record<string, RegExp[]> = {
+  'script.external_request': [/https:\/\/www\.dapachecker\.org/, /API key/],
+  spreadsheets: [
+    /standalone/,
+    /time-driven trigger/,
+    /no active spreadsheet/,
+    /SpreadsheetApp\.openById/,
+    /`spreadsheets\.currentonly` does not allow/,
+    /No other file/,
+  ],
+  'script.container.ui': [/menu/, /sidebar/],
+  'script.scriptapp': [/triggers/, /turn them on/, /turn them off/],
+};
+
 /** The text under `## <title>` of LISTING.md, up to the next heading. */
 function section(markdown: string, title: string): string {
   const match = new RegExp(`^## ${title}\\n([\\s\\S]*?)(?=^## |$(?![\\s\\S]))`, 'm').exec(markdown);
@@ -44,6 +72,51 @@ describe('Sheets publishing kit', () => {
     expect(rows.map((row) => row.scope)).toEqual(manifest.oauthScopes);
     expect(new Set(manifest.oauthScopes).size).toBe(manifest.oauthScopes.length);
     for (const row of rows) expect(row.why.length).toBeGreaterThan(40);
+  });
+
+  test('each justification says what its scope is for; spreadsheets says why the full scope (openById)', () => {
+    const rows = scopeTable(readFileSync(join(kit, 'SCOPES.md'), 'utf8'));
+    for (const scope of manifest.oauthScopes) {
+      const reasons = SCOPE_REASONS[shortScope(scope)];
+      expect({ scope, hasReasonsInTest: reasons !== undefined }).toEqual({ scope, hasReasonsInTest: true });
+      const why = rows.find((row) => row.scope === scope)?.why ?? '';
+      for (const reason of reasons ?? [])
+        expect({ scope, reason: reason.source, said: reason.test(why) }).toEqual({
+          scope,
+          reason: reason.source,
+          said: true,
+        });
+    }
+  });
+
+  test('no kit text calls a scope of the manifest "not needed" or names a scope the manifest lacks', () => {
+    const scopes = readFileSync(join(kit, 'SCOPES.md'), 'utf8');
+    const notNeeded = /^Not needed[\s\S]*?(?=\n\n)/m.exec(scopes)?.[0];
+    expect(notNeeded).toBeDefined();
+    expect(namedScopes(notNeeded ?? '').filter((scope) => manifestShort.includes(scope))).toEqual([]);
+    // What the user reads about the add-on's access names only scopes it asks for.
+    for (const file of ['PRIVACY.md', 'LISTING.md']) {
+      const named = namedScopes(readFileSync(join(kit, file), 'utf8'));
+      expect({ file, unknown: named.filter((scope) => !manifestShort.includes(scope)) }).toEqual({
+        file,
+        unknown: [],
+      });
+    }
+    // The manifest row of apps-script/README.md lists the manifest's scopes, no other.
+    const row = read('apps-script/README.md')
+      .split('\n')
+      .find((line) => line.startsWith('| `appsscript.json`'));
+    expect(namedScopes(row ?? '').sort()).toEqual([...manifestShort].sort());
+  });
+
+  test('the scope checks catch the drifts they are for', () => {
+    // A justification of spreadsheets that does not say why the full scope, and a "not needed" that names it.
+    const vague = 'Reads the URLs and writes the results in the spreadsheet you use it in, never any other.';
+    expect(SCOPE_REASONS.spreadsheets.every((reason) => reason.test(vague))).toBe(false);
+    expect(namedScopes('Not needed: no `spreadsheets` (all spreadsheets), no Drive scope.')).toEqual([
+      'spreadsheets',
+    ]);
+    expect(namedScopes('(the `spreadsheets.currentonly` scope)')).toEqual(['spreadsheets.currentonly']);
   });
 
   test('the scope check catches a drift (a scope added to the manifest only)', () => {
