@@ -363,6 +363,11 @@ function renderBackground(): void {
   const stopped = byId('background-stopped');
   stopped.textContent = b.stopped ? `Stopped: ${b.stopped}` : '';
   stopped.hidden = !b.stopped;
+  // Scopes the user did not grant (granular consent) and spreadsheets the background dropped: said, never hidden.
+  const notes = [...(b.access && !b.stopped ? [b.access.message] : []), ...(b.dropped ?? [])];
+  const access = byId('background-access');
+  access.textContent = notes.join(' ');
+  access.hidden = notes.length === 0;
   setText('background-toggle', b.on && !b.stopped ? 'Turn off' : 'Turn on');
   byId<HTMLInputElement>('keep-days').value = String(b.retentionDays);
   byId<HTMLSelectElement>('schedule-every').value = b.schedule?.every ?? '';
