@@ -7,7 +7,9 @@
 // dispatcher. Every change happens under the shared lock; a refused trigger is caught, and nothing half-installed
 // is left behind.
 /// <reference types="google-apps-script" />
-import { now, userProperties } from './gas';
+import { installMode, now, userProperties } from './gas';
+
+export { installMode };
 import type { Lateness } from './planner';
 import { isRecord, locked, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
@@ -22,8 +24,6 @@ const HOUR_MS = 3_600_000;
 const RETRY_ONE_OFF_MS = 24 * HOUR_MS;
 /** Notes about dropped spreadsheets are kept this long (the sidebar shows them). */
 const NOTE_DAYS_MS = 30 * 24 * HOUR_MS;
-
-export type InstallMode = 'bound' | 'addon';
 
 /** Background checks in one spreadsheet, for one user. */
 export interface BackgroundState {
@@ -73,15 +73,6 @@ export interface DispatcherState {
   /** The pending trigger was set for the plan's window to free. */
   forWindow?: boolean;
   dropped?: DroppedNote[];
-}
-
-/** How the add-on was installed: an Editor add-on (Marketplace or test deployment) or a bound script. */
-export function installMode(): InstallMode {
-  try {
-    return ScriptApp.getInstallationSource() === ScriptApp.InstallationSource.NONE ? 'bound' : 'addon';
-  } catch {
-    return 'bound';
-  }
 }
 
 // ---- stored state -------------------------------------------------------------------------------------

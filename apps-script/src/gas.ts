@@ -43,12 +43,19 @@ export function documentProperties(): Properties | null {
 /** Whether the current spreadsheet is this execution's own document (not one the dispatcher opened by id). */
 function isOwnDocument(): boolean {
   if (!opened) return true;
+  if (own?.sheet === opened) return own.is;
+  let is = false;
   try {
-    return SpreadsheetApp.getActiveSpreadsheet()?.getId() === opened.getId();
+    is = SpreadsheetApp.getActiveSpreadsheet()?.getId() === opened.getId();
   } catch {
-    return false;
+    // no document of its own
   }
+  own = { sheet: opened, is };
+  return is;
 }
+
+/** isOwnDocument's answer for the spreadsheet opened last (asked on every store and cache access). */
+let own: { sheet: Spreadsheet; is: boolean } | undefined;
 
 /**
  * The document's own cache, when this execution runs in the document (null in a standalone trigger, and when the
@@ -75,6 +82,21 @@ export function scriptCache(): Cache {
  */
 export function sharedLock(): Lock {
   return LockService.getScriptLock();
+}
+
+export type InstallMode = 'bound' | 'addon';
+
+let mode: InstallMode | undefined;
+
+/** How the add-on was installed: an Editor add-on (Marketplace or test deployment) or a bound script. */
+export function installMode(): InstallMode {
+  if (mode) return mode;
+  try {
+    mode = ScriptApp.getInstallationSource() === ScriptApp.InstallationSource.NONE ? 'bound' : 'addon';
+  } catch {
+    mode = 'bound';
+  }
+  return mode;
 }
 
 export function now(): number {

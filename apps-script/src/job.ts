@@ -79,7 +79,7 @@ function summary(job: StoredJob): string {
   const c = job.counts;
   return (
     `${c.records} with metrics, ${c.skipped} skipped, ${c.errors} not checked; ` +
-    `${c.requests} requests, ${c.billed} billed queries, ${c.cached} from the cache.`
+    `${c.requests} requests, ${c.billed} credits billed, ${c.cached} from the cache.`
   );
 }
 

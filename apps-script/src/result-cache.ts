@@ -5,7 +5,7 @@
 // its own 30 seconds, are then not paid for again), and the user's cache (the same domain in the user's other
 // spreadsheets). Records fetched in this execution are remembered too.
 import type { DomainRecord } from '../../shared';
-import { type Cache, currentSpreadsheet, documentCache, now, scriptCache, sha256 } from './gas';
+import { type Cache, currentSpreadsheet, documentCache, installMode, now, scriptCache, sha256 } from './gas';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -24,24 +24,32 @@ interface Shelf {
   keyOf: (baseUrl: string, domainKey: string) => string;
 }
 
-/** The caches reachable in this execution: the document's own, the script's per spreadsheet, the user's. */
-function shelves(): Shelf[] {
-  const found: Shelf[] = [];
+/**
+ * The caches this execution reads and writes: the document's own cache in the document's executions, else (the
+ * dispatcher, which has no document) the script cache under keys made per spreadsheet; a published add-on's user
+ * cache in both (the same domain in the user's other spreadsheets). A published add-on's document executions also write the
+ * per-spreadsheet script cache: it is what the dispatcher reads of what a formula fetched in its own 30 seconds.
+ */
+function shelves(): { read: Shelf[]; write: Shelf[] } {
   const own = documentCache();
-  if (own) found.push({ cache: own, keyOf: cacheKeyOf });
   const id = currentSpreadsheet()?.getId();
+  const perSpreadsheet: Shelf[] = [];
+  const user: Shelf[] = [];
   try {
-    if (id) found.push({ cache: scriptCache(), keyOf: (b, k) => cacheKeyOf(id + '\n' + b, k) });
+    if (id && (!own || installMode() === 'addon'))
+      perSpreadsheet.push({ cache: scriptCache(), keyOf: (b, k) => cacheKeyOf(id + '\n' + b, k) });
   } catch {
     // no script cache here: the others are enough
   }
   try {
-    // The user's own: the same domain in another of the user's spreadsheets is not paid for again.
-    found.push({ cache: CacheService.getUserCache(), keyOf: cacheKeyOf });
+    // A bound script lives in one spreadsheet: the user's cache would only repeat the document's.
+    if (installMode() === 'addon') user.push({ cache: CacheService.getUserCache(), keyOf: cacheKeyOf });
   } catch {
     // no user cache here (a custom function may be refused it)
   }
-  return found;
+  if (!own) return { read: [...perSpreadsheet, ...user], write: [...perSpreadsheet, ...user] };
+  const docShelf = { cache: own, keyOf: cacheKeyOf };
+  return { read: [docShelf, ...user], write: [docShelf, ...user, ...perSpreadsheet] };
 }
 
 /** Records fetched in this execution (service + domain key): a dispatcher turn in another spreadsheet reuses them. */
@@ -85,7 +93,7 @@ export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]
     const here = fetchedHere.get(baseUrl + '\n' + key);
     if (here) found.set(key, here);
   }
-  for (const shelf of shelves()) {
+  for (const shelf of shelves().read) {
     const missing = domainKeys.filter((k) => !found.has(k));
     if (missing.length === 0) break;
     readShelf(shelf, baseUrl, missing, found);
@@ -129,7 +137,7 @@ export function cacheRecords(
   for (const { key, record } of fresh) fetchedHere.set(baseUrl + '\n' + key, record);
   const fetchedAt = now();
   let failure: unknown;
-  for (const { cache, keyOf } of shelves()) {
+  for (const { cache, keyOf } of shelves().write) {
     try {
       for (let i = 0; i < fresh.length; i += BATCH) {
         const values: Record<string, string> = {};

@@ -25,9 +25,17 @@ type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 /** The store sheet's rows as this execution last read or wrote them, per spreadsheet id. */
 const memo = new Map<string, unknown[][]>();
 
+/** The retention read once per execution and spreadsheet (every check reads it; it changes only by the user). */
+const retention = new Map<string, number>();
+
 export function retentionDays(): number {
+  const id = currentSpreadsheet()?.getId() ?? '';
+  const known = retention.get(id);
+  if (known !== undefined) return known;
   const days = readValue('document', DOCUMENT_PROPERTY.retentionDays, finite) ?? 0;
-  return days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
+  const kept = days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
+  retention.set(id, kept);
+  return kept;
 }
 
 export function setRetentionDays(days: unknown): number {
@@ -35,6 +43,7 @@ export function setRetentionDays(days: unknown): number {
   if (!Number.isInteger(n) || n < 1 || n > 365)
     throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
   writeValue('document', DOCUMENT_PROPERTY.retentionDays, n);
+  retention.set(currentSpreadsheet()?.getId() ?? '', n);
   return n;
 }
 

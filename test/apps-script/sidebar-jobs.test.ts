@@ -141,7 +141,7 @@ describe('the sidebar checking rows in the sheet', () => {
       [...metricsRow('github.com'), ''],
     ]);
     expect(state.message).toMatch(
-      /^Done: 6 rows\. 3 with metrics, 3 skipped, 0 not checked; 1 requests, 3 billed queries/,
+      /^Done: 6 rows\. 3 with metrics, 3 skipped, 0 not checked; 1 requests, 3 credits billed/,
     );
   });
 

@@ -733,7 +733,8 @@ describe('example config and CLI', () => {
         throw new Error(`no ${re} in output:\n${out}`);
       };
       const url = (await waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
-      expect(out).toContain('sandbox-upm');
+      // The key list comes after the "listening on" line, maybe in a later chunk: wait for it, never read early.
+      await waitFor(/sandbox-upm/);
       const r = await check(['example.com', 'bad'], 'sandbox-premium', url);
       expect(r.status).toBe(200);
       await waitFor(/POST \/api\/user\/dapa-checker 200 submitted=2 processed=1 skipped=1/);
