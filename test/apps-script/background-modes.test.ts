@@ -2,34 +2,30 @@
 // triggers late by 0–60 s, Sheets keeping a custom function's result for identical arguments, the Editor add-on's
 // trigger rules (one time-driven trigger per user per document, no recurrence under an hour), an open sidebar, a
 // refused trigger, a non-owner editor and a blocked network. Entry plan: 5 URLs per request, 60 URLs a minute.
-import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn, LoadOptions } from './harness';
 import type { TriggerTable } from './standin/script-app';
-import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
-import type { VirtualSandbox } from './virtual-sandbox';
+import {
+  domains,
+  ENTRY_CONFIG as CONFIG,
+  ENTRY_KEY as KEY,
+  entryPlanSuite,
+  metricRows,
+  metricsRow,
+} from './support';
 
-const KEY = 'entry-plan';
-const CONFIG: SandboxConfig = {
-  keys: { [KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 } },
-};
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const OWN = ['dapaBackgroundStep', 'dapaBackgroundWatch', 'dapaOnEdit'];
 
-let sandbox: VirtualSandbox;
+const suite = entryPlanSuite();
 let gas: AppsScriptStandIn;
 
-useVirtualSandbox(CONFIG, (s) => (sandbox = s));
-afterEach(async () => {
-  await gas.close();
-});
-
 async function open(options: LoadOptions = {}): Promise<void> {
-  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, ...options });
+  gas = await suite.open(options);
 }
 
 function filled(a1: string): number {
-  return gas.sheet.getValues(a1).filter((row) => typeof row[0] === 'number').length;
+  return metricRows(gas, a1);
 }
 
 async function formula(count: number): Promise<{ list: string[]; range: string }> {
@@ -42,11 +38,7 @@ async function formula(count: number): Promise<{ list: string[]; range: string }
   return { list, range: `B2:E${count + 1}` };
 }
 
-function billedOnce(count: number): void {
-  const stats = sandbox.sandbox.stats()[KEY];
-  expect(stats.billed).toBe(count);
-  expect(Object.values(stats.billedByDomain).every((n) => n === 1)).toBe(true);
-}
+const billedOnce = (count: number) => suite.billedOnce(count);
 
 describe('a bound script, triggers late by 0–60 s', () => {
   it.each([false, true])(
@@ -75,7 +67,7 @@ describe('a bound script, triggers late by 0–60 s', () => {
     const { list, range } = await formula(500);
     await gas.runTriggers({ until: t0 + 40 * MINUTE, stop: () => filled(range) === 500 });
     expect(gas.sheet.getValues(range)).toEqual(list.map(metricsRow));
-    expect(sandbox.sandbox.stats()[KEY].responsesByStatus[422]).toBeGreaterThanOrEqual(2); // 5 per request, a probe
+    expect(suite.sandbox().sandbox.stats()[KEY].responsesByStatus[422]).toBeGreaterThanOrEqual(2); // 5 per request, a probe
     expect(gas.clock.now() - t0).toBeLessThanOrEqual(1.03 * (500 / 60) * MINUTE);
     billedOnce(500);
   });
@@ -84,10 +76,10 @@ describe('a bound script, triggers late by 0–60 s', () => {
     await open({ triggerDelayMs: 0 });
     await gas.run('startBackground');
     const { range } = await formula(150);
-    sandbox.sandbox.configure({ ...CONFIG, faults: { blockNetwork: true } });
-    const before = sandbox.sandbox.stats()['(blocked)']?.requests ?? 0;
+    suite.sandbox().sandbox.configure({ ...CONFIG, faults: { blockNetwork: true } });
+    const before = suite.sandbox().sandbox.stats()['(blocked)']?.requests ?? 0;
     await gas.runTriggers({ until: gas.clock.now() + 30 * MINUTE });
-    expect((sandbox.sandbox.stats()['(blocked)']?.requests ?? 0) - before).toBe(1);
+    expect((suite.sandbox().sandbox.stats()['(blocked)']?.requests ?? 0) - before).toBe(1);
     expect(filled(range)).toBe(60);
     const info = await gas.run<{ stopped?: string }>('getBackground');
     expect(info.stopped).toBeDefined();

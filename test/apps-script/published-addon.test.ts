@@ -3,34 +3,23 @@
 // several spreadsheets of one user, users who grant only some scopes, and two people writing one sheet at once.
 // Entry plan: 5 URLs per request, 60 URLs a minute; triggers late by 0–60 s.
 import type { JobState } from '../../apps-script/sidebar/contract';
-import type { SandboxConfig } from '../sandbox/handler';
 import { type AppsScriptStandIn, DEFAULT_SPREADSHEET_ID, type LoadOptions, SCOPES } from './harness';
-import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
-import type { VirtualSandbox } from './virtual-sandbox';
+import { domains, ENTRY_KEY as KEY, entryPlanSuite, metricRows, metricsRow, sidebarCheck } from './support';
 
-const KEY = 'entry-plan';
-const CONFIG: SandboxConfig = {
-  keys: { [KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 } },
-};
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const EDITOR = 'editor@example.com';
 const OWNER = 'owner@example.com';
 
-let sandbox: VirtualSandbox;
+const suite = entryPlanSuite();
 let gas: AppsScriptStandIn;
 
-useVirtualSandbox(CONFIG, (s) => (sandbox = s));
-afterEach(async () => {
-  await gas.close();
-});
-
 async function open(options: LoadOptions = {}): Promise<void> {
-  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, ...options });
+  gas = await suite.open(options);
 }
 
 function filled(a1: string): number {
-  return gas.sheet.getValues(a1).filter((row) => typeof row[0] === 'number').length;
+  return metricRows(gas, a1);
 }
 
 async function formula(list: readonly string[], column = 'A', output = 'B'): Promise<string> {
@@ -43,14 +32,7 @@ async function formula(list: readonly string[], column = 'A', output = 'B'): Pro
   return `${output}2:${String.fromCharCode(output.charCodeAt(0) + 3)}${last}`;
 }
 
-function stats() {
-  return sandbox.sandbox.stats()[KEY];
-}
-
-function billedOnce(count: number): void {
-  expect(stats().billed).toBe(count);
-  expect(Object.values(stats().billedByDomain).every((n) => n === 1)).toBe(true);
-}
+const billedOnce = (count: number) => suite.billedOnce(count);
 
 /** Trigger executions that failed (Google e-mails the user each one). */
 function failedTriggers(): unknown[] {
@@ -150,17 +132,9 @@ describe('two people writing one sheet at once', () => {
     await gas.runWith({ user: EDITOR, at }, 'saveSettings', {
       apiKey: KEY,
       environment: 'custom',
-      baseUrl: sandbox.url,
+      baseUrl: suite.sandbox().url,
     });
-    gas.sheet.setValues(
-      `${column}1:${column}${list.length}`,
-      list.map((d) => [d]),
-    );
-    gas.sheet.select(`${column}1:${column}${list.length}`);
-    let state = await gas.runWith<JobState>({ user: EDITOR }, 'startJob', { source: 'selection' });
-    for (let i = 0; i < 60 && state.status === 'running'; i++)
-      state = await gas.runWith<JobState>({ user: EDITOR }, 'continueJob');
-    return state;
+    return sidebarCheck(gas, EDITOR, column, list);
   }
 
   it("keeps every domain in the store when the owner's background step and an editor's sidebar check overlap", async () => {
@@ -194,29 +168,14 @@ describe('two people writing one sheet at once', () => {
     await gas.runWith({ user: EDITOR }, 'saveSettings', {
       apiKey: KEY,
       environment: 'custom',
-      baseUrl: sandbox.url,
+      baseUrl: suite.sandbox().url,
     });
     const a = domains(40, 'left');
     const b = domains(40, 'right');
-    gas.sheet.setValues(
-      'A1:A40',
-      a.map((d) => [d]),
-    );
-    gas.sheet.setValues(
-      'H1:H40',
-      b.map((d) => [d]),
-    );
-    const drive = async (user: string, column: string) => {
-      let state = await gas.runWith<JobState>({ user }, 'startJob', {
-        source: 'column',
-        column,
-        headerRow: false,
-      });
-      for (let i = 0; i < 60 && state.status === 'running'; i++)
-        state = await gas.runWith<JobState>({ user }, 'continueJob');
-      return state;
-    };
-    const [ownerState, editorState] = await Promise.all([drive(OWNER, 'A'), drive(EDITOR, 'H')]);
+    const [ownerState, editorState] = await Promise.all([
+      sidebarCheck(gas, OWNER, 'A', a),
+      sidebarCheck(gas, EDITOR, 'H', b),
+    ]);
     expect([ownerState.status, editorState.status]).toEqual(['done', 'done']);
     const kept = storedKeys();
     expect([...a, ...b].filter((d) => !kept.has(d))).toEqual([]);

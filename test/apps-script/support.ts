@@ -5,6 +5,7 @@ import path from 'node:path';
 import { emptyStats, metricsFor, type SandboxConfig, type KeyStats } from '../sandbox/handler';
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript, type LoadOptions } from './harness';
+import type { JobState } from '../../apps-script/sidebar/contract';
 import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
 
 const SRC_DIR = path.resolve(__dirname, '../../apps-script/src');
@@ -103,4 +104,70 @@ export function statsOf(sandbox: RunningSandbox, key: string): KeyStats {
 /** Domains that the sandbox (and the core) take as distinct: d0.example-N.com ... */
 export function domains(count: number, prefix = 'site'): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}-${i}.example-${i % 7}.com`);
+}
+
+/** Rows of a result range that show metrics (a number in the first column). */
+export function metricRows(gas: AppsScriptStandIn, a1: string): number {
+  return gas.sheet.getValues(a1).filter((row) => typeof row[0] === 'number').length;
+}
+
+/**
+ * One user's sidebar check of a column (no header) to its end: startJob, then continueJob until it stops, as that
+ * user, starting at stand-in time `at` (beside other work: see runWith).
+ */
+export async function sidebarCheck(
+  gas: AppsScriptStandIn,
+  user: string,
+  column: string,
+  list: readonly string[],
+  at?: number,
+): Promise<JobState> {
+  gas.sheet.setValues(
+    `${column}1:${column}${list.length}`,
+    list.map((d) => [d]),
+  );
+  let state = await gas.runWith<JobState>({ user, at }, 'startJob', {
+    source: 'column',
+    column,
+    headerRow: false,
+  });
+  for (let i = 0; i < 100 && state.status === 'running'; i++)
+    state = await gas.runWith<JobState>({ user }, 'continueJob');
+  return state;
+}
+
+/** The entry plan (5 URLs per request, 60 a minute) under one key: the Sheets background suites' plan. */
+export const ENTRY_KEY = 'entry-plan';
+export const ENTRY_CONFIG: SandboxConfig = {
+  keys: { [ENTRY_KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 } },
+};
+
+/**
+ * A test file's virtual sandbox on the entry plan and a stand-in per test (closed after it): `open(options)` loads
+ * one (300 ms a request), `gas()` and `sandbox()` give the current ones.
+ */
+export function entryPlanSuite(): {
+  open: (options?: LoadOptions) => Promise<AppsScriptStandIn>;
+  gas: () => AppsScriptStandIn;
+  sandbox: () => VirtualSandbox;
+  billedOnce: (count: number) => void;
+} {
+  let sandbox: VirtualSandbox;
+  let gas: AppsScriptStandIn | undefined;
+  useVirtualSandbox(ENTRY_CONFIG, (s) => (sandbox = s));
+  afterEach(async () => {
+    await gas?.close();
+    gas = undefined;
+  });
+  return {
+    open: async (options = {}) =>
+      (gas = await virtualStandIn(sandbox, ENTRY_KEY, ENTRY_CONFIG, { virtualLatencyMs: 300, ...options })),
+    gas: () => gas as AppsScriptStandIn,
+    sandbox: () => sandbox,
+    billedOnce: (count) => {
+      const stats = sandbox.sandbox.stats()[ENTRY_KEY];
+      expect(stats.billed).toBe(count);
+      expect(Object.values(stats.billedByDomain).every((n) => n === 1)).toBe(true);
+    },
+  };
 }

@@ -1,10 +1,9 @@
 // Issue 19's scenarios for `npm run bench:sheets`: the add-on as Google publishes it (a standalone project whose
 // time-driven trigger has no active spreadsheet) with =DAPA in two spreadsheets of one user, and two people writing
 // one sheet at once. Each returns its figures whatever the product does; a scenario that fails is reported.
-import type { JobState } from '../../apps-script/sidebar/contract';
 import { DEFAULT_SPREADSHEET_ID } from '../apps-script/harness';
 import type { AppsScriptStandIn } from '../apps-script/harness';
-import { domains } from '../apps-script/support';
+import { domains, metricRows, sidebarCheck } from '../apps-script/support';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -15,10 +14,6 @@ export interface PublishedWorld {
   key: string;
   baseUrl: string;
   stats(): { requests: number; billed: number; billedTwice: number };
-}
-
-function metricRows(gas: AppsScriptStandIn, a1: string): number {
-  return gas.sheet.getValues(a1).filter((row) => typeof row[0] === 'number').length;
 }
 
 function failedTriggers(gas: AppsScriptStandIn): number {
@@ -67,28 +62,6 @@ export async function twoSpreadsheets(w: PublishedWorld, lists: [string[], strin
     `${distinct} distinct domains, billed twice ${s.billedTwice}, failed trigger runs ${failedTriggers(gas)}, at most ` +
     `${gas.maxClockTriggers} time-driven trigger(s) at once: ${met ? 'met' : 'MISSED'}`
   );
-}
-
-/** Drives one user's sidebar check of a column to its end (startJob, then continueJob until it stops). */
-async function sidebarCheck(
-  gas: AppsScriptStandIn,
-  user: string,
-  column: string,
-  list: readonly string[],
-  at?: number,
-): Promise<JobState> {
-  gas.sheet.setValues(
-    `${column}1:${column}${list.length}`,
-    list.map((d) => [d]),
-  );
-  let state = await gas.runWith<JobState>({ user, at }, 'startJob', {
-    source: 'column',
-    column,
-    headerRow: false,
-  });
-  for (let i = 0; i < 100 && state.status === 'running'; i++)
-    state = await gas.runWith<JobState>({ user }, 'continueJob');
-  return state;
 }
 
 /** An owner's background step on a 300-domain formula while an editor checks 60 others from the sidebar. */
