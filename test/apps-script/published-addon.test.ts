@@ -102,29 +102,33 @@ describe('a published add-on: its time-driven trigger has no active spreadsheet'
     },
   );
 
-  it('drops a deleted spreadsheet from its list with a note, and never tries it again', async () => {
-    await open({ installAs: 'addon', triggerDelayMs: 0 });
-    const gone = gas.addSpreadsheet('Old list');
-    gas.useSpreadsheet(gone);
-    await gas.run('startBackground');
-    await formula(domains(20, 'gone'));
-    await gas.run('setSchedule', { every: 'daily', target: 'formulas' }); // work for the dispatcher tomorrow
-    gas.useSpreadsheet(DEFAULT_SPREADSHEET_ID);
-    await gas.run('startBackground');
-    gas.deleteSpreadsheet(gone);
-    const range = await formula(domains(100, 'kept'));
-    await gas.runTriggers({ until: gas.clock.now() + 26 * HOUR });
-    expect(filled(range)).toBe(100);
-    expect(failedTriggers()).toEqual([]);
-    const info = await gas.run<{ dropped?: string[] }>('getBackground');
-    expect(info.dropped).toEqual([expect.stringMatching(/"Old list" was taken off background checks/)]);
-    expect(Object.keys(gas.properties.user(OWNER)).filter((k) => k.includes(gone))).toEqual([]);
-    const steps = () => gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep').length;
-    const before = steps();
-    await gas.runTriggers({ until: gas.clock.now() + 3 * HOUR });
-    expect(steps() - before).toBeLessThanOrEqual(3); // only the idle hourly dispatcher, nothing retried
-    expect(failedTriggers()).toEqual([]);
-  });
+  it.each(['deleted', 'access lost'] as const)(
+    'drops a spreadsheet (%s) from its list with a note, and never tries it again',
+    async (how) => {
+      await open({ installAs: 'addon', triggerDelayMs: 0 });
+      const gone = gas.addSpreadsheet('Old list');
+      gas.useSpreadsheet(gone);
+      await gas.run('startBackground');
+      await formula(domains(20, 'gone'));
+      await gas.run('setSchedule', { every: 'daily', target: 'formulas' }); // work for the dispatcher tomorrow
+      gas.useSpreadsheet(DEFAULT_SPREADSHEET_ID);
+      await gas.run('startBackground');
+      if (how === 'deleted') gas.deleteSpreadsheet(gone);
+      else gas.revokeAccess(gone, OWNER);
+      const range = await formula(domains(100, 'kept'));
+      await gas.runTriggers({ until: gas.clock.now() + 26 * HOUR });
+      expect(filled(range)).toBe(100);
+      expect(failedTriggers()).toEqual([]);
+      const info = await gas.run<{ dropped?: string[] }>('getBackground');
+      expect(info.dropped).toEqual([expect.stringMatching(/"Old list" was taken off background checks/)]);
+      expect(Object.keys(gas.properties.user(OWNER)).filter((k) => k.includes(gone))).toEqual([]);
+      const steps = () => gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep').length;
+      const before = steps();
+      await gas.runTriggers({ until: gas.clock.now() + 3 * HOUR });
+      expect(steps() - before).toBeLessThanOrEqual(3); // only the idle hourly dispatcher, nothing retried
+      expect(failedTriggers()).toEqual([]);
+    },
+  );
 });
 
 describe('two people writing one sheet at once', () => {
