@@ -389,7 +389,9 @@ function dueSpreadsheets(at: number): Array<{ id: string; state: BackgroundState
 
 /** Errors that mean the spreadsheet is gone for this user (deleted, or its access lost), not a passing failure. */
 const GONE =
-  /not found|does not exist|no longer exists|deleted|access|permission to access|Requested entity/i;
+  /is missing|not found|does not exist|no longer exists|was deleted|(don't|do not) have (read )?access|permission to access/i;
+/** Google's passing failures ("Service Spreadsheets failed while accessing document ..."): tried again, never dropped. */
+const PASSING = /Service .* failed|timed out|try again|Required permissions/i;
 
 /**
  * Opens a spreadsheet of the list: the script's own document when it is that one (a bound script), else by id (a
@@ -403,7 +405,7 @@ function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | unde
     return SpreadsheetApp.openById(id);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    if (GONE.test(why) && !/Required permissions/i.test(why)) {
+    if (GONE.test(why) && !PASSING.test(why)) {
       locked(() => forgetBackground(id));
       noteDropped({ id, name: state.name, why: spreadsheetGone(state.name, why), at: now() });
     } else failedTurn(id, why);
