@@ -294,23 +294,19 @@ export function withWebhook(wf: WorkflowJson, webhookPath: string): WorkflowJson
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** POSTs `{}` to a production webhook and waits for the answer (the execution's end). */
-function postWebhook(url: string): Promise<{ status: number; text: string }> {
+/** Sends `{}` to a production webhook and waits for the answer (for a POST, the execution's end). */
+function callWebhook(url: string, method = 'POST'): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      { method: 'POST', headers: { 'content-type': 'application/json' } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
+    const request = http.request(url, { method, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
     request.on('error', reject);
-    request.end('{}');
+    request.end(method === 'POST' ? '{}' : undefined);
   });
 }
 
@@ -383,11 +379,26 @@ export async function startTemplateServer(
     }
     await sleep(250);
   }
+  // n8n 2.41.1 registers the published workflows' webhooks only after "Editor is now accessible" (2.8.4 before it):
+  // a GET on a POST-only webhook tells a registered one ("not registered for GET requests") from an unknown one
+  // ("The requested webhook ... is not registered"), without starting an execution.
+  for (const id of workflowIds) {
+    let answer = { status: 0, text: '' };
+    for (let waited = 0; waited < 120_000; waited += 500) {
+      answer = await callWebhook(`http://127.0.0.1:${port}/webhook/${paths[id]}`, 'GET');
+      if (answer.status !== 404 || /not registered for GET|did you mean/i.test(answer.text)) break;
+      await sleep(500);
+    }
+    if (answer.status === 404 && !/not registered for GET|did you mean/i.test(answer.text)) {
+      await server.stop();
+      throw new Error(`the webhook of ${id} was not registered within 2 minutes: ${answer.text}`);
+    }
+  }
   return {
     async execute(id: string): Promise<Execution> {
       const before = (await storedExecutions(n8n.userFolder, id)).length;
       const started = Date.now();
-      const answer = await postWebhook(`http://127.0.0.1:${port}/webhook/${paths[id]}`);
+      const answer = await callWebhook(`http://127.0.0.1:${port}/webhook/${paths[id]}`);
       // The execution is saved when it ends, which may be just after the answer.
       let stored: StoredExecution[] = [];
       for (let waited = 0; waited < 30_000; waited += 250) {
