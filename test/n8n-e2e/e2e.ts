@@ -1,7 +1,7 @@
 // The real-n8n end-to-end suite: starts the sandbox API in this process, imports credentials and one workflow per
 // scenario into a fresh n8n user folder, runs each with `n8n execute`, and asserts on what n8n printed and on the
 // sandbox's own request/billing counters. Run by test/n8n-e2e/run.sh; ends with `N passed, N failed`.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   DEFAULT_CONFIG,
@@ -36,6 +36,19 @@ import {
   type WorkflowJson,
 } from './lib/n8n';
 import { Tally, clip, runSuite } from './lib/tally';
+import { withMetricDrift } from './lib/templateSandbox';
+import {
+  NEW_ONLY_ID,
+  WATCH_ID,
+  driftedMetrics,
+  instantiate,
+  newOnlyItems,
+  runNewOnly,
+  runWatch,
+  startTemplateServer,
+  watchItems,
+  withWebhook,
+} from './lib/templates';
 import {
   dapaChecker,
   dapaCredential,
@@ -1084,7 +1097,15 @@ async function main(): Promise<number> {
       `n8n user folder: ${n8n.userFolder}; sandbox: ${sandbox.url}; node package: ${n8n.extensionsDir}`,
     );
     await n8n.importCredentials(Object.values(credentials));
-    await n8n.importWorkflows(selected.map((s) => s.build(ctx)));
+    // The shipped workflow templates (n8n-node/templates/), as a user imports them, in the same n8n.
+    const templatePaths: Record<string, string> = { [NEW_ONLY_ID]: 'tpl-new-only', [WATCH_ID]: 'tpl-watch' };
+    const templates = [
+      instantiate('check-only-what-is-new.json', NEW_ONLY_ID, credentials.premium, newOnlyItems()),
+      instantiate('monthly-watch.json', WATCH_ID, credentials.premium, watchItems()),
+    ]
+      .filter((template) => !only || only.includes(template.id))
+      .map((template) => withWebhook(template, templatePaths[template.id]));
+    await n8n.importWorkflows([...selected.map((s) => s.build(ctx)), ...templates]);
 
     for (const scenario of selected) {
       let first: Observed | undefined;
@@ -1117,6 +1138,44 @@ async function main(): Promise<number> {
         leaked.length === 0,
         `${leaked.length} key(s) found`,
       );
+    }
+
+    // The workflow templates, each executed twice, in one `n8n start` on this user folder (the Data Table node
+    // needs n8n's backend modules, which `n8n execute` does not load); their Data tables live in its database.
+    if (templates.length > 0) {
+      sandbox.sandbox.configure(PLAIN);
+      const drifting = withMetricDrift(sandbox, driftedMetrics);
+      const server = await startTemplateServer(
+        n8n,
+        templates.map((template) => template.id),
+        templatePaths,
+      );
+      try {
+        const templateRun = {
+          t,
+          n8n,
+          sandbox: drifting,
+          key: 'sandbox-premium',
+          execute: async (id: string) => {
+            console.log(`\n# template workflow ${id} (through its webhook, in n8n start)`);
+            const exec = await server.execute(id);
+            writeFileSync(
+              path.join(WORK_DIR, `${id}.out.txt`),
+              exec.stdout + '\n--- stderr ---\n' + exec.stderr,
+            );
+            console.log(`        (execution: ${exec.elapsedMs} ms, status ${exec.run?.status})`);
+            return exec;
+          },
+        };
+        if (templates.some((template) => template.id === NEW_ONLY_ID)) await runNewOnly(templateRun);
+        if (templates.some((template) => template.id === WATCH_ID)) await runWatch(templateRun);
+      } finally {
+        await server.stop();
+      }
+      const leaked = readFileSync(path.join(n8n.workDir, 'template-server.log'), 'utf8').includes(
+        'sandbox-premium',
+      );
+      t.check('templates', 'the API key appears nowhere in what n8n start printed', !leaked);
     }
   } finally {
     await sandbox.close();

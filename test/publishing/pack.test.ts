@@ -1,6 +1,6 @@
-// What is published of n8n-node/: the tarball of n8n-node/pack.mjs (a fresh build, package.json as released; the
-// release workflow uploads it, the e2e suite loads it in real n8n) holds only dist/, the README, the LICENSE and
-// package.json; no source maps or local paths; no sources or tests. It installs into an empty folder without the
+// What is published of n8n-node/: the tarball of n8n-node/pack.mjs (a fresh build, package.json as committed; the
+// release workflow uploads it, the e2e suite loads it in real n8n) holds only dist/, the workflow templates, the
+// README, the LICENSE and package.json; no source maps or local paths; no sources or tests. It installs into an empty folder without the
 // network (no runtime dependencies; n8n-workflow is the host n8n's) and its node and credential load from there.
 // And `npm pack` of the folder itself (what a hand-run `npm publish` in n8n-node/ would take) picks the same files.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -83,7 +83,7 @@ beforeAll(() => {
   if (packed.status !== 0) throw new Error(`pack.mjs failed:\n${packed.stdout}\n${packed.stderr}`);
   tarball = packed.stdout.trim().split('\n').pop()!;
   entries = untar(tarball);
-  // The manifest as released from FORK, by the same script's --fill.
+  // The manifest as packed for FORK, by the same script's --fill (nothing is filled in: the file is the one place).
   const copy = join(work, 'package.json');
   writeFileSync(copy, JSON.stringify(manifest));
   execFileSync(process.execPath, [join(packageDir, 'pack.mjs'), '--fill', copy, '--repo', FORK], {
@@ -100,7 +100,7 @@ describe('npm pack of n8n-node/', () => {
     expect(tarball.endsWith(`n8n-nodes-dapa-checker-${manifest.version}.tgz`)).toBe(true);
   });
 
-  test('it holds only dist/, the README, the LICENSE and package.json', () => {
+  test('it holds only dist/, the workflow templates, the README, the LICENSE and package.json', () => {
     const files = [...entries.keys()].map((path) => path.replace(/^package\//, '')).sort();
     expect(files).toEqual([
       'LICENSE',
@@ -111,6 +111,8 @@ describe('npm pack of n8n-node/', () => {
       'dist/nodes/DapaChecker/dapa.dark.svg',
       'dist/nodes/DapaChecker/dapa.svg',
       'package.json',
+      'templates/check-only-what-is-new.json',
+      'templates/monthly-watch.json',
     ]);
   });
 
@@ -132,10 +134,10 @@ describe('npm pack of n8n-node/', () => {
     }
   });
 
-  test('the packed package.json is the manifest as released from the repository, with no dependencies', () => {
+  test('the packed package.json is the committed manifest as it is (nothing filled in), with no dependencies', () => {
     const packed = JSON.parse(entries.get('package/package.json')!.toString('utf8'));
     expect(packed).toEqual(released);
-    expect(packed.repository.url).toBe(`git+https://github.com/${FORK}.git`);
+    expect(packed).toEqual(manifest);
     expect(packed.dependencies).toBeUndefined();
     expect(packed.bundleDependencies ?? packed.bundledDependencies).toBeUndefined();
   });
@@ -178,7 +180,10 @@ describe('npm pack of n8n-node/', () => {
     expect(paths).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
     expect(
       paths.filter(
-        (path) => !['LICENSE', 'README.md', 'package.json'].includes(path) && !path.startsWith('dist/'),
+        (path) =>
+          !['LICENSE', 'README.md', 'package.json'].includes(path) &&
+          !path.startsWith('dist/') &&
+          !path.startsWith('templates/'),
       ),
     ).toEqual([]);
     expect(paths.filter((path) => /\.map$|\.ts$|\.test\./.test(path))).toEqual([]);

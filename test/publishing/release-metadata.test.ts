@@ -1,7 +1,8 @@
-// The release-time fields of n8n-node/package.json (n8n-node/pack.mjs --fill, as the release, the e2e suite and
-// lint:n8n use them): repository, homepage and bugs filled in from the repository the release runs in unless fixed in
-// the file, a fixed one that names another repository refused (npm's provenance check would refuse it at upload),
-// the author's e-mail n8n's lint requires, and the tag held to the package's version.
+// The publisher identity of n8n-node/package.json and what n8n-node/pack.mjs checks before a release: the identity
+// (author name and e-mail, repository, homepage, bugs) lives only in the committed file, which leaves it empty for
+// the maintainer to set; nothing is filled in at pack time; --release refuses an incomplete identity naming every
+// field to set, a repository other than the one the release runs in, and a tag that is not the version. A
+// prerelease goes out under its own dist-tag, and a plain `npm publish` in n8n-node/ is refused by prepublishOnly.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,78 +11,133 @@ import { join } from 'node:path';
 const root = join(__dirname, '../..');
 const script = join(root, 'n8n-node/pack.mjs');
 const manifest = JSON.parse(readFileSync(join(root, 'n8n-node/package.json'), 'utf8'));
+const IDENTITY = ['author.name', 'author.email', 'homepage', 'repository.url', 'bugs.url'];
+/** An identity for temporary copies (reserved .test names). */
+const identity = {
+  author: { name: 'Release Check', email: 'publisher@dapa-checker.test' },
+  homepage: 'https://github.com/owner/repo/tree/HEAD/n8n-node#readme',
+  repository: { type: 'git', url: 'git+https://github.com/owner/repo.git', directory: 'n8n-node' },
+  bugs: { url: 'https://github.com/owner/repo/issues' },
+};
 
 let dir: string;
 beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'release-metadata-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(content: object, repo: string, tag?: string, env: NodeJS.ProcessEnv = {}) {
+function run(content: object, args: string[], env: NodeJS.ProcessEnv = {}) {
   const file = join(dir, 'package.json');
   writeFileSync(file, JSON.stringify(content));
-  const args = [script, '--fill', file, '--repo', repo, ...(tag ? ['--tag', tag] : [])];
-  const clean = { ...process.env, PACKAGE_AUTHOR_EMAIL: '', GITHUB_REPOSITORY_OWNER_ID: '', ...env };
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8', env: clean });
+  const result = spawnSync(process.execPath, [script, '--fill', file, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GITHUB_REPOSITORY: '', ...env },
+  });
   return { ...result, written: JSON.parse(readFileSync(file, 'utf8')) };
 }
 
 describe('release metadata', () => {
-  test('the file does not fix repository, homepage or bugs: each fork names itself at release', () => {
-    expect(manifest.repository).toBeUndefined();
-    expect(manifest.homepage).toBeUndefined();
-    expect(manifest.bugs).toBeUndefined();
+  test('the committed file holds every identity field, empty: the maintainer sets them', () => {
+    expect(manifest.author).toEqual({ name: '', email: '' });
+    expect(manifest.homepage).toBe('');
+    expect(manifest.repository).toEqual({ type: 'git', url: '', directory: 'n8n-node' });
+    expect(manifest.bugs).toEqual({ url: '' });
   });
 
-  test('a fork publishes under its own name', () => {
-    const result = run(manifest, 'some-fork/dapa-fork', `n8n-node-v${manifest.version}`);
+  test('nothing is filled in at pack time: the manifest is packed as committed, whatever the repository', () => {
+    const result = run(manifest, ['--repo', 'some-fork/dapa-fork'], { PACKAGE_AUTHOR_EMAIL: 'x@dapa.test' });
     expect(result.status).toBe(0);
-    expect(result.written.repository).toEqual({
-      type: 'git',
-      url: 'git+https://github.com/some-fork/dapa-fork.git',
-      directory: 'n8n-node',
-    });
-    expect(result.written.homepage).toBe('https://github.com/some-fork/dapa-fork/tree/HEAD/n8n-node#readme');
-    expect(result.written.bugs).toEqual({ url: 'https://github.com/some-fork/dapa-fork/issues' });
-    // n8n's lint requires an author e-mail: the owner's GitHub address unless the repository sets one.
-    expect(result.written.author).toEqual({
-      ...manifest.author,
-      email: 'some-fork@users.noreply.github.com',
-    });
-    // Everything else is left as it is.
-    const { repository: _r, homepage: _h, bugs: _b, author: _a, ...rest } = result.written;
-    const { author: _ma, ...manifestRest } = manifest;
-    expect(rest).toEqual(manifestRest);
+    expect(result.written).toEqual(manifest);
+    expect(result.stderr).toContain(`publisher identity not set (${IDENTITY.join(', ')})`);
   });
 
-  test('the author e-mail comes from PACKAGE_AUTHOR_EMAIL, else the owner id + name noreply address', () => {
-    const set = run(manifest, 'o/r', undefined, { PACKAGE_AUTHOR_EMAIL: 'maintainer@dapa.test' });
-    expect(set.written.author.email).toBe('maintainer@dapa.test');
-    const withId = run(manifest, 'some-fork/r', undefined, { GITHUB_REPOSITORY_OWNER_ID: '4242' });
-    expect(withId.written.author.email).toBe('4242+some-fork@users.noreply.github.com');
+  test('--release refuses the committed manifest, naming every field to set and where', () => {
+    const refused = run(manifest, ['--repo', 'owner/repo', '--release']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`set ${IDENTITY.join(', ')}`);
+    expect(refused.stderr).toContain('n8n-node/README.md, "Publishing"');
+    const partly = run({ ...manifest, author: { name: 'A', email: 'a@dapa-checker.test' } }, [
+      '--repo',
+      'owner/repo',
+      '--release',
+    ]);
+    expect(partly.status).toBe(1);
+    expect(partly.stderr).toContain('set homepage, repository.url, bugs.url');
   });
 
-  test('a repository fixed in the file is kept when it is this one, refused when it is another', () => {
-    const fixed = { ...manifest, repository: { type: 'git', url: 'https://github.com/Owner/Repo.git' } };
-    expect(run(fixed, 'owner/repo').status).toBe(0);
-    const refused = run(fixed, 'someone-else/repo');
+  test('--release accepts a complete identity for the repository it runs in (npm shorthand strings too)', () => {
+    const complete = { ...manifest, ...identity };
+    expect(
+      run(complete, ['--repo', 'Owner/Repo', '--release', '--tag', `n8n-node-v${manifest.version}`]).status,
+    ).toBe(0);
+    const shorthand = {
+      ...complete,
+      author: 'Release Check <publisher@dapa-checker.test>',
+      repository: 'github:owner/repo',
+    };
+    // "github:owner/repo" is not a URL npm's provenance check compares: refused with its own message.
+    const result = run(shorthand, ['--repo', 'owner/repo', '--release']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('is not a GitHub repository');
+    expect(
+      run({ ...shorthand, repository: 'https://github.com/owner/repo' }, [
+        '--repo',
+        'owner/repo',
+        '--release',
+      ]).status,
+    ).toBe(0);
+  });
+
+  test('a repository naming another repository is refused (npm provenance would refuse the upload)', () => {
+    const complete = { ...manifest, ...identity };
+    const refused = run(complete, ['--repo', 'someone-else/repo']);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(
-      /fixes "repository" to "https:\/\/github.com\/Owner\/Repo.git".*someone-else\/repo/,
+      /repository.url names owner\/repo, but this release runs in someone-else\/repo/,
     );
-    expect(refused.written).toEqual(fixed); // not written
   });
 
   test('the tag must be the package version', () => {
-    expect(run(manifest, 'o/r', `v${manifest.version}`).status).toBe(0);
-    const wrong = run(manifest, 'o/r', 'n8n-node-v9.9.9');
+    expect(run(manifest, ['--repo', 'o/r', '--tag', `v${manifest.version}`]).status).toBe(0);
+    const wrong = run(manifest, ['--repo', 'o/r', '--tag', 'n8n-node-v9.9.9']);
     expect(wrong.status).toBe(1);
     expect(wrong.stderr).toContain(`says 9.9.9, but n8n-node/package.json has version ${manifest.version}`);
-    const garbled = run(manifest, 'o/r', 'release-1');
+    const garbled = run(manifest, ['--repo', 'o/r', '--tag', 'release-1']);
     expect(garbled.status).toBe(1);
     expect(garbled.stderr).toContain('is not n8n-node-v<version>');
   });
 
-  test('a missing or malformed repository name is a clear error', () => {
-    const result = run(manifest, 'not a repo');
+  test('a prerelease is published under the dist-tag next, a release under latest', () => {
+    const distTag = (version: string) => {
+      const file = join(dir, `v-${version}.json`);
+      writeFileSync(file, JSON.stringify({ ...manifest, version }));
+      return spawnSync(process.execPath, [script, '--dist-tag', '--manifest', file], { encoding: 'utf8' });
+    };
+    expect(distTag('1.2.0').stdout.trim()).toBe('latest');
+    expect(distTag('1.2.0-rc.1').stdout.trim()).toBe('next');
+    expect(distTag('2.0.0-beta').stdout.trim()).toBe('next');
+    expect(distTag('1.2.0+build.5').stdout.trim()).toBe('latest');
+    const bad = distTag('1.2');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('"1.2" is not a semantic version');
+    expect(execFileSync(process.execPath, [script, '--dist-tag'], { encoding: 'utf8' }).trim()).toBe(
+      manifest.version.includes('-') ? 'next' : 'latest',
+    );
+  });
+
+  test('a plain npm publish in n8n-node/ is refused by prepublishOnly, saying how to release', () => {
+    expect(manifest.scripts).toEqual({ prepublishOnly: 'node pack.mjs --prepublish-guard' });
+    // --dry-run: even if the guard failed to refuse, nothing would be uploaded.
+    const result = spawnSync('npm', ['publish', '--dry-run', '--ignore-scripts=false'], {
+      cwd: join(root, 'n8n-node'),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('would upload dist/ as it happens to be');
+    expect(result.stderr).toContain('n8n-node-v<version>');
+  });
+
+  test('a missing or malformed repository name, or no --out, is a clear error', () => {
+    const result = run(manifest, ['--repo', 'not a repo']);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('must be "owner/name"');
     expect(() => execFileSync(process.execPath, [script, '--repo', 'o/r'], { stdio: 'pipe' })).toThrow(

@@ -47,19 +47,39 @@ describe('GitHub Actions workflows', () => {
     const release = read('release.yml');
     expect(release).toMatch(/tags:\n\s+- 'n8n-node-v\*'/);
     expect(release).toMatch(/permissions:\n\s+contents: read\n\s+id-token: write/);
-    expect(release).toContain('npm publish "${{ steps.pack.outputs.tarball }}" --provenance --access public');
+    expect(release).toContain(
+      'npm publish "${{ steps.pack.outputs.tarball }}" --provenance --access public --tag "${{ steps.pack.outputs.dist_tag }}"',
+    );
     expect(release).toContain('node n8n-node/pack.mjs --release --repo "$GITHUB_REPOSITORY" --tag "$tag"');
-    expect(release).toContain('N8N_NODE_TARBALL: ${{ steps.pack.outputs.tarball }}');
-    // Tests, the pack and the strict n8n lint of that tarball come before the upload.
+    expect(release).toContain('echo "dist_tag=$(node n8n-node/pack.mjs --dist-tag)" >> "$GITHUB_OUTPUT"');
+    // The scanner's source leg on the tagged commit first (the refusal), then tests, the pack, the strict lint and
+    // the scanner's tarball leg, all before the upload.
     const order = [
+      'node test/n8n-e2e/scanner.mjs gate --ref "$GITHUB_SHA"',
       'run: npm test',
       'n8n-node/pack.mjs --release',
       'run: npm run lint:n8n',
+      'node test/n8n-e2e/scanner.mjs tarball "${{ steps.pack.outputs.tarball }}"',
       'npm publish "$',
     ].map((s) => release.indexOf(s));
     expect(order.every((at) => at > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
-    expect(release).not.toMatch(/NODE_AUTH_TOKEN|NPM_TOKEN|secrets\./);
+    // The scanner comes from its committed lock, with no install scripts.
+    expect(release).toContain(
+      'cp test/n8n-e2e/scanner-install/package.json test/n8n-e2e/scanner-install/package-lock.json',
+    );
+    expect(release).toContain('npm ci --ignore-scripts');
+    expect(release).not.toMatch(/NODE_AUTH_TOKEN|NPM_TOKEN|secrets\.|PACKAGE_AUTHOR_EMAIL/);
+  });
+
+  test('Node 24 (the LTS) in the release and in the CI test job; the e2e job keeps Node 20 for n8n 2.8.4', () => {
+    const versions = (text: string) => [...text.matchAll(/node-version: '(\d+)'/g)].map((m) => m[1]);
+    expect(versions(read('release.yml'))).toEqual(['24']);
+    const ci = read('ci.yml');
+    const [test, e2e] = ci.split('\n  e2e:\n');
+    expect(versions(test)).toEqual(['24']);
+    expect(versions(e2e)).toEqual(['20']);
+    expect(e2e).toContain('test/n8n-e2e/work/scanner');
   });
 
   test('no workflow holds a secret value; only the optional deploy reads a stored credential', () => {
