@@ -141,7 +141,7 @@ describe('Sheets publishing kit', () => {
   });
 
   test('no placeholder in any published manifest or in the listing', () => {
-    // The n8n package as committed and as released (pack.mjs fills in the repository fields).
+    // The n8n package as committed and as pack.mjs checks it for release (the identity is the maintainer's to set).
     const dir = mkdtempSync(join(tmpdir(), 'kit-'));
     try {
       const released = join(dir, 'package.json');
