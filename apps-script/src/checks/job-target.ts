@@ -1,9 +1,9 @@
 // Where a sidebar job reads and writes: the column of URLs it checks (a selection or a whole column, with or
 // without a header row), the five result columns to its right, and the guard that never overwrites cells not ours.
-import { toEntry } from '../../shared';
-import type { JobSource, SelectionInfo } from '../sidebar/contract';
-import { columnLetter, columnNumber, isEmptyCell } from './cells';
-import type { JobRange } from './job-store';
+import { toEntry } from '../../../shared';
+import type { JobSource, SelectionInfo } from '../../sidebar/contract';
+import { columnLetter, columnNumber, isEmptyCell } from '../platform/cells';
+import type { JobRange } from '../stores/job-store';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;

@@ -2,7 +2,13 @@
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
-import { currentSpreadsheet, documentProperties, type Properties, sharedLock, userProperties } from './gas';
+import {
+  currentSpreadsheet,
+  documentProperties,
+  type Properties,
+  sharedLock,
+  userProperties,
+} from '../platform/gas';
 
 /** Whose values: the user's own (key, settings, job, plan, background) or the spreadsheet's (everyone's). */
 export type Scope = 'user' | 'document';

@@ -2,13 +2,13 @@
 // slices of rows and writes them, for the sidebar's continueJob (waiting out the plan's limits within ~25 s) and
 // for background steps (sending what the plan's window allows, no waiting). 10,000 rows finish in short steps.
 /// <reference types="google-apps-script" />
-import { type Outcome, outcomeText } from '../../shared';
-import type { JobSource, JobState } from '../sidebar/contract';
-import { wakeBackground } from './background-state';
-import { asCellText, isEmptyCell } from './cells';
-import { checkValues } from './check';
-import { missingFor, requireFor } from './consent';
-import { now, sleep } from './gas';
+import { type Outcome, outcomeText } from '../../../shared';
+import type { JobSource, JobState } from '../../sidebar/contract';
+import { wakeBackground } from '../stores/background-state';
+import { asCellText, isEmptyCell } from '../platform/cells';
+import { checkValues } from '../checks/check';
+import { missingFor, requireFor } from '../platform/consent';
+import { now, sleep } from '../platform/gas';
 import {
   type JobRange,
   loadJob,
@@ -19,7 +19,7 @@ import {
   type StoredJob,
   storeJob,
   storeRetryRows,
-} from './job-store';
+} from '../stores/job-store';
 import {
   activeSpreadsheet,
   chooseTarget,
@@ -30,14 +30,14 @@ import {
   OUTPUT_HEADER,
   OUTPUT_WIDTH,
   sheetOf,
-} from './job-target';
-import { BLANK_STATUS, NO_DATA_STATUS, NO_KEY, sidebarAccessText, statusText } from './messages';
-import { type CellValue, writeRows } from './row-writer';
-import { currentBaseUrl, requireApiKey, storedApiKey } from './settings';
-import { locked } from './storage';
+} from '../checks/job-target';
+import { BLANK_STATUS, NO_DATA_STATUS, NO_KEY, sidebarAccessText, statusText } from '../messages';
+import { type CellValue, writeRows } from '../platform/row-writer';
+import { currentBaseUrl, requireApiKey, storedApiKey } from '../stores/settings';
+import { locked } from '../stores/storage';
 
 export { loadJob, type JobRange };
-export { getSelection } from './job-target';
+export { getSelection } from '../checks/job-target';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;

@@ -3,7 +3,7 @@
 // id: a published add-on's trigger has no active spreadsheet) or with the sidebar open (the sidebar calls
 // driveBackground). What a step does next is the planner's decision (planner.ts); this module only carries it out.
 /// <reference types="google-apps-script" />
-import type { BackgroundInfo, ScheduleChange } from '../sidebar/contract';
+import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
 import {
   armDispatcher,
   type BackgroundState,
@@ -23,13 +23,19 @@ import {
   updateDispatcher,
   wakeBackground,
   WATCH_HANDLER,
-} from './background-state';
-import { checkValues } from './check';
-import { missingFor, requireFor } from './consent';
-import { dapaFormulaCells, type FormulaCell, isDapaFormula, refreshFormulas, upToDate } from './formulas';
-import { currentSpreadsheet, inSpreadsheet, now, sleep } from './gas';
-import { advanceJob, loadJob } from './job';
-import { accessText, MENU_NAME, NO_KEY, spreadsheetGone } from './messages';
+} from '../stores/background-state';
+import { checkValues } from '../checks/check';
+import { missingFor, requireFor } from '../platform/consent';
+import {
+  dapaFormulaCells,
+  type FormulaCell,
+  isDapaFormula,
+  refreshFormulas,
+  upToDate,
+} from '../checks/formulas';
+import { currentSpreadsheet, inSpreadsheet, now, sleep } from '../platform/gas';
+import { advanceJob, loadJob } from '../sidebar/job';
+import { accessText, MENU_NAME, NO_KEY, spreadsheetGone } from '../messages';
 import {
   aheadMs,
   type Cadence,
@@ -39,13 +45,13 @@ import {
   sleepBudget,
   type StepPlan,
 } from './planner';
-import { loadWindow } from './plan-store';
-import { locked } from './storage';
-import { outcomeText, roomIn } from '../../shared';
-import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from './result-store';
-import { claimDueSchedule, readSchedule, saveSchedule } from './schedule';
-import { currentBaseUrl, storedApiKey } from './settings';
-import { returnStepLease, takeStepLease } from './step-lease';
+import { loadWindow } from '../stores/plan-store';
+import { locked } from '../stores/storage';
+import { outcomeText, roomIn } from '../../../shared';
+import { readStoredRecords, retentionDays, savedCredits, setRetentionDays } from '../stores/result-store';
+import { claimDueSchedule, readSchedule, saveSchedule } from '../stores/schedule';
+import { currentBaseUrl, storedApiKey } from '../stores/settings';
+import { returnStepLease, takeStepLease } from '../stores/step-lease';
 
 /** A trigger's step starts no new check after this long, and its checks stop by STEP_DEADLINE_MS (limit 6 min). */
 const STEP_START_MS = 240_000;

@@ -1,11 +1,11 @@
 // Reading =DAPA(...) formulas back from the sheet: which range a formula checks, how large its result is, which
 // domains it holds and whether it shows unfinished rows, so a refresh rewrites only the formulas that need it.
 /// <reference types="google-apps-script" />
-import { toEntry } from '../../shared';
-import { columnLetter, columnNumber } from './cells';
-import { sha256 } from './gas';
-import { locked } from './storage';
-import { STORE_SHEET } from './storage-keys';
+import { toEntry } from '../../../shared';
+import { columnLetter, columnNumber } from '../platform/cells';
+import { sha256 } from '../platform/gas';
+import { locked } from '../stores/storage';
+import { STORE_SHEET } from '../stores/storage-keys';
 
 export interface RangeRef {
   sheetName?: string;

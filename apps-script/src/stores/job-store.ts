@@ -1,8 +1,8 @@
 // The sidebar's job as kept in the user's properties: its range, where it stands, its counts, and (beside it) which
 // rows ended for a reason that can change, so "Retry skipped rows" knows them from stored state, not from cell text.
 /// <reference types="google-apps-script" />
-import type { JobState } from '../sidebar/contract';
-import { columnLetter } from './cells';
+import type { JobState } from '../../sidebar/contract';
+import { columnLetter } from '../platform/cells';
 import { isRecord, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 

@@ -1,11 +1,11 @@
 // The =DAPA(urls, metrics, header) custom function: one check per range (duplicates sent once, blanks and
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
-import type { DomainRecord, Outcome, Report } from '../../shared';
-import { checkValues } from './check';
-import { now } from './gas';
-import { loadBackground, running } from './background-state';
-import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from './messages';
-import { currentBaseUrl, requireApiKey } from './settings';
+import type { DomainRecord, Outcome, Report } from '../../../shared';
+import { checkValues } from '../checks/check';
+import { now } from '../platform/gas';
+import { loadBackground, running } from '../stores/background-state';
+import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from '../messages';
+import { currentBaseUrl, requireApiKey } from '../stores/settings';
 
 /** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
 export const CUSTOM_FUNCTION_BUDGET_MS = 25_000;

@@ -1,9 +1,9 @@
 // The scheduled refresh (document property dapa.schedule): the sheet's DAPA formulas or the sidebar's last range,
 // checked again daily, weekly or monthly by the background steps, resuming where a step stopped.
-import type { ScheduleChange, ScheduleEvery } from '../sidebar/contract';
-import { now } from './gas';
-import { jobRange, type JobRange, startRefreshJob } from './job';
-import { currentSpreadsheet } from './gas';
+import type { ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
+import { now } from '../platform/gas';
+import { jobRange, type JobRange, startRefreshJob } from '../sidebar/job';
+import { currentSpreadsheet } from '../platform/gas';
 import { finite, isRecord, locked, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 

@@ -7,10 +7,10 @@
 // dispatcher. Every change happens under the shared lock; a refused trigger is caught, and nothing half-installed
 // is left behind.
 /// <reference types="google-apps-script" />
-import { installMode, now, userProperties } from './gas';
+import { installMode, now, userProperties } from '../platform/gas';
 
 export { installMode };
-import type { Lateness } from './planner';
+import type { Lateness } from '../background/planner';
 import { isRecord, locked, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
