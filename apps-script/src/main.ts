@@ -13,10 +13,8 @@ export {
 export { readSettings as getSettings, saveSettings } from './stores/settings';
 export { testKey } from './sidebar/key-test';
 export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './sidebar/job';
+export { dapaBackgroundStep, dapaOnEdit, dapaBackgroundWatch } from './background/dispatcher';
 export {
-  dapaBackgroundStep,
-  dapaOnEdit,
-  dapaBackgroundWatch,
   startBackground,
   stopBackground,
   getBackground,
@@ -24,4 +22,4 @@ export {
   setSchedule,
   checkFormulasAgain,
   driveBackground,
-} from './background/background';
+} from './sidebar/background-panel';

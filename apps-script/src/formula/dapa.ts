@@ -3,7 +3,7 @@
 import type { DomainRecord, Outcome, Report } from '../../../shared';
 import { checkValues } from '../checks/check';
 import { now } from '../platform/gas';
-import { loadBackground, running } from '../stores/background-state';
+import { goesOn, loadStatus } from '../stores/background-store';
 import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from '../messages';
 import { currentBaseUrl, requireApiKey } from '../stores/settings';
 
@@ -70,18 +70,17 @@ export function parseHeaderFlag(header: unknown): boolean {
   return false;
 }
 
+/** The record's field each metric shows. */
+const FIELD: Record<Metric, 'site_da' | 'site_pa' | 'site_mr' | 'spam_score' | 'domain'> = {
+  da: 'site_da',
+  pa: 'site_pa',
+  mr: 'site_mr',
+  spam: 'spam_score',
+  domain: 'domain',
+};
+
 function metricValue(record: DomainRecord, metric: Metric): Cell {
-  const value =
-    metric === 'da'
-      ? record.site_da
-      : metric === 'pa'
-        ? record.site_pa
-        : metric === 'mr'
-          ? record.site_mr
-          : metric === 'spam'
-            ? record.spam_score
-            : record.domain;
-  return value === null || value === undefined ? '' : value;
+  return record[FIELD[metric]] ?? '';
 }
 
 /** The row a cell's outcome shows: metrics for a record, the reason code first for anything else. */
@@ -126,7 +125,7 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   let unfinished = UNFINISHED_CELL;
   if (report.totals.errorsByCode.unfinished) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
-    if (id && running(loadBackground(id))) unfinished = UNFINISHED_IN_BACKGROUND;
+    if (id && goesOn(loadStatus(id))) unfinished = UNFINISHED_IN_BACKGROUND;
   }
   const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished));
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;

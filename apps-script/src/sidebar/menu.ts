@@ -1,7 +1,7 @@
 // The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
-import { wakeBackground } from '../stores/background-state';
+import { wakeBackground } from '../triggers/step-trigger';
 import { dapaFormulaCells, refreshFormulas, upToDate } from '../checks/formulas';
 import { now } from '../platform/gas';
 import { startJob } from './job';

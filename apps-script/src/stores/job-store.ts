@@ -51,6 +51,12 @@ export function rangeOf({ sheetId, sheetName, column, firstRow, lastRow }: JobRa
   return { sheetId, sheetName, column, firstRow, lastRow };
 }
 
+/** Where a scheduled refresh re-checks: the range of the last sidebar job. */
+export function jobRange(spreadsheetId: string): JobRange | undefined {
+  const job = loadJob(spreadsheetId);
+  return job && rangeOf(job);
+}
+
 /** A new job over a range, running from its first row; `fields` set the rest (mode, total, message, ...). */
 export function newJob(spreadsheetId: string, range: JobRange, fields: Partial<StoredJob> = {}): StoredJob {
   return {

@@ -1,0 +1,282 @@
+// The sidebar's bulk check as a job, run in turns: advanceJob checks the next slices of rows and writes them, for
+// the sidebar's continueJob (waiting out the plan's limits within ~25 s) and for background steps (sending what the
+// plan's window allows, no waiting); a turn holds the job's lease and adds its progress to the stored job. 10,000 rows
+// finish in short turns. Starting a job from the sidebar is sidebar/job.ts; a scheduled refresh's job starts here.
+/// <reference types="google-apps-script" />
+import { type Outcome, outcomeText } from '../../../shared';
+import type { JobState } from '../../sidebar/contract';
+import { asCellText, isEmptyCell } from '../platform/cells';
+import { now } from '../platform/gas';
+import { type CellValue, writeRows } from '../platform/row-writer';
+import {
+  type JobRange,
+  loadJob,
+  loadRetryRows,
+  newJob,
+  stateOf,
+  type StoredJob,
+  storeJob,
+  storeRetryRows,
+} from '../stores/job-store';
+import { currentBaseUrl } from '../stores/settings';
+import { locked } from '../stores/storage';
+import { jobMessage, NO_DATA_STATUS, NO_KEY, SCHEDULED_REFRESH, statusText } from '../messages';
+import { checkValues } from './check';
+import { clearOutput, isOurHeader, makeRoom, OUTPUT_WIDTH, sheetOf } from './job-target';
+
+type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
+type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+/** Rows read, checked and written together. */
+const SLICE_ROWS = 500;
+/** How long a sidebar step's lease on the job lasts (a second sidebar waits instead of overlapping). */
+const LEASE_MS = 60_000;
+
+/** Why a job stopped: its code and the words the sidebar (and the background's "Stopped: ...") show. */
+export interface JobStop {
+  code: string;
+  message: string;
+}
+
+/**
+ * How a turn goes: with `room` (background steps) each slice sends at most that many new domains, side by side,
+ * with no waiting; without it (the sidebar) the run waits out the plan's limits. No slice starts after `startBy`.
+ */
+interface Pace {
+  room?: () => number;
+  startBy: number;
+  deadline: number;
+}
+
+/** What a turn did: whether rows moved, the rows (offsets in the job's range) that ended retryable, why it stopped. */
+interface Turn {
+  progressed: boolean;
+  retry: number[];
+  stop?: JobStop;
+  /** The job was cancelled or replaced (polled between requests). */
+  cancelled: () => boolean;
+}
+
+/** Stores a new job and forgets the retryable rows of the one before. */
+export function storeNewJob(job: StoredJob): void {
+  locked(() => {
+    storeJob(job);
+    storeRetryRows(job.spreadsheetId, new Set());
+  });
+}
+
+// ---- starting a refresh ------------------------------------------------------------------------------
+
+/** A scheduled refresh of a range: its results are checked again (reusing only what was checked since `since`). */
+export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since: number): void {
+  const sheet = sheetOf(spreadsheet, range);
+  makeRoom(sheet, range, OUTPUT_WIDTH + 1);
+  clearOutput(sheet, range, OUTPUT_WIDTH + 1);
+  const { firstRow, column } = range;
+  if (firstRow > 1 && isOurHeader(sheet.getRange(firstRow - 1, column + 1, 1, OUTPUT_WIDTH).getValues()[0]))
+    sheet.getRange(firstRow - 1, column + 1 + OUTPUT_WIDTH).setValue('Checked at');
+  storeNewJob(
+    newJob(
+      spreadsheet.getId(),
+      { ...range, sheetName: sheet.getName() },
+      { message: SCHEDULED_REFRESH, since },
+    ),
+  );
+}
+
+// ---- checking a slice of rows ---------------------------------------------------------------------------
+
+function outputRow(outcome: Outcome): CellValue[] {
+  if (outcome.kind !== 'record') return ['', '', '', '', asCellText(statusText(outcome))];
+  const r = outcome.record;
+  const metrics = [r.site_da, r.site_pa, r.site_mr, r.spam_score];
+  const status = metrics.every((m) => m === null) ? NO_DATA_STATUS : '';
+  return [...metrics.map((m) => (m === null ? '' : m)), status];
+}
+
+/** Counts a written outcome; says whether its row can be retried. */
+function tally(job: StoredJob, outcome: Outcome): boolean {
+  const c = job.counts;
+  if (outcome.kind === 'record') {
+    c.records += 1;
+    if (outcome.cached) c.cached += 1;
+    return false;
+  }
+  const code = outcome.kind === 'skip' ? outcome.reason : outcome.code;
+  job.skippedByReason[code] = (job.skippedByReason[code] ?? 0) + 1;
+  if (outcome.kind === 'skip') c.skipped += 1;
+  else c.errors += 1;
+  if (outcome.retryable) c.retryable += 1;
+  return outcome.retryable;
+}
+
+/** A row left for a later turn: not reached, cancelled, stopped by the run's fatal error, or (paced by the
+ *  window) refused by the plan's rate limit. */
+function isLeft(outcome: Outcome, fatal: string | undefined, windowed: boolean): boolean {
+  if (outcome.kind === 'skip') return windowed && outcome.reason === 'rate_limit_reached';
+  return outcome.kind === 'error' && ['unfinished', 'cancelled', fatal].includes(outcome.code);
+}
+
+/** Checks the unwritten rows of the slice at the cursor, writes what finished, moves the cursor. Says whether
+ *  rows were left for later. */
+function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, turn: Turn, maxSend?: number) {
+  const first = job.cursor;
+  const count = Math.min(job.lastRow, first + SLICE_ROWS - 1) - first + 1;
+  const inputs = sheet.getRange(first, job.column, count, 1).getValues();
+  const outputs = sheet.getRange(first, job.column + 1, count, OUTPUT_WIDTH).getValues();
+  const todo = outputs.map((row, i) => (row.every(isEmptyCell) ? i : -1)).filter((i) => i >= 0);
+  const report = todo.length
+    ? checkValues(
+        todo.map((i) => inputs[i][0]),
+        {
+          apiKey,
+          baseUrl: currentBaseUrl(),
+          deadline: pace.deadline,
+          cancelled: turn.cancelled,
+          keep: true,
+          fresh: job.fresh,
+          since: job.since,
+          maxSend,
+          waitForRateLimits: maxSend === undefined,
+          parallel: maxSend !== undefined,
+          left: job.total - job.done,
+        },
+      )
+    : undefined;
+  const rows = new Map<number, CellValue[]>();
+  let firstLeft: number | undefined;
+  report?.outcomes.forEach((outcome, j) => {
+    if (isLeft(outcome, report.fatal?.code, maxSend !== undefined)) firstLeft ??= todo[j];
+    else {
+      rows.set(todo[j], outputRow(outcome));
+      if (tally(job, outcome)) turn.retry.push(first - job.firstRow + todo[j]);
+    }
+  });
+  writeRows(sheet, job.column + 1, first, rows);
+  if (job.since !== undefined) {
+    const stamp = [new Date(now())];
+    writeRows(sheet, job.column + 1 + OUTPUT_WIDTH, first, new Map([...rows.keys()].map((o) => [o, stamp])));
+  }
+  job.counts.requests += report?.totals.requests ?? 0;
+  job.counts.billed += report?.totals.billed ?? 0;
+  job.done += rows.size;
+  job.cursor = first + (firstLeft ?? count);
+  if (report?.fatal) turn.stop = { code: report.fatal.code, message: outcomeText(report.fatal) };
+  return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first };
+}
+
+/** Slices until the job is done, the pace says stop, a fatal error comes, or rows must wait for later. */
+function runTurn(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, turn: Turn): void {
+  while (job.cursor <= job.lastRow && now() < pace.startBy && !turn.cancelled()) {
+    const maxSend = pace.room?.();
+    if (maxSend !== undefined && maxSend <= 0) return;
+    const { left, moved } = checkSlice(sheet, job, apiKey, pace, turn, maxSend);
+    turn.progressed ||= moved;
+    // Paced by the window, a slice that moved goes on with what the window allows next.
+    if (turn.stop || (left && (maxSend === undefined || !moved))) return;
+  }
+}
+
+/** What a turn adds to the job: its rows done and counts since `base`, and its cursor if further on. */
+function addProgress(stored: StoredJob, job: StoredJob, base: StoredJob): void {
+  stored.done = Math.min(stored.total, stored.done + job.done - base.done);
+  stored.cursor = Math.max(stored.cursor, job.cursor);
+  for (const key of Object.keys(job.counts) as (keyof StoredJob['counts'])[])
+    stored.counts[key] += job.counts[key] - base.counts[key];
+  for (const [code, n] of Object.entries(job.skippedByReason))
+    stored.skippedByReason[code] =
+      (stored.skippedByReason[code] ?? 0) + n - (base.skippedByReason[code] ?? 0);
+}
+
+/**
+ * Stores where a turn left the job (done, cancelled, stopped, or still running) and returns it. The turn's own
+ * progress is added to the stored job, not written over it, so a turn that outlived its lease (another turn took
+ * the job meanwhile) loses nothing of either.
+ */
+function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): JobState {
+  return locked(() => {
+    const stored = loadJob(job.spreadsheetId);
+    if (!stored || stored.id !== job.id) return stateOf(stored ?? job);
+    if (turn.retry.length > 0) {
+      const rows = loadRetryRows(job.spreadsheetId);
+      for (const row of turn.retry) rows.add(row);
+      storeRetryRows(job.spreadsheetId, rows);
+    }
+    addProgress(stored, job, base);
+    const ours = stored.lease === lease;
+    if (ours) stored.leaseUntil = stored.lease = undefined;
+    if (stored.status === 'cancelled') {
+      stored.message = jobMessage(stored);
+    } else if (turn.stop) {
+      stored.status = 'error';
+      stored.message = turn.stop.message;
+    } else if (stored.cursor > stored.lastRow) {
+      stored.status = 'done';
+      stored.message = jobMessage(stored);
+    } else if (ours) {
+      stored.message = jobMessage(stored, turn.progressed);
+    }
+    storeJob(stored);
+    return stateOf(stored);
+  });
+}
+
+/**
+ * One turn of the running job, for the sidebar and the background alike: slices of rows until `deadline` (none
+ * started after `startBy`); with `room`, each sends at most that many new domains (what the plan's window allows
+ * now) and nothing waits. Says whether rows remain and why it stopped, if it did.
+ */
+export function advanceJob(
+  spreadsheet: Spreadsheet,
+  apiKey: string | undefined,
+  room: (() => number) | undefined,
+  deadline: number,
+  startBy = deadline,
+  held?: Claim,
+): { remaining: boolean; progressed: boolean; fatal?: JobStop; state?: JobState } {
+  const spreadsheetId = spreadsheet.getId();
+  const { job, lease } = held ?? claimJob(spreadsheetId, now(), false);
+  if (!job || job.status !== 'running') return { remaining: false, progressed: false };
+  // Another turn holds the job (its lease): this one waits rather than overlap it.
+  if (!lease) return { remaining: true, progressed: false };
+  const base: StoredJob = JSON.parse(JSON.stringify(job));
+  const turn: Turn = {
+    progressed: false,
+    retry: [],
+    cancelled: () => {
+      const stored = loadJob(spreadsheetId);
+      return !stored || stored.id !== job.id || stored.status === 'cancelled' || stored.lease !== lease;
+    },
+  };
+  try {
+    if (!apiKey) turn.stop = { code: 'no_key', message: NO_KEY };
+    else runTurn(sheetOf(spreadsheet, job), job, apiKey, { room, startBy, deadline }, turn);
+  } catch (error) {
+    turn.stop = { code: 'error', message: error instanceof Error ? error.message : String(error) };
+  }
+  const state = settleJob(job, base, lease, turn);
+  return { remaining: state.status === 'running', progressed: turn.progressed, fatal: turn.stop, state };
+}
+
+// ---- claiming a job -----------------------------------------------------------------------------------
+
+/** A job and, when this turn got it, the lease it holds on it. */
+export interface Claim {
+  job?: StoredJob;
+  lease?: string;
+}
+
+/** Takes the lease of a running job (for the sidebar, also of a stopped one) unless another turn holds it. */
+export function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
+  return locked(() => {
+    const job = loadJob(spreadsheetId);
+    const runnable = job?.status === 'running' || (reopen && job?.status === 'error');
+    if (!job || !runnable || (job.leaseUntil ?? 0) > at) return { job };
+    if (reopen) job.message = undefined;
+    job.status = 'running';
+    job.leaseUntil = at + LEASE_MS;
+    job.lease = Utilities.getUuid();
+    storeJob(job);
+    return { job, lease: job.lease };
+  });
+}
