@@ -1,6 +1,6 @@
 // The add-on's entry: every top-level function Apps Script sees. build.mjs bundles this module into one IIFE
 // (global `__dapa`) and adds a one-line top-level stub per export, so keep this list and build.mjs in step.
-export { DAPA } from './dapa';
+export { DAPA } from './formula/dapa';
 export {
   onOpen,
   onInstall,
@@ -9,14 +9,12 @@ export {
   checkSelection,
   refreshDapaFormulas,
   showHelp,
-} from './menu';
-export { readSettings as getSettings, saveSettings } from './settings';
-export { testKey } from './key-test';
-export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './job';
+} from './sidebar/menu';
+export { readSettings as getSettings, saveSettings } from './stores/settings';
+export { testKey } from './sidebar/key-test';
+export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './sidebar/job';
+export { dapaBackgroundStep, dapaOnEdit, dapaBackgroundWatch } from './background/dispatcher';
 export {
-  dapaBackgroundStep,
-  dapaOnEdit,
-  dapaBackgroundWatch,
   startBackground,
   stopBackground,
   getBackground,
@@ -24,4 +22,4 @@ export {
   setSchedule,
   checkFormulasAgain,
   driveBackground,
-} from './background';
+} from './sidebar/background-panel';

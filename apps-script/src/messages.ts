@@ -1,13 +1,16 @@
 // The texts a user reads, worded by the Sheets shell from the core's codes (never parsed back): what happened and
 // where to fix it.
 import { type Fatal, type Outcome, outcomeText } from '../../shared';
+import type { JobCounts, JobStatus } from '../sidebar/contract';
 
 export const MENU_NAME = 'DAPA';
 export const SET_KEY_PATH = `Extensions → ${MENU_NAME} → Set API key`;
 export const REFRESH_PATH = `Extensions → ${MENU_NAME} → Refresh DAPA formulas`;
-export const SIDEBAR_PATH = `Extensions → ${MENU_NAME} → Open sidebar`;
 
 export const NO_KEY = `No DAPA API key is set. Add your key in ${SET_KEY_PATH}.`;
+
+/** The menu, the sidebar and the edit trigger work on the active spreadsheet. */
+export const NO_SPREADSHEET = 'Open a spreadsheet first: DAPA works on the spreadsheet you have open.';
 
 /** The service's own words, quoted, when it sent any. */
 function quoted(serverText: string | undefined): string {
@@ -53,10 +56,13 @@ const SCOPE_WORDS: Record<string, string> = {
 export const START_BACKGROUND_PATH = `Extensions → ${MENU_NAME} → Turn on background checks`;
 
 /** Background checks need scopes the user did not grant (Google's granular consent): what is missing, what works. */
+function scopeWords(missing: readonly string[]): string {
+  return missing.map((s) => SCOPE_WORDS[s] ?? s).join(', ');
+}
+
 export function accessText(missing: readonly string[]): string {
-  const words = missing.map((s) => SCOPE_WORDS[s] ?? s).join(', ');
   return (
-    `Background checks need your permission to ${words}, which you did not grant. =DAPA formulas still work` +
+    `Background checks need your permission to ${scopeWords(missing)}, which you did not grant. =DAPA formulas still work` +
     (missing.includes('https://www.googleapis.com/auth/script.external_request')
       ? '.'
       : ', and so do checks from the sidebar.') +
@@ -66,9 +72,8 @@ export function accessText(missing: readonly string[]): string {
 
 /** A sidebar check needs a scope the user did not grant. */
 export function sidebarAccessText(missing: readonly string[]): string {
-  const words = missing.map((s) => SCOPE_WORDS[s] ?? s).join(', ');
   return (
-    `Checks from the sidebar need your permission to ${words}, which you did not grant. =DAPA formulas still ` +
+    `Checks from the sidebar need your permission to ${scopeWords(missing)}, which you did not grant. =DAPA formulas still ` +
     'work. Start the check again to allow it: Google asks for just what is missing.'
   );
 }
@@ -78,3 +83,69 @@ export function spreadsheetGone(name: string | undefined, why: string): string {
   const which = name ? `"${name}"` : 'A spreadsheet';
   return `${which} was taken off background checks: it could not be opened (${why}). Open it and turn background checks on again if you still use it.`;
 }
+
+// ---- the sidebar's job ------------------------------------------------------------------------------------
+
+/** Where a job stands: its rows and counts (a stored job, or what the sidebar sees). */
+interface JobProgress {
+  status: JobStatus;
+  done: number;
+  total: number;
+  counts: JobCounts;
+}
+
+function jobSummary({ counts: c }: JobProgress): string {
+  return (
+    `${c.records} with metrics, ${c.skipped} skipped, ${c.errors} not checked; ` +
+    `${c.requests} requests, ${c.billed} credits billed, ${c.cached} from the cache.`
+  );
+}
+
+/**
+ * Where a job stands: cancelled or done (with its counts), else how far it got, or (`progressed` false: the turn
+ * sent nothing) that it waits for the plan's rate limit.
+ */
+export function jobMessage(job: JobProgress, progressed = true): string {
+  if (job.status === 'cancelled')
+    return `Cancelled after ${job.done} of ${job.total} rows. ${jobSummary(job)}`;
+  if (job.status === 'done') return `Done: ${job.total} rows. ${jobSummary(job)}`;
+  return progressed
+    ? `Checked ${job.done} of ${job.total} rows.`
+    : "Waiting for the plan's rate limit before the next rows.";
+}
+
+/** Background checks run the job (also with the sidebar closed); the sidebar only shows where it stands. */
+export function inBackgroundMessage(job: JobProgress): string {
+  return `Checked ${job.done} of ${job.total} rows; the rest is checked in the background.`;
+}
+
+export function retryMessage(rows: number): string {
+  return rows > 0
+    ? `Retrying ${rows} rows that were skipped for a reason that can change.`
+    : 'Nothing to retry: no row was skipped for a reason that can change.';
+}
+
+export const SCHEDULED_REFRESH = 'Scheduled refresh.';
+export const NO_JOB = 'There is no DAPA job in this spreadsheet: start one from the sidebar.';
+export const NO_JOB_TO_CANCEL = 'There is no DAPA job in this spreadsheet to cancel.';
+export const NO_JOB_TO_RETRY = 'There is no earlier DAPA job in this spreadsheet to retry.';
+export const JOB_STILL_RUNNING = 'The job is still running: let it finish or cancel it first.';
+export const JOB_HELD_ELSEWHERE = 'Another step of this job is running (is the sidebar open twice?).';
+
+// ---- background checks --------------------------------------------------------------------------------------
+
+export const BACKGROUND_ON =
+  'Background checks are on: unfinished formulas and sidebar checks go on with the sheet closed.';
+
+export const BACKGROUND_ON_HOURLY =
+  'Background checks are on, hourly (Google’s rule for add-ons): keep the sidebar open for the plan’s pace.';
+
+export const TRIGGER_REFUSED =
+  'Background checks could not start: Google refused a trigger in this spreadsheet, and none was left ' +
+  'installed. Keep the sidebar open to finish formulas and checks, or remove other triggers of this ' +
+  'add-on (Extensions › Apps Script › Triggers) and turn background checks on again.';
+
+export const SERVICE_KEPT_FAILING = 'The DAPA service kept failing; background checks paused.';
+
+/** Followed by the last failure's words. */
+export const PAUSED_AFTER_FAILURES = 'Background checks paused after repeated failures: ';

@@ -1,6 +1,6 @@
 // The stored job's retryable rows (apps-script/src/job-store.ts) on a fake PropertiesService: a bitmap that
 // round-trips, is dropped when empty, and is kept in parts when longer than a property value may be.
-import { loadRetryRows, storeRetryRows } from '../../apps-script/src/job-store';
+import { loadRetryRows, storeRetryRows } from '../../apps-script/src/stores/job-store';
 
 let user: Record<string, string>;
 

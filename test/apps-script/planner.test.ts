@@ -10,7 +10,7 @@ import {
   SHORT_WAIT_MS,
   sleepBudget,
   type StepPlan,
-} from '../../apps-script/src/planner';
+} from '../../apps-script/src/background/planner';
 
 const MINUTE = 60_000;
 const FULL: PlanRoom = { urls: 60, requests: 60, perRequest: 5, capacity: 60, emptyAt: 0 };

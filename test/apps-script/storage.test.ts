@@ -13,7 +13,7 @@ import {
   updateValue,
   writeTexts,
   writeValue,
-} from '../../apps-script/src/storage';
+} from '../../apps-script/src/stores/storage';
 
 class FakeProperties {
   constructor(readonly data: Record<string, string> = {}) {}

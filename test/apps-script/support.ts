@@ -17,7 +17,10 @@ export function assertBundleIsCurrent(): void {
     throw new Error('apps-script/dist/Code.js is missing: run "npm run build" first');
   const built = fs.statSync(bundle).mtimeMs;
   const sources = [SRC_DIR, path.resolve(__dirname, '../../shared')].flatMap((dir) =>
-    fs.readdirSync(dir).map((f) => path.join(dir, f)),
+    fs
+      .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .map((f) => path.join(dir, f))
+      .filter((file) => fs.statSync(file).isFile()),
   );
   const newer = sources.filter((file) => fs.statSync(file).mtimeMs > built);
   if (newer.length > 0) {

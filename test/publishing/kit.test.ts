@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DOCUMENT_PROPERTY, STORE_SHEET, USER_PROPERTY } from '../../apps-script/src/storage-keys';
+import { DOCUMENT_PROPERTY, STORE_SHEET, USER_PROPERTY } from '../../apps-script/src/stores/storage-keys';
 
 const root = join(__dirname, '../..');
 const kit = join(root, 'apps-script/publishing');

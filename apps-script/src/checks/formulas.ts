@@ -1,11 +1,12 @@
 // Reading =DAPA(...) formulas back from the sheet: which range a formula checks, how large its result is, which
 // domains it holds and whether it shows unfinished rows, so a refresh rewrites only the formulas that need it.
 /// <reference types="google-apps-script" />
-import { toEntry } from '../../shared';
-import { columnLetter, columnNumber } from './cells';
-import { sha256 } from './gas';
-import { locked } from './storage';
-import { STORE_SHEET } from './storage-keys';
+import { toEntry } from '../../../shared';
+import { columnLetter, columnNumber } from '../platform/cells';
+import { sha256 } from '../platform/gas';
+import { readStoredRecords } from '../stores/result-store';
+import { locked } from '../stores/storage';
+import { STORE_SHEET } from '../stores/storage-keys';
 
 export interface RangeRef {
   sheetName?: string;
@@ -186,6 +187,22 @@ function storeSheet(spreadsheet: Spreadsheet): Sheet {
   sheet.hideSheet();
   active.activate();
   return sheet;
+}
+
+/**
+ * The formulas that need a check (those not up to date; with `since`, a refresh, all of them) and their domains that
+ * are not kept (checked since then).
+ */
+export function formulaWork(
+  spreadsheet: Spreadsheet,
+  baseUrl: string,
+  since?: number,
+): { cells: FormulaCell[]; pending: string[] } {
+  const all = dapaFormulaCells(spreadsheet);
+  const cells = since !== undefined ? all : all.filter((c) => !upToDate(spreadsheet, c));
+  const keys = [...new Set(cells.flatMap((c) => c.keys ?? []))];
+  const kept = readStoredRecords(baseUrl, keys, since);
+  return { cells, pending: keys.filter((k) => !kept.has(k)) };
 }
 
 /** Whether the formula has shown its current domains since they were all in (read from its version cell). */

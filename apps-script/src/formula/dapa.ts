@@ -1,11 +1,11 @@
 // The =DAPA(urls, metrics, header) custom function: one check per range (duplicates sent once, blanks and
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
-import type { DomainRecord, Outcome, Report } from '../../shared';
-import { checkValues } from './check';
-import { now } from './gas';
-import { loadBackground, running } from './background-state';
-import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from './messages';
-import { currentBaseUrl, requireApiKey } from './settings';
+import type { DomainRecord, Outcome, Report } from '../../../shared';
+import { checkValues } from '../checks/check';
+import { now } from '../platform/gas';
+import { goesOn, loadStatus } from '../stores/background-store';
+import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from '../messages';
+import { currentBaseUrl, requireApiKey } from '../stores/settings';
 
 /** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
 export const CUSTOM_FUNCTION_BUDGET_MS = 25_000;
@@ -70,18 +70,17 @@ export function parseHeaderFlag(header: unknown): boolean {
   return false;
 }
 
+/** The record's field each metric shows. */
+const FIELD: Record<Metric, 'site_da' | 'site_pa' | 'site_mr' | 'spam_score' | 'domain'> = {
+  da: 'site_da',
+  pa: 'site_pa',
+  mr: 'site_mr',
+  spam: 'spam_score',
+  domain: 'domain',
+};
+
 function metricValue(record: DomainRecord, metric: Metric): Cell {
-  const value =
-    metric === 'da'
-      ? record.site_da
-      : metric === 'pa'
-        ? record.site_pa
-        : metric === 'mr'
-          ? record.site_mr
-          : metric === 'spam'
-            ? record.spam_score
-            : record.domain;
-  return value === null || value === undefined ? '' : value;
+  return record[FIELD[metric]] ?? '';
 }
 
 /** The row a cell's outcome shows: metrics for a record, the reason code first for anything else. */
@@ -126,7 +125,7 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   let unfinished = UNFINISHED_CELL;
   if (report.totals.errorsByCode.unfinished) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
-    if (id && running(loadBackground(id))) unfinished = UNFINISHED_IN_BACKGROUND;
+    if (id && goesOn(loadStatus(id))) unfinished = UNFINISHED_IN_BACKGROUND;
   }
   const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished));
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;

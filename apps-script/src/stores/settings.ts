@@ -1,7 +1,7 @@
 // The user's settings: API key (UserProperties, never returned, only a masked hint), environment and base URL.
-import { BASE_URLS, baseUrlFor, type Environment } from '../../shared';
-import type { Settings, SettingsChange } from '../sidebar/contract';
-import { NO_KEY } from './messages';
+import { BASE_URLS, baseUrlFor, type Environment } from '../../../shared';
+import type { Settings, SettingsChange } from '../../sidebar/contract';
+import { NO_KEY } from '../messages';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
 import { USER_PROPERTY } from './storage-keys';

@@ -4,8 +4,16 @@
 // background dispatcher reaches from a time-driven trigger that has no document (a formula's results, fetched in
 // its own 30 seconds, are then not paid for again), and the user's cache (the same domain in the user's other
 // spreadsheets). Records fetched in this execution are remembered too.
-import type { DomainRecord } from '../../shared';
-import { type Cache, currentSpreadsheet, documentCache, installMode, now, scriptCache, sha256 } from './gas';
+import type { DomainRecord } from '../../../shared';
+import {
+  type Cache,
+  currentSpreadsheet,
+  documentCache,
+  installMode,
+  now,
+  scriptCache,
+  sha256,
+} from '../platform/gas';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */

@@ -1,7 +1,8 @@
 // Ports over the Apps Script services the add-on uses (UrlFetchApp, Utilities, CacheService, PropertiesService,
 // LockService): the only module that touches them besides the sheet and UI code, so the rest reads plainly.
 /// <reference types="google-apps-script" />
-import type { HttpAnswer, HttpRequest } from '../../shared';
+import type { HttpAnswer, HttpRequest } from '../../../shared';
+import { NO_SPREADSHEET } from '../messages';
 
 export type Properties = GoogleAppsScript.Properties.Properties;
 export type Cache = GoogleAppsScript.Cache.Cache;
@@ -16,6 +17,13 @@ let opened: Spreadsheet | undefined;
 
 export function currentSpreadsheet(): Spreadsheet | null {
   return opened ?? SpreadsheetApp.getActiveSpreadsheet() ?? null;
+}
+
+/** The spreadsheet the user works in (menu, sidebar, edit trigger), or a clear error where there is none. */
+export function activeSpreadsheet(): Spreadsheet {
+  const spreadsheet = currentSpreadsheet();
+  if (!spreadsheet) throw new Error(NO_SPREADSHEET);
+  return spreadsheet;
 }
 
 /** Runs `action` with `spreadsheet` as the current one (the dispatcher's turn in a spreadsheet it opened by id). */

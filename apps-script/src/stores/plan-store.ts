@@ -3,8 +3,8 @@
 // execution (formula, sidebar, background step) starts from the same window. The core's keeping rule applies
 // (restoreWindow: sends older than a minute and limits older than 7 days are dropped, inferred limits are probed up
 // again), the same rule as the n8n node's; this module stores the snapshot as it is and never recounts it.
-import { mergeWindows, restoreWindow, type WindowSnapshot } from '../../shared';
-import { now, sha256 } from './gas';
+import { mergeWindows, restoreWindow, type WindowSnapshot } from '../../../shared';
+import { now, sha256 } from '../platform/gas';
 import { deleteKeys, readValue, updateValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 

@@ -1,52 +1,34 @@
-// The sidebar's bulk check as a job: startJob writes the header and stores the job; advanceJob checks the next
-// slices of rows and writes them, for the sidebar's continueJob (waiting out the plan's limits within ~25 s) and
-// for background steps (sending what the plan's window allows, no waiting). 10,000 rows finish in short steps.
+// The sidebar's bulk check as a job, run in turns: advanceJob checks the next slices of rows and writes them, for
+// the sidebar's continueJob (waiting out the plan's limits within ~25 s) and for background steps (sending what the
+// plan's window allows, no waiting); a turn holds the job's lease and adds its progress to the stored job. 10,000 rows
+// finish in short turns. Starting a job from the sidebar is sidebar/job.ts; a scheduled refresh's job starts here.
 /// <reference types="google-apps-script" />
-import { type Outcome, outcomeText } from '../../shared';
-import type { JobSource, JobState } from '../sidebar/contract';
-import { wakeBackground } from './background-state';
-import { asCellText, isEmptyCell } from './cells';
-import { checkValues } from './check';
-import { missingFor, requireFor } from './consent';
-import { now, sleep } from './gas';
+import { type Outcome, outcomeText } from '../../../shared';
+import type { JobState } from '../../sidebar/contract';
+import { asCellText, isEmptyCell } from '../platform/cells';
+import { now } from '../platform/gas';
+import { type CellValue, writeRows } from '../platform/row-writer';
 import {
   type JobRange,
   loadJob,
   loadRetryRows,
   newJob,
-  rangeOf,
   stateOf,
   type StoredJob,
   storeJob,
   storeRetryRows,
-} from './job-store';
-import {
-  activeSpreadsheet,
-  chooseTarget,
-  clearOutput,
-  guardOutputArea,
-  isOurHeader,
-  makeRoom,
-  OUTPUT_HEADER,
-  OUTPUT_WIDTH,
-  sheetOf,
-} from './job-target';
-import { BLANK_STATUS, NO_DATA_STATUS, NO_KEY, sidebarAccessText, statusText } from './messages';
-import { type CellValue, writeRows } from './row-writer';
-import { currentBaseUrl, requireApiKey, storedApiKey } from './settings';
-import { locked } from './storage';
-
-export { loadJob, type JobRange };
-export { getSelection } from './job-target';
+} from '../stores/job-store';
+import { currentBaseUrl } from '../stores/settings';
+import { locked } from '../stores/storage';
+import { jobMessage, NO_DATA_STATUS, NO_KEY, SCHEDULED_REFRESH, statusText } from '../messages';
+import { checkValues } from './check';
+import { clearOutput, isOurHeader, makeRoom, OUTPUT_WIDTH, sheetOf } from './job-target';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 /** Rows read, checked and written together. */
 const SLICE_ROWS = 500;
-/** A sidebar step starts no new slice after this long, and its check stops by STEP_BUDGET_MS. */
-const STEP_START_MS = 10_000;
-const STEP_BUDGET_MS = 25_000;
 /** How long a sidebar step's lease on the job lasts (a second sidebar waits instead of overlapping). */
 const LEASE_MS = 60_000;
 
@@ -75,52 +57,15 @@ interface Turn {
   cancelled: () => boolean;
 }
 
-function summary(job: StoredJob): string {
-  const c = job.counts;
-  return (
-    `${c.records} with metrics, ${c.skipped} skipped, ${c.errors} not checked; ` +
-    `${c.requests} requests, ${c.billed} credits billed, ${c.cached} from the cache.`
-  );
-}
-
-function cancelledMessage(job: StoredJob): string {
-  return `Cancelled after ${job.done} of ${job.total} rows. ${summary(job)}`;
-}
-
 /** Stores a new job and forgets the retryable rows of the one before. */
-function storeNewJob(job: StoredJob): void {
+export function storeNewJob(job: StoredJob): void {
   locked(() => {
     storeJob(job);
     storeRetryRows(job.spreadsheetId, new Set());
   });
 }
 
-// ---- starting -----------------------------------------------------------------------------------------
-
-export function startJob(source: JobSource): JobState {
-  requireApiKey();
-  requireFor('sidebar');
-  const spreadsheet = activeSpreadsheet();
-  const target = chooseTarget(spreadsheet, source);
-  const { sheet, column, headerRow } = target;
-  makeRoom(sheet, target, OUTPUT_WIDTH);
-  const writeHeader = guardOutputArea(target);
-  clearOutput(sheet, target, OUTPUT_WIDTH);
-  if (writeHeader && headerRow !== undefined) {
-    sheet.getRange(headerRow, column + 1, 1, OUTPUT_WIDTH).setValues([OUTPUT_HEADER.slice()]);
-  }
-  const job = newJob(spreadsheet.getId(), target, { message: target.note });
-  if (source.fresh === true) job.fresh = true;
-  storeNewJob(job);
-  wakeBackground(job.spreadsheetId, now());
-  return stateOf(job);
-}
-
-/** Where a scheduled refresh re-checks: the range of the last sidebar job. */
-export function jobRange(spreadsheetId: string): JobRange | undefined {
-  const job = loadJob(spreadsheetId);
-  return job && rangeOf(job);
-}
+// ---- starting a refresh ------------------------------------------------------------------------------
 
 /** A scheduled refresh of a range: its results are checked again (reusing only what was checked since `since`). */
 export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since: number): void {
@@ -134,7 +79,7 @@ export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since
     newJob(
       spreadsheet.getId(),
       { ...range, sheetName: sheet.getName() },
-      { message: 'Scheduled refresh.', since },
+      { message: SCHEDULED_REFRESH, since },
     ),
   );
 }
@@ -261,17 +206,15 @@ function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): 
     const ours = stored.lease === lease;
     if (ours) stored.leaseUntil = stored.lease = undefined;
     if (stored.status === 'cancelled') {
-      stored.message = cancelledMessage(stored);
+      stored.message = jobMessage(stored);
     } else if (turn.stop) {
       stored.status = 'error';
       stored.message = turn.stop.message;
     } else if (stored.cursor > stored.lastRow) {
       stored.status = 'done';
-      stored.message = `Done: ${stored.total} rows. ${summary(stored)}`;
+      stored.message = jobMessage(stored);
     } else if (ours) {
-      stored.message = turn.progressed
-        ? `Checked ${stored.done} of ${stored.total} rows.`
-        : "Waiting for the plan's rate limit before the next rows.";
+      stored.message = jobMessage(stored, turn.progressed);
     }
     storeJob(stored);
     return stateOf(stored);
@@ -315,16 +258,16 @@ export function advanceJob(
   return { remaining: state.status === 'running', progressed: turn.progressed, fatal: turn.stop, state };
 }
 
-// ---- the sidebar's server functions ---------------------------------------------------------------------
+// ---- claiming a job -----------------------------------------------------------------------------------
 
 /** A job and, when this turn got it, the lease it holds on it. */
-interface Claim {
+export interface Claim {
   job?: StoredJob;
   lease?: string;
 }
 
 /** Takes the lease of a running job (for the sidebar, also of a stopped one) unless another turn holds it. */
-function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
+export function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
   return locked(() => {
     const job = loadJob(spreadsheetId);
     const runnable = job?.status === 'running' || (reopen && job?.status === 'error');
@@ -336,116 +279,4 @@ function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
     storeJob(job);
     return { job, lease: job.lease };
   });
-}
-
-export function continueJob(): JobState {
-  const startedAt = now();
-  const spreadsheet = activeSpreadsheet();
-  const spreadsheetId = spreadsheet.getId();
-  const missing = missingFor('sidebar');
-  if (missing.length > 0) return stopForConsent(spreadsheetId, missing);
-  const claim = claimJob(spreadsheetId, startedAt, true);
-  const { job, lease } = claim;
-  if (!job) throw new Error('There is no DAPA job in this spreadsheet: start one from the sidebar.');
-  if (!lease && job.status !== 'running') return stateOf(job);
-  if (!lease) {
-    // Another turn holds the job (a second sidebar, a background step): wait a little instead of being called
-    // again at once.
-    sleep(Math.max(0, Math.min(5_000, (job.leaseUntil ?? 0) - startedAt)));
-    return stateOf(job, 'Another step of this job is running (is the sidebar open twice?).');
-  }
-  if (wakeBackground(spreadsheetId)) {
-    // Background checks run this job (also with the sidebar closed); the sidebar only shows where it stands.
-    locked(() => {
-      const stored = loadJob(spreadsheetId);
-      if (stored?.lease === lease) storeJob({ ...stored, leaseUntil: undefined, lease: undefined });
-    });
-    return stateOf(job, `Checked ${job.done} of ${job.total} rows; the rest is checked in the background.`);
-  }
-  const turn = advanceJob(
-    spreadsheet,
-    storedApiKey(),
-    undefined,
-    startedAt + STEP_BUDGET_MS,
-    startedAt + STEP_START_MS,
-    claim,
-  );
-  if (!turn.progressed && !turn.fatal && turn.remaining) {
-    // Nothing could be sent (a plan's rate limit): wait here a little rather than have the sidebar call at once.
-    sleep(Math.max(0, Math.min(10_000, startedAt + 30_000 - now())));
-  }
-  return turn.state ?? stateOf(job);
-}
-
-/** A scope the check needs was taken back (granular consent): the job stops and says what to allow. */
-function stopForConsent(spreadsheetId: string, missing: readonly string[]): JobState {
-  return locked(() => {
-    const job = loadJob(spreadsheetId);
-    if (!job) throw new Error(sidebarAccessText(missing));
-    if (job.status === 'running') {
-      job.status = 'error';
-      job.message = sidebarAccessText(missing);
-      storeJob(job);
-    }
-    return stateOf(job);
-  });
-}
-
-export function cancelJob(): JobState {
-  const spreadsheetId = activeSpreadsheet().getId();
-  return locked(() => {
-    const job = loadJob(spreadsheetId);
-    if (!job) throw new Error('There is no DAPA job in this spreadsheet to cancel.');
-    if (job.status === 'running' || job.status === 'error') {
-      job.status = 'cancelled';
-      job.message = cancelledMessage(job);
-      storeJob(job);
-    }
-    return stateOf(job);
-  });
-}
-
-export function getJob(): JobState | null {
-  const job = loadJob(activeSpreadsheet().getId());
-  return job ? stateOf(job) : null;
-}
-
-/** A new job over the rows of the last job that ended for a reason that can change, and rows never checked. */
-export function retrySkipped(): JobState {
-  requireApiKey();
-  requireFor('sidebar');
-  const spreadsheet = activeSpreadsheet();
-  const spreadsheetId = spreadsheet.getId();
-  const last = loadJob(spreadsheetId);
-  if (!last) throw new Error('There is no earlier DAPA job in this spreadsheet to retry.');
-  if (last.status === 'running' && (last.leaseUntil ?? 0) > now()) {
-    throw new Error('The job is still running: let it finish or cancel it first.');
-  }
-  const sheet = sheetOf(spreadsheet, last);
-  const count = last.lastRow - last.firstRow + 1;
-  const inputs = sheet.getRange(last.firstRow, last.column, count, 1).getValues();
-  const outputRange = sheet.getRange(last.firstRow, last.column + 1, count, OUTPUT_WIDTH);
-  const marked = loadRetryRows(spreadsheetId);
-  let again = 0;
-  const rewritten = outputRange.getValues().map((row, i) => {
-    if (!marked.has(i) && !row.every(isEmptyCell))
-      return row.map((cell) => (typeof cell === 'string' ? asCellText(cell) : (cell as CellValue)));
-    if (isEmptyCell(inputs[i][0])) return ['', '', '', '', BLANK_STATUS];
-    again += 1;
-    return row.map(() => '');
-  });
-  if (again > 0) outputRange.setValues(rewritten);
-  const job = newJob(spreadsheetId, last, {
-    mode: 'retry',
-    total: again,
-    status: again > 0 ? 'running' : 'done',
-    message:
-      again > 0
-        ? `Retrying ${again} rows that were skipped for a reason that can change.`
-        : 'Nothing to retry: no row was skipped for a reason that can change.',
-    fresh: last.fresh,
-    since: last.since,
-  });
-  storeNewJob(job);
-  return stateOf(job);
 }

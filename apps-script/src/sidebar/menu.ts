@@ -1,15 +1,15 @@
 // The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
-import { wakeBackground } from './background-state';
-import { dapaFormulaCells, refreshFormulas, upToDate } from './formulas';
-import { now } from './gas';
+import { wakeBackground } from '../triggers/step-trigger';
+import { dapaFormulaCells, refreshFormulas, upToDate } from '../checks/formulas';
+import { now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
-import { MENU_NAME, SET_KEY_PATH } from './messages';
-import { uncachedKeys } from './result-cache';
-import { readStoredRecords } from './result-store';
-import { currentBaseUrl, readSettings, saveSettings } from './settings';
+import { MENU_NAME, SET_KEY_PATH } from '../messages';
+import { uncachedKeys } from '../stores/result-cache';
+import { readStoredRecords } from '../stores/result-store';
+import { currentBaseUrl, readSettings, saveSettings } from '../stores/settings';
 
 /** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */
 export function onOpen(_event?: unknown): void {

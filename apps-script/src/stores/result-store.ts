@@ -3,10 +3,10 @@
 // formulas read it too; only sidebar, menu and background code write it (custom functions cannot). Several users'
 // executions write it at once (a background step, an editor's sidebar check): every write re-reads the sheet under
 // the shared lock and merges, so no one's results are lost.
-import type { DomainRecord } from '../../shared';
-import { asCellText } from './cells';
-import { writeRows } from './row-writer';
-import { currentSpreadsheet, documentProperties, now, sha256 } from './gas';
+import type { DomainRecord } from '../../../shared';
+import { asCellText } from '../platform/cells';
+import { writeRows } from '../platform/row-writer';
+import { currentSpreadsheet, documentProperties, now, sha256 } from '../platform/gas';
 import { finite, locked, readValue, updateValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY, STORE_SHEET } from './storage-keys';
 

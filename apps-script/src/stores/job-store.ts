@@ -1,8 +1,8 @@
 // The sidebar's job as kept in the user's properties: its range, where it stands, its counts, and (beside it) which
 // rows ended for a reason that can change, so "Retry skipped rows" knows them from stored state, not from cell text.
 /// <reference types="google-apps-script" />
-import type { JobState } from '../sidebar/contract';
-import { columnLetter } from './cells';
+import type { JobState } from '../../sidebar/contract';
+import { columnLetter } from '../platform/cells';
 import { isRecord, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
@@ -49,6 +49,12 @@ export function storeJob(job: StoredJob): void {
 /** Just the range of a job (or a target). */
 export function rangeOf({ sheetId, sheetName, column, firstRow, lastRow }: JobRange): JobRange {
   return { sheetId, sheetName, column, firstRow, lastRow };
+}
+
+/** Where a scheduled refresh re-checks: the range of the last sidebar job. */
+export function jobRange(spreadsheetId: string): JobRange | undefined {
+  const job = loadJob(spreadsheetId);
+  return job && rangeOf(job);
 }
 
 /** A new job over a range, running from its first row; `fields` set the rest (mode, total, message, ...). */

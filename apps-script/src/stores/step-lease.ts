@@ -2,7 +2,7 @@
 // metadata, taken and given back under the shared lock, so two users' steps (or the dispatcher and an open sidebar)
 // never work one spreadsheet at once, with or without a document lock. An execution Google ended leaves a lease that
 // runs out by itself.
-import { now } from './gas';
+import { now } from '../platform/gas';
 import { finite, isRecord, locked, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 

@@ -1,10 +1,10 @@
 // "Test key": one request whose only entry is empty, which a valid key on an active plan answers with a 422 that
 // bills nothing (the core's key probe).
-import { keyProbeRequest, readKeyProbe } from '../../shared';
-import type { KeyTestResult } from '../sidebar/contract';
-import { requireFor } from './consent';
-import { fetchAnswer, now } from './gas';
-import { currentBaseUrl, storedApiKey } from './settings';
+import { keyProbeRequest, readKeyProbe } from '../../../shared';
+import type { KeyTestResult } from '../../sidebar/contract';
+import { requireFor } from '../platform/consent';
+import { fetchAnswer, now } from '../platform/gas';
+import { currentBaseUrl, storedApiKey } from '../stores/settings';
 
 export function testKey(): KeyTestResult {
   const apiKey = storedApiKey();

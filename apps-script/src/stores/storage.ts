@@ -2,7 +2,13 @@
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
-import { currentSpreadsheet, documentProperties, type Properties, sharedLock, userProperties } from './gas';
+import {
+  currentSpreadsheet,
+  documentProperties,
+  type Properties,
+  sharedLock,
+  userProperties,
+} from '../platform/gas';
 
 /** Whose values: the user's own (key, settings, job, plan, background) or the spreadsheet's (everyone's). */
 export type Scope = 'user' | 'document';
@@ -12,11 +18,11 @@ export type Parse<T> = (raw: unknown) => T | undefined;
 
 /**
  * The lock policy, the same for every stored value and every user: a read-modify-write takes the shared lock
- * (gas.ts: the script lock, which excludes every user's executions, with or without a document), re-reads what it
- * changes under it, waits for it at most this long (sections hold it for milliseconds to a second), and otherwise
- * throws BUSY. What only saves work (learned limits, a count) is written by callers that catch; what the user asked
- * for says to try again. Nothing holds it across a request or a sleep: a background step claims a spreadsheet with a
- * lease (background-state.ts), not a lock.
+ * (platform/gas.ts: the script lock, which excludes every user's executions, with or without a document), re-reads
+ * what it changes under it, waits for it at most this long (sections hold it for milliseconds to a second), and
+ * otherwise throws BUSY. What only saves work (learned limits, a count) is written by callers that catch; what the user
+ * asked for says to try again. Nothing holds it across a request or a sleep: a background step claims a spreadsheet
+ * with a lease (step-lease.ts), not a lock.
  */
 export const LOCK_WAIT_MS = 10_000;
 export const BUSY = 'Another DAPA step is saving its state; try again in a few seconds.';

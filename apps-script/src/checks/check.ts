@@ -12,11 +12,11 @@ import {
   runSync,
   toEntry,
   type WindowSnapshot,
-} from '../../shared';
-import { fetchAnswer, fetchAnswers, now, sleep } from './gas';
-import { loadWindow, saveWindow } from './plan-store';
-import { cacheRecords, readCachedRecords } from './result-cache';
-import { addSavedCredits, readStoredRecords, storeRecords } from './result-store';
+} from '../../../shared';
+import { fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
+import { loadWindow, saveWindow } from '../stores/plan-store';
+import { cacheRecords, readCachedRecords } from '../stores/result-cache';
+import { addSavedCredits, readStoredRecords, storeRecords } from '../stores/result-store';
 
 export interface CheckOptions {
   apiKey: string;

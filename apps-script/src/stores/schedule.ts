@@ -1,13 +1,11 @@
-// The scheduled refresh (document property dapa.schedule): the sheet's DAPA formulas or the sidebar's last range,
-// checked again daily, weekly or monthly by the background steps, resuming where a step stopped.
-import type { ScheduleChange, ScheduleEvery } from '../sidebar/contract';
-import { now } from './gas';
-import { jobRange, type JobRange, startRefreshJob } from './job';
-import { currentSpreadsheet } from './gas';
+// The scheduled refresh (the spreadsheet's dapa.schedule): the sheet's DAPA formulas or the sidebar's last range,
+// checked again daily, weekly or monthly by the background steps, resuming where a step stopped. A step claims the
+// refresh that is due here and starts it itself (background/step.ts).
+import type { ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
+import { currentSpreadsheet, now } from '../platform/gas';
+import { jobRange, type JobRange } from './job-store';
 import { finite, isRecord, locked, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
-
-type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 export interface Schedule {
   every: ScheduleEvery;
@@ -59,16 +57,11 @@ export function saveSchedule(change: ScheduleChange | null): void {
 }
 
 /**
- * Starts the refresh due at `at`, if one is: the schedule moves to its next date under the shared lock (so two
- * users' steps never start the same refresh), then formulas are re-checked from `at` on, or the range becomes a
- * refresh job.
+ * Claims the refresh due at `at`, if one is: the schedule moves to its next date under the shared lock (so two users'
+ * steps never start the same refresh), and the caller re-checks the formulas from `at` on, or the range as a job.
  */
-export function claimDueSchedule(
-  at: number,
-  spreadsheet: Spreadsheet,
-  refreshFormulasSince: (since: number) => void,
-): void {
-  const due = locked(() => {
+export function claimDueSchedule(at: number): Schedule | undefined {
+  return locked(() => {
     const schedule = readSchedule();
     if (!schedule || schedule.nextAt > at) return undefined;
     const claimed = { ...schedule };
@@ -77,7 +70,4 @@ export function claimDueSchedule(
     writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
     return claimed;
   });
-  if (!due) return;
-  if (due.target === 'range' && due.range) startRefreshJob(spreadsheet, due.range, at);
-  else refreshFormulasSince(at);
 }

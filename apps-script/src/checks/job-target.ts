@@ -1,9 +1,9 @@
 // Where a sidebar job reads and writes: the column of URLs it checks (a selection or a whole column, with or
 // without a header row), the five result columns to its right, and the guard that never overwrites cells not ours.
-import { toEntry } from '../../shared';
-import type { JobSource, SelectionInfo } from '../sidebar/contract';
-import { columnLetter, columnNumber, isEmptyCell } from './cells';
-import type { JobRange } from './job-store';
+import { toEntry } from '../../../shared';
+import type { JobSource } from '../../sidebar/contract';
+import { columnLetter, columnNumber, isEmptyCell } from '../platform/cells';
+import type { JobRange } from '../stores/job-store';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -16,13 +16,6 @@ export interface Target extends JobRange {
   sheet: Sheet;
   headerRow?: number;
   note?: string;
-}
-
-export function activeSpreadsheet(): Spreadsheet {
-  const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
-  if (!spreadsheet)
-    throw new Error('Open a spreadsheet first: the DAPA sidebar works on the active spreadsheet.');
-  return spreadsheet;
 }
 
 /** The job's sheet, by id (it may have been renamed) or else by name. */
@@ -151,25 +144,4 @@ export function makeRoom(sheet: Sheet, range: JobRange, width: number): void {
 /** Clears the `width` result columns of the range's rows. */
 export function clearOutput(sheet: Sheet, range: JobRange, width: number): void {
   sheet.getRange(range.firstRow, range.column + 1, range.lastRow - range.firstRow + 1, width).clearContent();
-}
-
-/** What is selected, for the sidebar's "check the selection". */
-export function getSelection(): SelectionInfo {
-  const spreadsheet = activeSpreadsheet();
-  const range = spreadsheet.getActiveRange();
-  if (!range)
-    return {
-      sheetName: spreadsheet.getActiveSheet().getName(),
-      a1: '',
-      rows: 0,
-      columns: 0,
-      firstColumn: '',
-    };
-  return {
-    sheetName: range.getSheet().getName(),
-    a1: range.getA1Notation(),
-    rows: range.getNumRows(),
-    columns: range.getNumColumns(),
-    firstColumn: columnLetter(range.getColumn()),
-  };
 }

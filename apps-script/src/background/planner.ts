@@ -1,6 +1,7 @@
 // The background engine's decisions, with no I/O: given what the plan's window allows now (the core's Room), the
 // work left, the time and what earlier steps learned about trigger lateness, it says "check n now", "wait here
-// until t" or "schedule the next step at t". The trigger handler (background.ts) only carries them out.
+// until t" or "schedule the next step at t". The step's loop (step-loop.ts) only carries them out.
+import type { Lateness } from '../stores/background-store';
 
 /** What the core's window allows at `now` (the fields of shared/window.ts's Room the planner reads). */
 export interface PlanRoom {
@@ -11,15 +12,8 @@ export interface PlanRoom {
   emptyAt: number;
 }
 
-/** What earlier steps learned about how late their triggers fired (ms), kept in the background state. */
-export interface Lateness {
-  /** A moving average of the lateness. */
-  typicalMs?: number;
-  /** The least lateness lately (rises slowly): the part every step has. */
-  lowMs?: number;
-  /** The most lateness lately (falls slowly): a step scheduled this early is never late. */
-  highMs?: number;
-}
+/** What earlier steps learned about how late their triggers fired (kept in the user's trigger state). */
+export type { Lateness };
 
 /**
  * How the next step can be started: `minute`, a one-off trigger at any time (a bound script, or an add-on whose

@@ -1,0 +1,164 @@
+// The trigger handlers of background checks: the user's time-driven trigger (a dispatcher that opens each spreadsheet
+// with work by id, since a published add-on's trigger has no active spreadsheet, and runs its step within one
+// execution's runtime), the edit trigger, and the bound script's hourly watch. None of them ever fails the trigger:
+// a spreadsheet's failure is counted in its own state.
+/// <reference types="google-apps-script" />
+import { isDapaFormula } from '../checks/formulas';
+import { missingFor } from '../platform/consent';
+import { activeSpreadsheet, inSpreadsheet, now, sleep } from '../platform/gas';
+import {
+  type BackgroundState,
+  dayOf,
+  type DispatcherState,
+  forgetBackground,
+  goesOn,
+  listGoingOn,
+  loadDispatcher,
+  loadStatus,
+  noteDropped,
+  triggerCadence,
+  updateBackground,
+  updateDispatcher,
+} from '../stores/background-store';
+import { locked } from '../stores/storage';
+import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
+import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
+import { observeLateness } from './planner';
+import { runStep, type Turn, turnOf } from './step';
+import { MAX_FAILURES, RETRY_FAILURE_MS } from './step-loop';
+
+/** After an edit, the first step waits for the formulas' own 30 seconds. */
+const AFTER_EDIT_MS = 31_000;
+/** A spreadsheet whose step is wanted this soon is worked on by the dispatcher now (its planner waits if early). */
+const DUE_SLACK_MS = 60_000;
+
+type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+/** Adds the execution's runtime to the day's, learns the triggers' lateness, and sets the user's trigger again. */
+export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean): void {
+  updateDispatcher((d) => {
+    const day = dayOf(turn.executionStartedAt);
+    d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + now() - turn.executionStartedAt;
+    d.day = day;
+    if (
+      fired &&
+      firstLook !== undefined &&
+      d.dueAt !== undefined &&
+      d.forWindow &&
+      triggerCadence(d) === 'minute'
+    )
+      d.lateness = observeLateness(d.lateness ?? {}, firstLook - d.dueAt);
+  });
+  armDispatcher(fired);
+}
+
+/** The spreadsheets whose step is wanted now (or within DUE_SLACK_MS), the longest-waiting first. */
+function dueSpreadsheets(turn: Turn): Array<{ id: string; state: BackgroundState }> {
+  const at = turn.executionStartedAt;
+  return listGoingOn(turn.dispatcher)
+    .filter(({ state }) => state.wantAt !== undefined && state.wantAt <= at + DUE_SLACK_MS)
+    .sort((a, b) => (a.state.wantAt as number) - (b.state.wantAt as number));
+}
+
+/** Errors that mean the spreadsheet is gone for this user (deleted, or its access lost), not a passing failure. */
+const GONE =
+  /is missing|not found|does not exist|no longer exists|was deleted|(don't|do not) have (read )?access|permission to access/i;
+/** Google's passing failures ("Service Spreadsheets failed while accessing document ..."): tried again, never dropped. */
+const PASSING = /Service .* failed|timed out|try again|Required permissions/i;
+
+/**
+ * Opens a spreadsheet of the list: the script's own document when it is that one (a bound script), else by id (a
+ * published add-on's trigger has none). One that is gone is dropped from the list with a note; another failure
+ * counts like a service failure and is tried again later.
+ */
+function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | undefined {
+  try {
+    const active = SpreadsheetApp.getActiveSpreadsheet();
+    if (active && active.getId() === id) return active;
+    return SpreadsheetApp.openById(id);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    if (GONE.test(why) && !PASSING.test(why)) {
+      locked(() => forgetBackground(id));
+      noteDropped({ id, name: state.name, why: spreadsheetGone(state.name, why), at: now() });
+    } else failedTurn(id, why);
+    return undefined;
+  }
+}
+
+/** A step that failed outright: counted, tried again in 5 minutes, given up after a few. */
+function failedTurn(id: string, why: string): void {
+  console.warn(`DAPA background step failed: ${why}`);
+  updateBackground(id, (s) => {
+    s.failures = (s.failures ?? 0) + 1;
+    s.wantAt = now() + RETRY_FAILURE_MS;
+    if (s.failures >= MAX_FAILURES) s.stopped = PAUSED_AFTER_FAILURES + why;
+  });
+}
+
+/** Background checks need scopes the user has not granted (Google's granular consent): each spreadsheet says so. */
+function stopForConsent(missing: readonly string[], dispatcher: DispatcherState): void {
+  const why = accessText(missing);
+  for (const { id } of listGoingOn(dispatcher)) updateBackground(id, (s) => (s.stopped = why));
+}
+
+/**
+ * The user's time-driven trigger: works through the spreadsheets with background work, each opened by id (a
+ * published add-on is a standalone project: its trigger has no active spreadsheet), within one execution's
+ * runtime, then sets the trigger for the next wanted step. Never fails the trigger: a spreadsheet's failure is
+ * counted in its own state.
+ */
+export function dapaBackgroundStep(_event?: unknown): void {
+  const dispatcher = loadDispatcher();
+  const turn = turnOf(triggerCadence(dispatcher), dispatcher);
+  const missing = missingFor('background');
+  if (missing.length > 0) return stopForConsent(missing, turn.dispatcher);
+  let firstLook: number | undefined;
+  for (const { id, state } of dueSpreadsheets(turn)) {
+    if (now() >= turn.endsAt) break;
+    const spreadsheet = openSpreadsheet(id, state);
+    if (!spreadsheet) continue;
+    try {
+      const step = inSpreadsheet(spreadsheet, () => runStep(spreadsheet, turn));
+      firstLook ??= step?.firstLook;
+    } catch (error) {
+      failedTurn(id, error instanceof Error ? error.message : String(error));
+    }
+  }
+  finishTurn(turn, firstLook, true);
+}
+
+/** Whether an edit entered a DAPA formula (the edit event's range, or its value). */
+function dapaEdit(event: unknown): boolean {
+  const e = (event ?? {}) as { range?: GoogleAppsScript.Spreadsheet.Range; value?: unknown };
+  return isDapaFormula(e.range?.getFormula?.() ?? String(e.value ?? ''));
+}
+
+/**
+ * The installable onEdit trigger: a new or changed formula gets a background step once its own run is over. Where
+ * steps come only hourly, this execution is the step: it waits out the formula's own run and works for 5 minutes.
+ */
+export function dapaOnEdit(event?: unknown): void {
+  const spreadsheet = activeSpreadsheet();
+  const id = spreadsheet.getId();
+  const status = loadStatus(id);
+  if (!goesOn(status)) return;
+  if (status !== 'hourly' || !dapaEdit(event)) {
+    wakeBackground(id, now() + AFTER_EDIT_MS);
+    return;
+  }
+  sleep(AFTER_EDIT_MS);
+  const turn = turnOf('hourly');
+  const step = runStep(spreadsheet, turn);
+  finishTurn(turn, step?.firstLook, false);
+}
+
+/**
+ * The bound script's hourly watch: revives the steps when a due one never ran (the day's trigger runtime was
+ * spent, or Google dropped the trigger), so work resumes by itself, the next day at worst.
+ */
+export function dapaBackgroundWatch(_event?: unknown): void {
+  const d = loadDispatcher();
+  const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;
+  if (stale && listGoingOn(d).some(({ state }) => state.wantAt !== undefined)) armDispatcher(true);
+}

@@ -1,0 +1,156 @@
+// The sidebar's and the menu's server functions for background checks: turn them on or off (a user action, where
+// Google's authorization prompt belongs), what the sidebar shows of them (getBackground), the open sidebar's short
+// steps (driveBackground), "Check again", the retention and the scheduled refresh.
+/// <reference types="google-apps-script" />
+import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
+import { runStep, turnOf } from '../background/step';
+import { formulaWork } from '../checks/formulas';
+import { missingFor, requireFor } from '../platform/consent';
+import { activeSpreadsheet, installMode, now } from '../platform/gas';
+import {
+  backgroundStatus,
+  type BackgroundStatus,
+  type BackgroundState,
+  type DispatcherState,
+  goesOn,
+  loadBackground,
+  loadDispatcher,
+  triggerCadence,
+  updateBackground,
+} from '../stores/background-store';
+import { loadJob } from '../stores/job-store';
+import { loadWindow } from '../stores/plan-store';
+import { retentionDays, savedCredits, setRetentionDays } from '../stores/result-store';
+import { readSchedule, saveSchedule } from '../stores/schedule';
+import { currentBaseUrl, storedApiKey } from '../stores/settings';
+import { installTriggers, removeEditTrigger } from '../triggers/handlers';
+import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
+import { accessText, BACKGROUND_ON, BACKGROUND_ON_HOURLY, MENU_NAME, NO_KEY } from '../messages';
+
+/** The open sidebar's call: one short step at the plan's pace; the answer says when to call again. */
+export function driveBackground(): BackgroundInfo {
+  const spreadsheet = activeSpreadsheet();
+  const step = runStep(spreadsheet, turnOf('sidebar'));
+  if (step?.status && goesOn(step.status)) armDispatcher(true);
+  const info = getBackground();
+  if (step && (step.pending.length > 0 || step.jobRunning)) info.driveAt = step.next ?? now();
+  else if (!step) info.driveAt = now() + 5_000;
+  return info;
+}
+
+/**
+ * Turns background checks on (menu or sidebar: a user action, where Google's authorization prompt belongs: the
+ * scopes background checks need are asked for here when the user has not granted them) and starts a step.
+ */
+export function startBackground(): BackgroundInfo {
+  if (!storedApiKey()) throw new Error(NO_KEY);
+  requireFor('background');
+  const spreadsheet = activeSpreadsheet();
+  const id = spreadsheet.getId();
+  const name = spreadsheet.getName();
+  const started = updateBackground(id, (state) => {
+    state.on = true;
+    state.stopped = undefined;
+    state.failures = 0;
+    state.wantAt = now() + 1000;
+    state.forWindow = false;
+    state.name = name;
+  });
+  try {
+    installTriggers(spreadsheet, () => armDispatcher(true));
+  } catch (error) {
+    updateBackground(id, (state) => {
+      state.on = false;
+      state.wantAt = undefined;
+    });
+    throw error;
+  }
+  const hourly = backgroundStatus(started, loadDispatcher()) === 'hourly';
+  spreadsheet.toast(hourly ? BACKGROUND_ON_HOURLY : BACKGROUND_ON, MENU_NAME);
+  return getBackground();
+}
+
+export function stopBackground(): BackgroundInfo {
+  const spreadsheet = activeSpreadsheet();
+  updateBackground(spreadsheet.getId(), (state) => {
+    state.on = false;
+    state.wantAt = undefined;
+  });
+  try {
+    removeEditTrigger(spreadsheet);
+    armDispatcher(true);
+  } catch {
+    // Without the triggers scope nothing of ours can be listed; the step finds background checks off.
+  }
+  return getBackground();
+}
+
+/** "Check again": every formula's domains are checked anew in the background, ignoring kept results. */
+export function checkFormulasAgain(): BackgroundInfo {
+  const id = activeSpreadsheet().getId();
+  updateBackground(id, (state) => (state.refreshSince = now()));
+  wakeBackground(id, now());
+  return getBackground();
+}
+
+/** When this spreadsheet's next step comes: the user's trigger, or a later one when that serves another sheet. */
+function nextStepAt(
+  status: BackgroundStatus,
+  state: BackgroundState,
+  d: DispatcherState,
+): number | undefined {
+  if (!goesOn(status)) return undefined;
+  if (state.wantAt === undefined) return status === 'hourly' ? d.dueAt : undefined;
+  return d.dueAt !== undefined && d.dueAt >= state.wantAt ? d.dueAt : state.wantAt;
+}
+
+export function getBackground(): BackgroundInfo {
+  const state = loadBackground(activeSpreadsheet().getId());
+  const d = loadDispatcher();
+  const status = backgroundStatus(state, d);
+  const mode = installMode();
+  const info: BackgroundInfo = {
+    on: status !== 'off',
+    mode,
+    // Off in an add-on, the cadence it would get; on, the user's trigger's.
+    cadence: mode === 'addon' && (status === 'off' || triggerCadence(d) === 'hourly') ? 'hourly' : 'minute',
+    steps: state.steps,
+    runtimeMs: state.runtimeMs,
+    creditsUsed: state.billed ?? 0,
+    savedCredits: savedCredits(),
+    retentionDays: retentionDays(),
+    ...rowsLeft(),
+  };
+  const next = nextStepAt(status, state, d);
+  if (next !== undefined) info.nextStepAt = next;
+  if (state.stopped) info.stopped = state.stopped;
+  const missing = missingFor('background');
+  if (missing.length > 0) info.access = { missing, message: accessText(missing) };
+  if (d.dropped?.length) info.dropped = d.dropped.map((n) => n.why);
+  const schedule = readSchedule();
+  if (schedule) info.schedule = { every: schedule.every, target: schedule.target, nextAt: schedule.nextAt };
+  return info;
+}
+
+/** Rows (domains) the formulas and the job still wait for, and how long they take at the plan's pace. */
+function rowsLeft(): { rowsLeft: number; leftMs?: number } {
+  const spreadsheet = activeSpreadsheet();
+  const baseUrl = currentBaseUrl();
+  const formulaRows = formulaWork(spreadsheet, baseUrl).pending.length;
+  const job = loadJob(spreadsheet.getId());
+  const rows = formulaRows + (job?.status === 'running' ? job.total - job.done : 0);
+  const perMinute = loadWindow(baseUrl)?.limits.urlsPerMinute?.value;
+  return perMinute ? { rowsLeft: rows, leftMs: Math.round((rows / perMinute) * 60_000) } : { rowsLeft: rows };
+}
+
+export function setKeepDays(days: unknown): BackgroundInfo {
+  setRetentionDays(days);
+  return getBackground();
+}
+
+export function setSchedule(change: ScheduleChange | null): BackgroundInfo {
+  saveSchedule(change);
+  const next = readSchedule()?.nextAt;
+  if (next !== undefined) wakeBackground(activeSpreadsheet().getId(), next);
+  return getBackground();
+}

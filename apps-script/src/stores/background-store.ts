@@ -1,0 +1,181 @@
+// Background checks' stored state and their status. Per spreadsheet (user property dapa.bg.<id>): on/off, when its
+// next step is wanted, why it stopped; these keys are also the list of spreadsheets the dispatcher opens by id. Per
+// user (dapa.dispatcher): the ONE time-driven trigger that serves all of them and what it learned (lateness, runtime
+// today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
+// change happens under the shared lock.
+import { now, userProperties } from '../platform/gas';
+import { isRecord, locked, readValue, writeValue } from './storage';
+import { USER_PROPERTY } from './storage-keys';
+
+/** Notes about dropped spreadsheets are kept this long (the sidebar shows them). */
+const NOTE_DAYS_MS = 30 * 86_400_000;
+
+/** What earlier steps learned about how late their triggers fired (ms), kept in the user's trigger state. */
+export interface Lateness {
+  /** A moving average of the lateness. */
+  typicalMs?: number;
+  /** The least lateness lately (rises slowly): the part every step has. */
+  lowMs?: number;
+  /** The most lateness lately (falls slowly): a step scheduled this early is never late. */
+  highMs?: number;
+}
+
+/** Background checks in one spreadsheet, for one user. */
+export interface BackgroundState {
+  on: boolean;
+  /** When this spreadsheet's next step is wanted (undefined: nothing until an edit, a check or a schedule). */
+  wantAt?: number;
+  /** The spreadsheet's name when last seen (for the note if it is dropped). */
+  name?: string;
+  /** Why background work stopped and will not go on by itself (a blocked network, a wrong key, ...). */
+  stopped?: string;
+  /** Steps run, their runtime (ms) and when the last one ran. */
+  steps: number;
+  runtimeMs: number;
+  lastStepAt?: number;
+  /** Credits the background's checks were billed in this spreadsheet. */
+  billed?: number;
+  /** Formula results checked before this time are checked again (Check again, a scheduled refresh). */
+  refreshSince?: number;
+  /** No check before this (the service's Retry-After, or the window's word when a step stopped at it). */
+  resumeAt?: number;
+  /** Server failures in a row; the background gives up after a few. */
+  failures?: number;
+  /** The wanted step waits for the plan's window to free (only such steps measure the triggers' lateness). */
+  forWindow?: boolean;
+}
+
+/** A spreadsheet the dispatcher could not open, and why: shown to the user, then forgotten. */
+export interface DroppedNote {
+  id: string;
+  name?: string;
+  why: string;
+  at: number;
+}
+
+/** The user's one background trigger and what it learned. */
+export interface DispatcherState {
+  /** The pending trigger and when it is due. */
+  triggerId?: string;
+  dueAt?: number;
+  /** The pending trigger is the add-on's hourly dispatcher (Google refused a one-off trigger at hourlySince). */
+  hourlySince?: number;
+  /** The day (ms / 86,400,000) and the trigger runtime spent on it, for the sleep budget. */
+  day?: number;
+  dayRuntimeMs?: number;
+  /** How late steps got to work after their due time. */
+  lateness?: Lateness;
+  /** The pending trigger was set for the plan's window to free. */
+  forWindow?: boolean;
+  dropped?: DroppedNote[];
+}
+
+/** The day an instant falls on (ms / 86,400,000): what DispatcherState.day counts. */
+export function dayOf(at: number): number {
+  return Math.floor(at / 86_400_000);
+}
+
+// ---- stored state -------------------------------------------------------------------------------------
+
+function propertyName(spreadsheetId: string): string {
+  return USER_PROPERTY.backgroundPrefix + spreadsheetId;
+}
+
+const parseBackground = (raw: unknown): BackgroundState | undefined =>
+  isRecord(raw) && typeof raw.on === 'boolean' ? (raw as unknown as BackgroundState) : undefined;
+
+const parseDispatcher = (raw: unknown): DispatcherState | undefined =>
+  isRecord(raw) ? (raw as DispatcherState) : undefined;
+
+export function loadBackground(spreadsheetId: string): BackgroundState {
+  return (
+    readValue('user', propertyName(spreadsheetId), parseBackground) ?? { on: false, steps: 0, runtimeMs: 0 }
+  );
+}
+
+/** Runs `change` on the stored state under the shared lock (read again there) and stores the result. */
+export function updateBackground(
+  spreadsheetId: string,
+  change: (state: BackgroundState) => void,
+): BackgroundState {
+  return locked(() => {
+    const state = loadBackground(spreadsheetId);
+    change(state);
+    writeValue('user', propertyName(spreadsheetId), state);
+    return state;
+  });
+}
+
+/** Forgets a spreadsheet's background state (it was deleted, or its access lost). */
+export function forgetBackground(spreadsheetId: string): void {
+  writeValue('user', propertyName(spreadsheetId), undefined);
+}
+
+/** Every spreadsheet this user has background state for: the dispatcher's list. */
+function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
+  const prefix = USER_PROPERTY.backgroundPrefix;
+  return userProperties()
+    .getKeys()
+    .filter((key) => key.startsWith(prefix) && !key.includes('#'))
+    .map((key) => ({ id: key.slice(prefix.length), state: loadBackground(key.slice(prefix.length)) }));
+}
+
+export function loadDispatcher(): DispatcherState {
+  return readValue('user', USER_PROPERTY.dispatcher, parseDispatcher) ?? {};
+}
+
+export function updateDispatcher(change: (state: DispatcherState) => void): DispatcherState {
+  return locked(() => {
+    const state = loadDispatcher();
+    change(state);
+    writeValue('user', USER_PROPERTY.dispatcher, state);
+    return state;
+  });
+}
+
+/** Notes a spreadsheet dropped from the list (kept 30 days, newest first, at most 10). */
+export function noteDropped(note: DroppedNote): void {
+  updateDispatcher((d) => {
+    d.dropped = [
+      note,
+      ...(d.dropped ?? []).filter((n) => n.id !== note.id && n.at > now() - NOTE_DAYS_MS),
+    ].slice(0, 10);
+  });
+}
+
+// ---- status -----------------------------------------------------------------------------------------------
+
+/** How the user's one trigger comes: a one-off trigger at any minute, or only the add-on's hourly dispatcher. */
+export type TriggerCadence = 'minute' | 'hourly';
+
+/**
+ * Where a spreadsheet's background checks stand: off (never turned on, or turned off), stopped (on, but halted for a
+ * reason the user must fix), or going on by themselves at the user's trigger's cadence.
+ */
+export type BackgroundStatus = 'off' | 'stopped' | TriggerCadence;
+
+export function triggerCadence(dispatcher: DispatcherState): TriggerCadence {
+  return dispatcher.hourlySince === undefined ? 'minute' : 'hourly';
+}
+
+/** The one place that tells a spreadsheet's status from its state and the user's trigger. */
+export function backgroundStatus(state: BackgroundState, dispatcher: DispatcherState): BackgroundStatus {
+  if (!state.on) return 'off';
+  if (state.stopped) return 'stopped';
+  return triggerCadence(dispatcher);
+}
+
+/** Whether background checks go on by themselves in that status (not off, not stopped). */
+export function goesOn(status: BackgroundStatus): boolean {
+  return status === 'minute' || status === 'hourly';
+}
+
+/** The spreadsheets whose background checks go on by themselves (with the user's trigger as `dispatcher` says). */
+export function listGoingOn(dispatcher: DispatcherState): Array<{ id: string; state: BackgroundState }> {
+  return listBackgrounds().filter(({ state }) => goesOn(backgroundStatus(state, dispatcher)));
+}
+
+/** A spreadsheet's status as stored (for callers that hold neither its state nor the user's trigger). */
+export function loadStatus(spreadsheetId: string): BackgroundStatus {
+  return backgroundStatus(loadBackground(spreadsheetId), loadDispatcher());
+}

@@ -1,0 +1,130 @@
+// The user's ONE time-driven trigger that serves all of the user's spreadsheets with background checks (a published
+// add-on is a standalone project: its trigger has no document, and Google allows one time-driven trigger per user per
+// document, or per user; one per user keeps both readings), made due when the earliest spreadsheet wants its step. A
+// bound script keeps a one-off trigger plus an hourly watch; an add-on a one-off when Google accepts it, else the
+// hourly dispatcher. Every change happens under the shared lock; a refused trigger is caught.
+import { installMode, now } from '../platform/gas';
+import {
+  backgroundStatus,
+  type DispatcherState,
+  goesOn,
+  listGoingOn,
+  loadBackground,
+  loadDispatcher,
+  triggerCadence,
+  updateBackground,
+  updateDispatcher,
+} from '../stores/background-store';
+import { deleteTriggers, ownTriggers, STEP_HANDLER, WATCH_HANDLER } from './handlers';
+
+const HOUR_MS = 3_600_000;
+/** After Google refused a one-off trigger in an add-on, it is tried again after this long. */
+const RETRY_ONE_OFF_MS = 24 * HOUR_MS;
+
+function hasTrigger(id: string | undefined): boolean {
+  return id !== undefined && ownTriggers().some((t) => t.getUniqueId() === id);
+}
+
+function oneOff(state: DispatcherState, at: number): void {
+  const wait = Math.max(1000, Math.ceil(at - now()));
+  const trigger = ScriptApp.newTrigger(STEP_HANDLER).timeBased().after(wait).create();
+  state.triggerId = trigger.getUniqueId();
+  state.dueAt = now() + wait;
+  state.hourlySince = undefined;
+}
+
+/** The add-on's hourly dispatcher (kept when it is already the pending trigger). */
+function hourly(state: DispatcherState): void {
+  if (triggerCadence(state) === 'hourly' && hasTrigger(state.triggerId)) return;
+  deleteTriggers(STEP_HANDLER);
+  const trigger = ScriptApp.newTrigger(STEP_HANDLER).timeBased().everyHours(1).create();
+  state.triggerId = trigger.getUniqueId();
+  state.dueAt = now() + HOUR_MS;
+  state.hourlySince ??= now();
+}
+
+/** The add-on's hourly dispatcher replaced a refused one-off trigger less than a day ago. */
+function refusedLately(state: DispatcherState): boolean {
+  return triggerCadence(state) === 'hourly' && now() - (state.hourlySince as number) < RETRY_ONE_OFF_MS;
+}
+
+/**
+ * Makes the user's trigger due at `at` (at least a second from now). A bound script and an add-on whose one-off
+ * trigger Google accepts get a one-off trigger; an add-on Google refuses gets the hourly dispatcher. Throws only
+ * when no trigger at all could be created.
+ */
+function scheduleStep(state: DispatcherState, at: number): void {
+  const addon = installMode() === 'addon';
+  if (addon && refusedLately(state)) return hourly(state);
+  deleteTriggers(STEP_HANDLER);
+  if (!addon) return oneOff(state, at);
+  try {
+    oneOff(state, at);
+  } catch {
+    // Google did not accept a one-off trigger here: the hourly cadence is the one the rules allow.
+    state.hourlySince = undefined;
+    hourly(state);
+  }
+}
+
+/** With nothing due: a bound script keeps no step (its hourly watch stays); an add-on keeps its hourly dispatcher. */
+function settleTriggers(state: DispatcherState, anyOn: boolean): void {
+  if (installMode() === 'addon' && anyOn) {
+    if (triggerCadence(state) === 'minute') state.hourlySince = now() - RETRY_ONE_OFF_MS; // idle: no hurry
+    hourly(state);
+    return;
+  }
+  deleteTriggers(STEP_HANDLER);
+  if (!anyOn) deleteTriggers(WATCH_HANDLER);
+  state.triggerId = state.dueAt = state.hourlySince = undefined;
+}
+
+/** The earliest wanted step over this user's spreadsheets whose checks go on, and whether any does. */
+function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; forWindow: boolean } {
+  let at: number | undefined;
+  let forWindow = false;
+  const goingOn = listGoingOn(dispatcher);
+  for (const { state } of goingOn) {
+    if (state.wantAt !== undefined && (at === undefined || state.wantAt < at)) {
+      at = state.wantAt;
+      forWindow = state.forWindow === true;
+    }
+  }
+  return { at, anyOn: goingOn.length > 0, forWindow };
+}
+
+/**
+ * Makes the user's one trigger due when the earliest spreadsheet wants its step. `fired`: the trigger that was due
+ * has just run (a dispatcher at its end), so it is set anew even when it looks pending. Throws only when no trigger
+ * at all could be created.
+ */
+export function armDispatcher(fired = false): DispatcherState {
+  return updateDispatcher((d) => {
+    const { at, anyOn, forWindow } = wanted(d);
+    if (at === undefined) return settleTriggers(d, anyOn);
+    const pending = !fired && d.dueAt !== undefined && d.dueAt > now() - 60_000 && hasTrigger(d.triggerId);
+    if (pending && (d.dueAt as number) <= Math.max(at, now())) return;
+    if (pending && refusedLately(d)) return;
+    scheduleStep(d, at);
+    d.forWindow = forWindow;
+  });
+}
+
+/**
+ * Makes sure a step is wanted in this spreadsheet when its background checks go on by themselves: by `by` when
+ * given, else now; the user's trigger follows. Returns whether background checks will go on.
+ */
+export function wakeBackground(spreadsheetId: string, by?: number): boolean {
+  const state = loadBackground(spreadsheetId);
+  if (!goesOn(backgroundStatus(state, loadDispatcher()))) return false;
+  const at = by ?? now();
+  if (state.wantAt === undefined || state.wantAt > at)
+    updateBackground(spreadsheetId, (s) => {
+      if (s.wantAt === undefined || s.wantAt > at) {
+        s.wantAt = at;
+        s.forWindow = false;
+      }
+    });
+  armDispatcher();
+  return true;
+}
