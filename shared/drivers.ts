@@ -1,18 +1,27 @@
-// The two driver loops: the only place where a check meets I/O. The synchronous one is for Apps Script
-// (UrlFetchApp + Utilities.sleep), the asynchronous one for n8n and Node (a Promise-returning send + sleep).
+// The driver loops: the only place where a check meets I/O. `runSync` is for Apps Script (UrlFetchApp.fetch +
+// Utilities.sleep), `runSyncAll` for Apps Script sending a run's requests together (UrlFetchApp.fetchAll), `runAsync`
+// for n8n and Node (a Promise-returning send + sleep). All three take their turns from `turn`.
 import type { Report } from './outcome';
-import type { CheckRun, HttpRequest, NetworkFailure } from './run';
+import type { CheckRun, HttpRequest, NetworkFailure, Step } from './run';
 import type { HttpAnswer } from './wire';
 
 interface Io {
   now(): number;
-  /** Checked between steps (and, in the sync driver, every 2 s of a wait); when true, the run is cancelled. */
+  /** Checked between steps (and, in the sync drivers, every 2 s of a wait); when true, the run is cancelled. */
   cancelled?: () => boolean;
 }
 
-export interface SyncIo extends Io {
-  send(request: HttpRequest): HttpAnswer;
+interface SyncWait extends Io {
   sleep(ms: number): void;
+}
+
+export interface SyncIo extends SyncWait {
+  send(request: HttpRequest): HttpAnswer;
+}
+
+export interface SyncAllIo extends SyncWait {
+  /** Sends the requests together and answers each, in order (a thrown error fails them all). */
+  sendAll(requests: readonly HttpRequest[]): Array<HttpAnswer | NetworkFailure>;
 }
 
 export interface AsyncIo extends Io {
@@ -23,50 +32,85 @@ export interface AsyncIo extends Io {
 /** A cancellable sync wait is slept in slices this long, so that Cancel is seen within them. */
 const CANCEL_SLICE_MS = 2000;
 
+type Sent = Extract<Step, { type: 'send' }>;
+/** One turn of a driver: the requests to send now (as many as the run lets go before their answers), a wait, or the end. */
+type Turn = { sends: Sent[] } | { wait: number } | { report: Report };
+
 function failure(error: unknown): NetworkFailure {
   return { error: error instanceof Error ? error.message : String(error) };
 }
 
-export function runSync(run: CheckRun, io: SyncIo): Report {
+function turn(run: CheckRun, io: Io): Turn {
+  if (io.cancelled?.()) run.cancel();
+  const sends: Sent[] = [];
   for (;;) {
-    if (io.cancelled?.()) run.cancel();
     const step = run.next(io.now());
-    if (step.type === 'done') return run.report();
-    if (step.type === 'wait') {
-      if (!io.cancelled) io.sleep(step.ms);
-      else {
-        const until = io.now() + step.ms;
-        for (let left = step.ms; left > 0 && !io.cancelled(); left = until - io.now()) {
-          io.sleep(Math.min(left, CANCEL_SLICE_MS));
-        }
-      }
-      continue;
-    }
-    let answer: HttpAnswer | NetworkFailure;
-    try {
-      answer = io.send(step.request);
-    } catch (error) {
-      answer = failure(error);
-    }
-    run.receive(step.id, answer, io.now());
+    if (step.type === 'send') sends.push(step);
+    else if (sends.length > 0) return { sends };
+    else if (step.type === 'wait') return { wait: step.ms };
+    else return { report: run.report() }; // done ('receive' needs a request in flight, and none is)
   }
 }
 
-export async function runAsync(run: CheckRun, io: AsyncIo): Promise<Report> {
+function sleepSync(io: SyncWait, ms: number): void {
+  if (!io.cancelled) return io.sleep(ms);
+  const until = io.now() + ms;
+  for (let left = ms; left > 0 && !io.cancelled(); left = until - io.now())
+    io.sleep(Math.min(left, CANCEL_SLICE_MS));
+}
+
+/** Drives the run with requests sent together: each turn's requests go in one `sendAll`, answered at one time. */
+export function runSyncAll(run: CheckRun, io: SyncAllIo): Report {
   for (;;) {
-    if (io.cancelled?.()) run.cancel();
-    const step = run.next(io.now());
-    if (step.type === 'done') return run.report();
-    if (step.type === 'wait') {
-      await io.sleep(step.ms);
+    const t = turn(run, io);
+    if ('report' in t) return t.report;
+    if ('wait' in t) {
+      sleepSync(io, t.wait);
       continue;
     }
-    let answer: HttpAnswer | NetworkFailure;
+    let answers: Array<HttpAnswer | NetworkFailure>;
     try {
-      answer = await io.send(step.request);
+      answers = io.sendAll(t.sends.map((s) => s.request));
     } catch (error) {
-      answer = failure(error);
+      answers = t.sends.map(() => failure(error));
     }
-    run.receive(step.id, answer, io.now());
+    const at = io.now();
+    t.sends.forEach((s, i) => run.receive(s.id, answers[i], at));
+  }
+}
+
+/** Drives the run one blocking request at a time. */
+export function runSync(run: CheckRun, io: SyncIo): Report {
+  const sendAll = (requests: readonly HttpRequest[]) =>
+    requests.map((request) => {
+      try {
+        return io.send(request);
+      } catch (error) {
+        return failure(error);
+      }
+    });
+  return runSyncAll(run, { ...io, sendAll });
+}
+
+/** Drives the run with Promise-returning I/O; each answer is handed back when it comes. */
+export async function runAsync(run: CheckRun, io: AsyncIo): Promise<Report> {
+  for (;;) {
+    const t = turn(run, io);
+    if ('report' in t) return t.report;
+    if ('wait' in t) {
+      await io.sleep(t.wait);
+      continue;
+    }
+    await Promise.all(
+      t.sends.map(async (s) => {
+        let answer: HttpAnswer | NetworkFailure;
+        try {
+          answer = await io.send(s.request);
+        } catch (error) {
+          answer = failure(error);
+        }
+        run.receive(s.id, answer, io.now());
+      }),
+    );
   }
 }

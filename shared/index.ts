@@ -10,7 +10,7 @@ export {
   type HttpRequest,
   type NetworkFailure,
 } from './run';
-export { runSync, runAsync, type SyncIo, type AsyncIo } from './drivers';
+export { runSync, runSyncAll, runAsync, type SyncIo, type SyncAllIo, type AsyncIo } from './drivers';
 export { keyProbeRequest, readKeyProbe, type KeyProbeResult } from './keyprobe';
 export {
   classify,
@@ -42,11 +42,14 @@ export {
   mergeWindows,
   restoreWindow,
   roomIn,
+  type Hold,
   type Limit,
   type Pace,
+  type ProbeCase,
+  type ProbeDecision,
+  type ProbeReason,
   type PlanLimits,
   type Room,
   type WindowSnapshot,
 } from './window';
 export { outcomeText, networkBlockedMessage, seconds } from './wording';
-export { mergeReports, type ReportPart } from './merge';

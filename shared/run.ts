@@ -1,6 +1,8 @@
 // CheckRun: the whole check as a state machine that does no I/O and reads no clock (in the style of h11).
 // The driver asks `next(now)` what to do (send a batch, wait, or stop), performs it, and hands the answer back
-// with `receive`. Every input position ends in exactly one Outcome, whatever the server or the network does.
+// with `receive`; it may keep several requests in flight (`inFlight`) for a driver that sends them together.
+// When the next request may go is the plan's window's answer alone (window.ts). Every input position ends in exactly
+// one Outcome, whatever the server or the network does.
 import { JSON_HEADERS, endpointUrl } from './endpoints';
 import { type Entry, keyOfDomain, toEntry } from './inputs';
 import type { ErrorCode, Fatal, Learned, Outcome, OutcomeDetail, Report, Totals } from './outcome';
@@ -39,6 +41,39 @@ export interface RunOptions {
   /** URLs left in the whole work this run is a part of (a background step's queue): whether a probe above an
    *  inferred limit is worth it is judged by it (default: the run's own queue). */
   left?: number;
+  /** Distinct domains (not answered by the cache) the run may send at most; the rest end unfinished, not run. */
+  maxSend?: number;
+  /**
+   * Requests the run may have in flight at once, for a driver that sends them together (runSyncAll; default 1).
+   * More than one only once the plan's maximum per request is known when the run starts: else each would pay a 422.
+   */
+  inFlight?: number;
+}
+
+/** RunOptions with every default filled in, once. */
+type Resolved = Required<Omit<RunOptions, 'maxUrlsPerRequest' | 'window' | 'pace'>> &
+  Pick<RunOptions, 'window' | 'pace'>;
+
+function resolve(options: RunOptions, known: number | undefined): Resolved {
+  const resolved: Resolved = {
+    retries: 3,
+    waitForRateLimits: true,
+    maxWaitMs: Infinity,
+    maxConsecutiveFailures: 5,
+    seed: 1,
+    left: 0,
+    maxSend: Infinity,
+    inFlight: 1,
+    ...definedOnly(options),
+  };
+  resolved.maxSend = Math.max(0, Math.floor(resolved.maxSend));
+  resolved.inFlight = known === undefined ? 1 : Math.max(1, resolved.inFlight);
+  return resolved;
+}
+
+/** The options a caller set (an explicit undefined leaves the default). */
+function definedOnly(options: RunOptions): RunOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as RunOptions;
 }
 
 /** First batch size when the plan's maximum is unknown; a 422 Limit Exceeded shrinks it. */
@@ -52,9 +87,14 @@ export interface HttpRequest {
   body: string;
 }
 
+/**
+ * What the driver does next: send a request (and it may ask again before the answer, up to `inFlight` requests);
+ * wait; hand back the answers of the requests in flight first (`receive`: nothing more may go before them); or stop.
+ */
 export type Step =
   | { type: 'send'; id: number; urls: string[]; request: HttpRequest }
   | { type: 'wait'; ms: number }
+  | { type: 'receive' }
   | { type: 'done' };
 
 /** A transport failure the driver saw instead of an HTTP answer. */
@@ -74,26 +114,26 @@ export class CheckRun {
   private readonly entries: Entry[];
   private readonly domains = new Map<string, Domain>();
   private queue: string[] = [];
-  private inflight?: { id: number; keys: string[]; sentAt: number; probe: boolean };
+  /** Requests sent and not answered yet, by id. */
+  private readonly inflight = new Map<number, { keys: string[]; sentAt: number; probe: boolean }>();
   private nextId = 1;
   private batchSize: number;
+  private readonly options: Resolved;
+  /** The plan's window, and the one table of when the next request may go (its sends, limits, server word, hold). */
   private readonly pacer: PlanWindow;
   /** The latest time the driver told the run (for the report's window). */
   private lastNow = -Infinity;
   private readonly random: () => number;
-  private notBefore = -Infinity;
-  /** When the server named the next attempt (`Retry-After` on a 429): that time wins over the pacer's guess. */
-  private serverNextAt?: number;
-  /** What `notBefore` waits for: the plan's rate limit, or a failing server. */
-  private waitingFor: 'rate_limit' | 'failure' = 'failure';
   private failuresInRow = 0;
   private rateLimitsInRow = 0;
   private spentWindowsInRow = 0;
   private readonly latencies: number[] = [];
   private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
   private fatal?: Fatal;
+  /** The window's answer to "when may the next request go" when the run stopped at a wait it could not take. */
   private resumeAt?: number;
-  private finished = false;
+  /** Set once the run has finished: the outcome of a domain whose request comes back to be sent again. */
+  private finalOutcome?: (key: string) => Outcome;
   private readonly counts = {
     requests: 0,
     billed: 0,
@@ -106,10 +146,7 @@ export class CheckRun {
   };
   private readonly endpoint: string;
 
-  constructor(
-    values: readonly unknown[],
-    private readonly options: RunOptions,
-  ) {
+  constructor(values: readonly unknown[], options: RunOptions) {
     this.endpoint = endpointUrl(options.baseUrl);
     this.entries = values.map(toEntry);
     for (const entry of this.entries) {
@@ -120,12 +157,8 @@ export class CheckRun {
     this.pacer = new PlanWindow(options.window, options.pace);
     const known = this.pacer.limits.maxUrlsPerRequest?.value;
     this.batchSize = Math.max(1, Math.floor(options.maxUrlsPerRequest ?? known ?? DEFAULT_BATCH_SIZE));
-    this.random = seededRandom(options.seed ?? 1);
-  }
-
-  /** Distinct domain keys still to be checked: what a shell looks up in its cache before the first step. */
-  pendingKeys(): string[] {
-    return this.queue.slice();
+    this.options = resolve(options, known);
+    this.random = seededRandom(this.options.seed);
   }
 
   /** Answers from the shell's cache: those domains are done and cost nothing. */
@@ -146,28 +179,31 @@ export class CheckRun {
   /** What the driver should do now. */
   next(now: number): Step {
     this.lastNow = Math.max(this.lastNow, now);
-    if (this.finished) return { type: 'done' };
-    if (this.inflight) throw new Error('CheckRun.next: the previous request has not been answered yet');
-    if (this.queue.length === 0) return this.finish(unfinished({ why: 'not_run' }));
+    if (this.finalOutcome || this.inflight.size >= this.options.inFlight) return this.settled();
+    for (const key of this.queue.splice(this.options.maxSend))
+      this.settle(key, unfinished({ why: 'not_run' })(key));
+    if (this.queue.length === 0)
+      return this.inflight.size > 0 ? this.settled() : this.finish(unfinished({ why: 'not_run' }));
     const wanted = Math.min(this.batchSize, this.queue.length);
-    const slot =
-      this.serverNextAt !== undefined
-        ? { at: Math.max(now, this.serverNextAt), urls: wanted, probe: false }
-        : this.pacer.plan(
-            Math.max(now, this.notBefore),
-            wanted,
-            Math.max(this.queue.length, this.options.left ?? 0),
-          );
+    const hold = this.pacer.hold;
+    const inFlight = [...this.inflight.values()];
+    const slot = this.pacer.plan(
+      now,
+      wanted,
+      Math.max(this.queue.length, this.options.left),
+      inFlight.map((r) => r.keys.length),
+    );
     const latency = this.latencyEstimate();
     if (slot.at > now) {
+      if (this.inflight.size > 0) return { type: 'receive' }; // their answers may change the plan
       const ms = slot.at - now;
       this.resumeAt = slot.at; // kept only if the run stops here instead of waiting
-      const forRateLimit = slot.at > Math.max(now, this.notBefore) || this.waitingFor === 'rate_limit';
-      if (forRateLimit && this.options.waitForRateLimits === false)
+      const forFailure = hold?.cause === 'failure' && slot.at <= hold.until;
+      if (!forFailure && !this.options.waitForRateLimits)
         return this.finish(rateLimitSkip({ why: 'waiting_off', waitMs: ms }));
       if (slot.at + latency > this.options.deadline)
         return this.finish(unfinished({ why: 'deadline', waitMs: ms }));
-      if (this.counts.waitedMs + ms > (this.options.maxWaitMs ?? Infinity))
+      if (this.counts.waitedMs + ms > this.options.maxWaitMs)
         return this.finish(unfinished({ why: 'wait_budget', waitMs: ms }));
       this.counts.waitedMs += ms;
       this.resumeAt = undefined;
@@ -175,10 +211,10 @@ export class CheckRun {
     }
     if (now + latency > this.options.deadline) return this.finish(unfinished({ why: 'deadline' }));
     const keys = this.queue.splice(0, slot.urls);
-    this.serverNextAt = undefined;
+    this.pacer.hold = undefined; // it has passed
     this.pacer.observedSince ??= now;
     const id = this.nextId++;
-    this.inflight = { id, keys, sentAt: now, probe: slot.probe };
+    this.inflight.set(id, { keys, sentAt: now, probe: slot.probe });
     this.counts.requests += 1;
     return {
       type: 'send',
@@ -196,9 +232,10 @@ export class CheckRun {
   /** The answer to request `id`: an HTTP answer, or a network failure. */
   receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
     this.lastNow = Math.max(this.lastNow, now);
-    if (!this.inflight || this.inflight.id !== id) return; // a late answer after cancel(): ignore it
-    const { keys, sentAt, probe } = this.inflight;
-    this.inflight = undefined;
+    const sent = this.inflight.get(id);
+    if (!sent) return; // a late answer after cancel(): ignore it
+    const { keys, sentAt, probe } = sent;
+    this.inflight.delete(id);
     this.latencies.push(Math.max(0, now - sentAt));
     if (this.latencies.length > 5) this.latencies.shift();
     const answer: Answer =
@@ -240,8 +277,8 @@ export class CheckRun {
 
   /** Stops the run at once; what is not finished ends as `cancelled`. */
   cancel(): void {
-    this.inflight = undefined;
-    if (!this.finished) this.finish(errorOutcome('cancelled', false));
+    this.inflight.clear();
+    if (!this.finalOutcome) this.finish(errorOutcome('cancelled', false));
   }
 
   /** One outcome per input position, the totals, what was learned, and what may be cached. */
@@ -314,7 +351,7 @@ export class CheckRun {
       if (strays > 0) {
         const seen = unmatched.map((r) => r.domain);
         this.settle(key, errorOutcome('unmatched', false, { seen })(key));
-      } else if (this.domain(key).missingRetries++ < (this.options.retries ?? 3)) {
+      } else if (this.domain(key).missingRetries++ < this.options.retries) {
         this.requeue([key], 'back');
       } else {
         this.settle(key, errorOutcome('missing', true)(key));
@@ -325,7 +362,7 @@ export class CheckRun {
 
   private onSkip(key: string, skip: SkippedEntry): void {
     const domain = this.domain(key);
-    if (skip.reason === 'lookup_failed' && domain.lookupRetries++ < (this.options.retries ?? 3)) {
+    if (skip.reason === 'lookup_failed' && domain.lookupRetries++ < this.options.retries) {
       this.requeue([key], 'back');
       return;
     }
@@ -335,8 +372,7 @@ export class CheckRun {
   private onUrlLimit(keys: string[], skipped: SkippedEntry[], now: number, probe: boolean): void {
     const learned = this.pacer.learnUrlLimit(now, probe);
     const again = keys.filter(
-      (key) =>
-        this.options.waitForRateLimits !== false && this.domain(key).rateRetries++ < RATE_LIMIT_RESENDS,
+      (key) => this.options.waitForRateLimits && this.domain(key).rateRetries++ < RATE_LIMIT_RESENDS,
     );
     const skip = skipped.find((s) => s.reason === 'rate_limit_reached');
     for (const key of keys) if (!again.includes(key) && skip) this.settle(key, serverSkip(key, skip, true));
@@ -346,7 +382,7 @@ export class CheckRun {
       // all left the window a minute after this run's first request; until then, or when that has passed, back off.
       this.spentWindowsInRow += 1;
       const priorGone = (this.pacer.observedSince ?? now) + WINDOW_MS + 1;
-      this.waitUntil(
+      this.pacer.holdUntil(
         priorGone > now ? priorGone : now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000),
         'rate_limit',
       );
@@ -366,24 +402,25 @@ export class CheckRun {
     this.rateLimitsInRow += 1;
     const retryAt = retryAfterMs === undefined ? undefined : now + retryAfterMs;
     this.pacer.learnRequestLimit(now, retryAt, undefined, probe);
-    if (this.options.waitForRateLimits === false || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
+    // The server's word decides the next attempt, not the window's guesses; the window keeps it for later runs too.
+    if (retryAt !== undefined) this.pacer.holdUntil(retryAt, 'retry_after');
+    if (!this.options.waitForRateLimits || this.rateLimitsInRow > RATE_LIMIT_RESENDS) {
       // Not waiting: this batch and everything not sent yet end as rate_limit_reached, with no further request.
       // Without the server's word, a whole window (the plan's unit) is when a later run may start.
-      const paced = this.pacer.plan(now, 1).at;
-      this.resumeAt = retryAt ?? (paced > now ? paced : now + WINDOW_MS);
+      if (this.pacer.plan(now, 1).at <= now) this.pacer.holdUntil(now + WINDOW_MS, 'rate_limit');
+      this.resumeAt = this.pacer.plan(now, 1).at;
       this.finish(rateLimitSkip({ why: 'request_limit', status: 429 }));
       return;
     }
-    this.waitUntil(retryAt ?? now + fullJitter(this.rateLimitsInRow, this.random), 'rate_limit');
-    this.serverNextAt = retryAt; // the server's word decides the next attempt, not the pacer's guess
+    if (retryAt === undefined)
+      this.pacer.holdUntil(now + fullJitter(this.rateLimitsInRow, this.random), 'rate_limit');
     this.requeue(keys, 'front');
   }
 
   private onFailure(keys: string[], what: string, now: number, retryAfterMs?: number): void {
     this.counts.transient += 1;
     this.failuresInRow += 1;
-    const limit = this.options.maxConsecutiveFailures ?? 5;
-    if (this.failuresInRow >= limit) {
+    if (this.failuresInRow >= this.options.maxConsecutiveFailures) {
       this.requeue(keys, 'front', false);
       return this.stop({
         code: 'server_error',
@@ -391,7 +428,7 @@ export class CheckRun {
         detail: { failures: this.failuresInRow, cause: what },
       });
     }
-    this.waitUntil(now + (retryAfterMs ?? fullJitter(this.failuresInRow, this.random)), 'failure');
+    this.pacer.holdUntil(now + (retryAfterMs ?? fullJitter(this.failuresInRow, this.random)), 'failure');
     this.requeue(keys, 'front');
   }
 
@@ -411,8 +448,11 @@ export class CheckRun {
     return open.has(k) ? k : keys.find((key) => open.has(key) && key === url.toLowerCase());
   }
 
+  /** Queues keys to be sent again; once the run has finished, they end with its final outcome instead. */
   private requeue(keys: string[], where: 'front' | 'back', countsAsRetry = true): void {
     if (keys.length === 0) return;
+    const final = this.finalOutcome;
+    if (final) return keys.forEach((key) => this.settle(key, final(key)));
     if (countsAsRetry) this.counts.retries += keys.length;
     this.queue = where === 'front' ? keys.concat(this.queue) : this.queue.concat(keys);
   }
@@ -427,23 +467,27 @@ export class CheckRun {
     return d;
   }
 
-  private waitUntil(at: number, reason: 'rate_limit' | 'failure'): void {
-    this.notBefore = at;
-    this.waitingFor = reason;
-  }
-
   private latencyEstimate(): number {
     return this.latencies.length > 0 ? Math.max(...this.latencies) : 0;
   }
 
-  /** Ends every unsettled domain with the outcome `outcomeOf` gives and marks the run finished. */
+  /**
+   * Ends every unsettled domain not in flight with the outcome `outcomeOf` gives and marks the run finished; the
+   * answers still in flight are taken (what they billed is kept) and end the rest of theirs the same way.
+   */
   private finish(outcomeOf: (key: string) => Outcome): Step {
+    const inFlight = new Set([...this.inflight.values()].flatMap((r) => r.keys));
     for (const domain of this.domains.values()) {
-      if (!domain.outcome) domain.outcome = outcomeOf(domain.key);
+      if (!domain.outcome && !inFlight.has(domain.key)) domain.outcome = outcomeOf(domain.key);
     }
     this.queue = [];
-    this.finished = true;
-    return { type: 'done' };
+    this.finalOutcome ??= outcomeOf;
+    return this.settled();
+  }
+
+  /** A finished run (or one with all its requests in flight) first takes the answers still out. */
+  private settled(): Step {
+    return this.inflight.size > 0 ? { type: 'receive' } : { type: 'done' };
   }
 
   private stop(fatal: Fatal): void {

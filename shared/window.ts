@@ -7,8 +7,11 @@
 // A guess learned while the window held other runs' sends, or while the server's request count showed runs it cannot
 // see, is labelled shared: it is a share, so it is probed whatever work is left. A guess inherited from an earlier
 // run is probed for any work left too when that saves a long wait for the window to slide.
-// Times are those of the answers (never earlier than the server counted), so a server window has always expired
-// when ours has.
+// Which of those rules sends a probe is one decision with a named case per rule (decideProbe).
+// The window is the one table of "not before": its sends, the server's word (X-RateLimit-*), the probes' calm, and a
+// hold (a Retry-After, or a backoff) all travel in the snapshot, so every later run (=DAPA, the sidebar, a background
+// step, an n8n execution) honours them alike. Times are those of the answers (never earlier than the server counted),
+// so a server window has always expired when ours has.
 import type { ServerRate } from './wire';
 
 export const WINDOW_MS = 60_000;
@@ -58,6 +61,18 @@ export interface WindowSnapshot {
   server?: { remaining: number; freeAt: number };
   /** When a limit last pushed back: a rate_limit_reached skip (urls) or a 429 (requests); probes that failed in a row. */
   pressure?: Pressure;
+  /** No request before this time, whatever the sends allow (see Hold): kept until it has passed. */
+  hold?: Hold;
+}
+
+/**
+ * A time before which no request goes, and why: `retry_after`, the server named it (a 429's Retry-After; it wins over
+ * every guess of the window); `rate_limit`, a backoff after a 429 or a spent minute without the server's word;
+ * `failure`, a backoff after failed answers (5xx, network, unreadable).
+ */
+export interface Hold {
+  until: number;
+  cause: 'retry_after' | 'rate_limit' | 'failure';
 }
 
 interface Pressure {
@@ -92,6 +107,65 @@ export interface Pace {
   urlsPerMinute?: number;
 }
 
+/** When the next request may go, how many URLs it carries, and whether it is a probe above an inferred limit. */
+export interface Slot {
+  at: number;
+  urls: number;
+  probe: boolean;
+}
+
+/** The facts a probe above an inferred limit is decided on. */
+export interface ProbeCase {
+  /** Which limit is full: the URLs of the minute, or its requests. */
+  kind: 'urls' | 'requests';
+  limit: Limit;
+  /** When the window is full (the time asked about). */
+  start: number;
+  /** When the window slides enough to send without a probe. */
+  slideAt: number;
+  /** When the calm after the last pushback is over (-Infinity: no pushback yet; Infinity: exact limit). */
+  dueAt: number;
+  /** URLs left in the work. */
+  left: number;
+  /** The guess rose within the last minute. */
+  rising: boolean;
+  /** The guess was learned before this run began to send (an earlier run's). */
+  inherited: boolean;
+}
+
+/**
+ * Why a probe goes or waits, one case per rule: `exact`, an exact limit is never probed; `not_calm`, the calm after
+ * the last pushback ends after the slide (for a request limit: not now); `calm`, a request limit's calm is over;
+ * `rising`, the guess rose within the last minute (it was low); `shared`, a guess from a minute shared with other
+ * runs (a share of the plan) is probed for any work; `worth`, the work left takes longer than PROBE_WORTH_MINUTES at
+ * the guess; `inherited`, an earlier run's guess is probed when that saves PROBE_WORTH_WAIT_MS of waiting for the
+ * slide; `slide_near`, it would save less; `trusted`, a guess this run learned alone, with little work left.
+ */
+export type ProbeReason =
+  'exact' | 'not_calm' | 'calm' | 'rising' | 'shared' | 'worth' | 'inherited' | 'slide_near' | 'trusted';
+
+export interface ProbeDecision {
+  go: boolean;
+  because: ProbeReason;
+  /** When the probe goes (go), or when the window slides (wait). */
+  at: number;
+}
+
+/** Whether a probe above an inferred limit goes, and why: the first rule that applies decides. */
+export function decideProbe(c: ProbeCase): ProbeDecision {
+  const at = Math.max(c.start, c.dueAt);
+  const go = (because: ProbeReason): ProbeDecision => ({ go: true, because, at });
+  const wait = (because: ProbeReason): ProbeDecision => ({ go: false, because, at: c.slideAt });
+  if (c.limit.exact) return wait('exact');
+  if (c.kind === 'requests') return c.dueAt <= c.start ? go('calm') : wait('not_calm');
+  if (c.dueAt >= c.slideAt) return wait('not_calm');
+  if (c.rising) return go('rising');
+  if (c.limit.shared && c.left > SHARED_PROBE_WORTH_MINUTES * c.limit.value) return go('shared');
+  if (c.left > PROBE_WORTH_MINUTES * c.limit.value) return go('worth');
+  if (!c.inherited) return wait('trusted');
+  return c.slideAt - at >= PROBE_WORTH_WAIT_MS ? go('inherited') : wait('slide_near');
+}
+
 type LimitName = keyof PlanLimits;
 const LIMIT_NAMES: LimitName[] = ['maxUrlsPerRequest', 'requestsPerMinute', 'urlsPerMinute'];
 const PRESSURE_NAMES = ['urls', 'requests', 'failedProbes', 'rose'] as const;
@@ -107,6 +181,8 @@ export class PlanWindow {
   observedSince?: number;
   /** When the server's request count last showed requests of other runs that this window does not hold. */
   private crowdedAt = -Infinity;
+  /** No request before this (see Hold); a request that goes ends it. */
+  hold?: Hold;
 
   constructor(snapshot?: WindowSnapshot, pace: Pace = {}) {
     if (snapshot) {
@@ -117,9 +193,15 @@ export class PlanWindow {
       }
       if (snapshot.server) this.server = { ...snapshot.server };
       this.pressure = { ...snapshot.pressure };
+      if (snapshot.hold) this.hold = { ...snapshot.hold };
     }
     if (pace.requestsPerMinute) this.limits.requestsPerMinute = exact(pace.requestsPerMinute, 0);
     if (pace.urlsPerMinute) this.limits.urlsPerMinute = exact(pace.urlsPerMinute, 0);
+  }
+
+  /** No request before `until` (the later of two holds wins). */
+  holdUntil(until: number, cause: Hold['cause']): void {
+    if (!this.hold || until >= this.hold.until) this.hold = { until, cause };
   }
 
   /** A request was accepted (not 429) and processed `n` URLs; a window that held more than an inferred limit raises it. */
@@ -182,49 +264,65 @@ export class PlanWindow {
     }
   }
 
-  /** When the next request may go, how many URLs it may carry (at most `wanted`), and whether it is a probe. */
-  plan(now: number, wanted: number, left = Infinity): { at: number; urls: number; probe: boolean } {
-    let at = now;
+  /**
+   * When the next request may go, how many URLs it may carry (at most `wanted`), and whether it is a probe (see
+   * decideProbe). A hold comes first (the server's Retry-After alone decides); `inFlight` (the URLs of each request
+   * sent and not answered yet) count as sent now.
+   */
+  plan(now: number, wanted: number, left = Infinity, inFlight: readonly number[] = []): Slot {
+    const hold = this.hold;
+    const start = hold ? Math.max(now, hold.until) : now;
+    if (hold && hold.cause === 'retry_after') return { at: start, urls: wanted, probe: false };
+    const sends = this.sends.concat(inFlight.map((n): [number, number] => [start, n]));
+    let at = start;
     let probe = false;
     const rpm = this.limits.requestsPerMinute;
     if (this.server !== undefined) {
       // The server's count is exact (it includes other clients of the key): it alone decides.
-      if (this.server.remaining <= 0) at = Math.max(at, this.server.freeAt);
+      if (this.server.remaining - inFlight.length <= 0) at = Math.max(at, this.server.freeAt);
     } else if (rpm !== undefined) {
-      const recent = this.recent(now);
+      const recent = sends.filter((s) => s[0] > at - WINDOW_MS);
       if (recent.length >= rpm.value) {
-        if (this.probeDue(rpm, this.pressure.requests, now, REQUEST_CALM_MS)) probe = true;
-        else at = recent[recent.length - rpm.value][0] + WINDOW_MS + 1;
+        const slideAt = recent[recent.length - rpm.value][0] + WINDOW_MS + 1;
+        probe = this.probeCase('requests', rpm, at, slideAt, left).go;
+        if (!probe) at = slideAt;
       }
     }
     const upm = this.limits.urlsPerMinute;
     if (upm === undefined) return { at, urls: wanted, probe };
     // Slide the window forward from `at` until at least one URL fits, then send what fits (up to `wanted`).
-    const recent = this.sends.filter((s) => s[0] > at - WINDOW_MS);
+    const recent = sends.filter((s) => s[0] > at - WINDOW_MS);
     let used = recent.reduce((sum, s) => sum + s[1], 0);
-    const rising = (this.pressure.rose ?? -Infinity) > at - WINDOW_MS;
-    const worth =
-      rising || left > (upm.shared ? SHARED_PROBE_WORTH_MINUTES : PROBE_WORTH_MINUTES) * upm.value;
-    const probeAt = this.probeDueAt(upm, this.pressure.urls, URL_CALM_MS);
     const full = used >= upm.value;
-    const start = at;
-    let i = 0;
-    while (used >= upm.value && i < recent.length) {
+    const from = at;
+    for (let i = 0; used >= upm.value && i < recent.length; i++) {
       used -= recent[i][1];
       at = Math.max(at, recent[i][0] + WINDOW_MS + 1);
-      i += 1;
     }
-    // A full window waits for the probe when it is due before the window slides (not for the slide): a pushback
-    // seen a moment after this run's first send is not a minute old when that send leaves the window, and a run
-    // that then waited for its window to slide again would probe a minute late (or never, once little is left).
-    // A short run probes too a guess it did not learn itself (an earlier run's, maybe from a minute crowded by
-    // queue workers whose sends it never saw) when the slide it would wait for is far off: that guess would
-    // otherwise hold its last few URLs for most of a minute. A guess this run learned alone it trusts.
-    const inherited = upm.at < (this.observedSince ?? start);
-    const saves = at - Math.max(start, probeAt);
-    if (full && probeAt < at && (worth || (inherited && saves >= PROBE_WORTH_WAIT_MS)))
-      return { at: Math.max(start, probeAt), urls: wanted, probe: true };
+    const urls = full && this.probeCase('urls', upm, from, at, left);
+    if (urls && urls.go) return { at: urls.at, urls: wanted, probe: true };
     return { at, urls: Math.max(1, Math.min(wanted, upm.value - used)), probe };
+  }
+
+  /** The facts a probe above `limit` is decided on (see decideProbe), for a window full from `start` to `slideAt`. */
+  private probeCase(
+    kind: ProbeCase['kind'],
+    limit: Limit,
+    start: number,
+    slideAt: number,
+    left: number,
+  ): ProbeDecision {
+    const calm = kind === 'urls' ? URL_CALM_MS : REQUEST_CALM_MS;
+    return decideProbe({
+      kind,
+      limit,
+      start,
+      slideAt,
+      dueAt: this.probeDueAt(limit, this.pressure[kind], calm),
+      left,
+      rising: (this.pressure.rose ?? -Infinity) > start - WINDOW_MS,
+      inherited: limit.at < (this.observedSince ?? start),
+    });
   }
 
   /** What the window allows at `now` (see Room), for work of `left` URLs (whether a probe is worth it). */
@@ -233,7 +331,11 @@ export class PlanWindow {
     const rpm = this.limits.requestsPerMinute?.value ?? Infinity;
     const upm = this.limits.urlsPerMinute?.value ?? Infinity;
     const recent = this.recent(now);
-    const emptyAt = recent.length > 0 ? Math.max(now, recent[recent.length - 1][0] + WINDOW_MS + 1) : now;
+    const emptyAt = Math.max(
+      now,
+      recent.length > 0 ? recent[recent.length - 1][0] + WINDOW_MS + 1 : now,
+      this.hold ? this.hold.until : now,
+    );
     const capacity = Math.min(upm, rpm * perRequest);
     const slot = this.plan(now, Number.MAX_SAFE_INTEGER, left);
     if (slot.at > now)
@@ -269,6 +371,7 @@ export class PlanWindow {
     if (this.server && this.server.freeAt > now) snapshot.server = { ...this.server };
     if (this.pressure.urls !== undefined || this.pressure.requests !== undefined)
       snapshot.pressure = { ...this.pressure };
+    if (this.hold && this.hold.until > now) snapshot.hold = { ...this.hold };
     return snapshot;
   }
 
@@ -308,12 +411,10 @@ export class PlanWindow {
     this.pressure.rose = now;
   }
 
-  /** A probe above an inferred limit is due when nothing pushed back for `base` ms (doubled per failed probe). */
-  private probeDue(limit: Limit, pushedBackAt: number | undefined, now: number, base: number): boolean {
-    return this.probeDueAt(limit, pushedBackAt, base) <= now;
-  }
-
-  /** When a probe above `limit` is due (-Infinity: now; Infinity: never, the limit is exact). */
+  /**
+   * When a probe above `limit` is due: after `base` ms with no pushback, doubled per failed probe (-Infinity: now;
+   * Infinity: never, the limit is exact).
+   */
   private probeDueAt(limit: Limit, pushedBackAt: number | undefined, base: number): number {
     if (limit.exact) return Infinity;
     if (pushedBackAt === undefined) return -Infinity;
@@ -344,9 +445,9 @@ export function roomIn(window: WindowSnapshot | undefined, now: number, left = I
 
 /**
  * The sends of `b` that `a` does not hold, each counted as often as it appears: a snapshot may hold equal sends
- * (side by side requests answered at the same moment), and those are distinct sends, not one seen twice.
+ * (requests sent together and answered at the same moment), and those are distinct sends, not one seen twice.
  */
-export function sendsNotIn(
+function sendsNotIn(
   a: ReadonlyArray<readonly [number, number]>,
   b: ReadonlyArray<[number, number]>,
 ): Array<[number, number]> {
@@ -386,6 +487,8 @@ export function mergeWindows(
     if (Number.isFinite(latest)) pressure[name] = latest;
   }
   if (Object.keys(pressure).length > 0) merged.pressure = pressure;
+  const hold = !a.hold || (b.hold && b.hold.until > a.hold.until) ? b.hold : a.hold;
+  if (hold && hold.until > at) merged.hold = { ...hold };
   return merged;
 }
 
@@ -450,5 +553,8 @@ export function restoreWindow(stored: unknown, now: number): WindowSnapshot | un
     if (isNum(t)) pressure[name] = t;
   }
   if (Object.keys(pressure).length > 0) snapshot.pressure = pressure;
+  const hold = s.hold;
+  if (hold && isNum(hold.until) && hold.until > now && typeof hold.cause === 'string')
+    snapshot.hold = { until: hold.until, cause: hold.cause };
   return snapshot;
 }

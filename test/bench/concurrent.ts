@@ -139,7 +139,7 @@ function step(
   const next = actor.run.next(now);
   if (next.type === 'done') actor.doneAt = now;
   else if (next.type === 'wait') actor.dueAt = now + Math.max(1, next.ms);
-  else {
+  else if (next.type === 'send') {
     const answer = send(next.request, now);
     actor.inFlight = {
       id: next.id,

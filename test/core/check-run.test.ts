@@ -251,7 +251,6 @@ describe('a check run', () => {
       baseUrl: 'http://fake',
       deadline: 1e9,
     });
-    expect(run.pendingKeys()).toEqual(['cached.com', 'new.com']);
     run.addCached(
       new Map([['cached.com', { domain: 'cached.com', site_da: 9, site_pa: 9, site_mr: 9, spam_score: 9 }]]),
     );

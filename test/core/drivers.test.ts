@@ -1,6 +1,14 @@
 // Both drivers against the sandbox over real HTTP, and the pacer against the sandbox's own handling on a
 // virtual clock.
-import { CheckRun, outcomeText, runAsync, runSync, type HttpRequest, type Report } from '../../shared';
+import {
+  CheckRun,
+  outcomeText,
+  runAsync,
+  runSync,
+  runSyncAll,
+  type HttpRequest,
+  type Report,
+} from '../../shared';
 import { createSandbox, metricsFor } from '../sandbox/handler';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
@@ -8,6 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { fetchSync } from './sync-http';
 import { runOnVirtualSandbox } from './virtual';
+import { FakeApi } from './fake-api';
 
 const domains = (n: number, prefix = 'site') =>
   Array.from({ length: n }, (_, i) => `${prefix}${i}.example.com`);
@@ -174,5 +183,47 @@ describe('pacing against the sandbox on a virtual clock', () => {
     expect(report.learned.requestsPerMinute).toBe(10);
     expect(report.totals.responses.rateLimited).toBeLessThanOrEqual(2);
     expect(report.totals.requests).toBeLessThanOrEqual(22);
+  });
+});
+
+describe('the sync driver that sends requests together (runSyncAll)', () => {
+  /** `values` checked with up to `inFlight` requests a turn (2 URLs each), each turn answered 100 ms later. */
+  function together(values: string[], inFlight: number, failTurn?: number, cancelAfter = Infinity) {
+    const api = new FakeApi({ maxUrls: 2 });
+    const window = {
+      v: 1 as const,
+      at: 0,
+      sends: [],
+      limits: { maxUrlsPerRequest: { value: 2, exact: true, at: 0 } },
+    };
+    let t = 0;
+    const turns: number[] = [];
+    const run = new CheckRun(values, { baseUrl: 'http://fake', deadline: 600_000, window, inFlight });
+    const report = runSyncAll(run, {
+      now: () => t,
+      sleep: (ms) => (t += ms),
+      sendAll: (requests) => {
+        turns.push(requests.length);
+        t += 100;
+        if (turns.length === failTurn) throw new Error('Address unavailable');
+        return requests.map((r) => api.handle(r));
+      },
+      cancelled: () => api.requests >= cancelAfter,
+    });
+    return { report, turns, api };
+  }
+
+  test('a sendAll that throws fails every request of its turn as a network failure, and they are sent again', () => {
+    const { report, turns } = together(domains(6, 'n'), 3, 1);
+    expect(turns).toEqual([3, 3]);
+    expect(report.totals).toMatchObject({ records: 6, billed: 6, requests: 6, retries: 6 });
+    expect(report.totals.responses.transient).toBe(3);
+  });
+
+  test('a cancel between turns ends the rest as cancelled, with nothing more sent', () => {
+    const { report, api } = together(domains(12, 'c'), 2, undefined, 4);
+    expect(api.requests).toBe(4);
+    expect(report.totals.records).toBe(8);
+    expect(report.totals.errorsByCode).toEqual({ cancelled: 4 });
   });
 });

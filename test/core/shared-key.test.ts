@@ -49,7 +49,7 @@ function takeTurns<R extends Runner>(sandbox: Sandbox, runners: R[], turns: Turn
       r.report = run.report();
       r.done = r.t;
     } else if (step.type === 'wait') r.t += step.ms;
-    else {
+    else if (step.type === 'send') {
       const headers = { authorization: `Bearer ${KEY}` };
       const answer = sandbox.handle(
         { method: 'POST', path: DAPA_PATH, headers, body: step.request.body },

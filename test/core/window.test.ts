@@ -1,21 +1,20 @@
 // The plan's window across executions: a run starts from what earlier ones sent, says what room is left, and hands
-// back a snapshot that a shell stores as it is. And one merged report for runs side by side that keeps every total.
+// back a snapshot that a shell stores as it is. And one run with many requests in flight, sent together.
 import fc from 'fast-check';
 import {
   CheckRun,
-  mergeReports,
   mergeWindows,
   PLAN_MEMORY_MS,
   restoreWindow,
   roomIn,
-  type Outcome,
-  type ReportPart,
+  runSyncAll,
+  type RunOptions,
   type WindowSnapshot,
 } from '../../shared';
 import { PlanWindow } from '../../shared/window';
 import { createSandbox, DEFAULT_CONFIG } from '../sandbox/handler';
 import { runOnVirtualSandbox, runVirtual } from './virtual';
-import { FakeApi } from './fake-api';
+import { FakeApi, type ApiFault } from './fake-api';
 
 const T = 1_000_000;
 const basic = (t: number): WindowSnapshot => ({
@@ -216,75 +215,180 @@ describe('the window a run starts from', () => {
   });
 });
 
-describe('one report for runs side by side', () => {
-  const filler: Outcome = { kind: 'error', code: 'unfinished', retryable: true, detail: { why: 'not_run' } };
+describe('one timer table: the window says when the next request may go', () => {
+  const afterRetryAfter = (values: string[]) => {
+    // A background step (waiting off) gets a 429 with Retry-After: 2 and no rate-limit headers on its first request.
+    const api = new FakeApi({ faults: ['429ra'] });
+    return runVirtual(values, api, { waitForRateLimits: false }, 100);
+  };
 
-  test('records + skips + errors = inputs, and every count is kept (property)', () => {
+  test("a Retry-After without rate-limit headers is honoured by the next execution's run (a formula or the sidebar)", () => {
+    const first = afterRetryAfter(['a.com', 'b.com']);
+    expect(first.report.totals.skippedByReason).toEqual({ rate_limit_reached: 2 });
+    const retryAt = first.elapsed + 2000; // the answer came at 100 ms
+    // Half a second later a formula starts from the stored window, with waiting on: it waits for the rest.
+    const start = first.elapsed + 500;
+    const stored = restoreWindow(JSON.stringify(first.report.window), start);
+    expect(stored?.hold).toEqual({ until: retryAt, cause: 'retry_after' });
+    let t = start;
+    const sentAt: number[] = [];
+    const api = new FakeApi();
+    const run = new CheckRun(['a.com', 'b.com'], {
+      baseUrl: 'http://fake',
+      deadline: t + 30_000,
+      window: stored,
+    });
+    const report = runSyncAll(run, {
+      now: () => t,
+      sleep: (ms) => (t += ms),
+      sendAll: (requests) => requests.map((r) => (sentAt.push(t), api.handle(r))),
+    });
+    expect(report.totals.records).toBe(2);
+    expect(sentAt).toEqual([retryAt]);
+    // The room a background step reads says the same: nothing before the Retry-After.
+    expect(roomIn(stored, start)).toMatchObject({ urls: 0, requests: 0, freeAt: retryAt, emptyAt: retryAt });
+    expect(roomIn(stored, retryAt).urls).toBe(Infinity);
+  });
+
+  test('a hold is kept while it holds: restored, merged (the later wins), dropped once it has passed', () => {
+    const held = (until: number, cause: 'retry_after' | 'failure'): WindowSnapshot => ({
+      ...basic(T),
+      hold: { until, cause },
+    });
+    expect(restoreWindow(held(T + 5000, 'failure'), T)?.hold).toEqual({ until: T + 5000, cause: 'failure' });
+    expect(restoreWindow(held(T - 1, 'failure'), T)?.hold).toBeUndefined();
+    expect(restoreWindow({ ...basic(T), hold: { until: 'x', cause: 'failure' } }, T)?.hold).toBeUndefined();
+    expect(mergeWindows(held(T + 5000, 'failure'), held(T + 9000, 'retry_after'))?.hold).toEqual({
+      until: T + 9000,
+      cause: 'retry_after',
+    });
+    expect(mergeWindows(held(T + 9000, 'failure'), basic(T))?.hold?.until).toBe(T + 9000);
+    expect(new PlanWindow(held(T + 5000, 'failure')).snapshot(T + 5000).hold).toBeUndefined();
+  });
+
+  test("the server's Retry-After wins over the window's guess; a backoff of our own does not", () => {
+    const full: WindowSnapshot = { ...basic(T), sends: [[T - 10_000, 60]] }; // the guess frees at T + 50 001
+    const server = new PlanWindow({ ...full, hold: { until: T + 2000, cause: 'retry_after' } });
+    expect(server.plan(T, 5)).toEqual({ at: T + 2000, urls: 5, probe: false });
+    const own = new PlanWindow({ ...full, hold: { until: T + 2000, cause: 'rate_limit' } });
+    expect(own.plan(T, 5).at).toBe(T + 50_001);
+  });
+});
+
+describe('one run, many requests in flight (sent together)', () => {
+  /** Drives a run with runSyncAll against a FakeApi: each turn's requests answered together 200 ms later. */
+  const together = (values: unknown[], api: FakeApi, options: Partial<RunOptions>, start = T) => {
+    let t = start;
+    const turns: number[] = [];
+    const run = new CheckRun(values, { baseUrl: 'http://fake', deadline: start + 3_600_000, ...options });
+    const report = runSyncAll(run, {
+      now: () => t,
+      sleep: (ms) => (t += ms),
+      sendAll: (requests) => {
+        turns.push(requests.length);
+        const answers = requests.map((r) => {
+          try {
+            return api.handle(r);
+          } catch (error) {
+            return { error: String(error) };
+          }
+        });
+        t += 200;
+        return answers;
+      },
+    });
+    return { report, turns, end: t };
+  };
+
+  test('what the window allows goes out in one turn, and every request counts in the window', () => {
+    const api = new FakeApi({ maxUrls: 5 });
+    const { report, turns, end } = together(domains(100), api, {
+      window: basic(T),
+      inFlight: Infinity,
+      waitForRateLimits: false,
+    });
+    expect(turns).toEqual([12]); // 60 URLs a minute, 5 a request: 12 requests, then the minute is spent
+    expect(report.totals).toMatchObject({ requests: 12, billed: 60, records: 60 });
+    expect(report.totals.skippedByReason).toEqual({ rate_limit_reached: 40 });
+    expect(report.window.sends).toEqual(Array.from({ length: 12 }, () => [end, 5]));
+    expect(roomIn(report.window, end, 1000).urls).toBe(0);
+    // Storing it over the stored window keeps the twelve equal sends.
+    expect(mergeWindows(basic(T), report.window)?.sends).toHaveLength(12);
+    expect(report.resumeAt).toBe(end + 60_001);
+  });
+
+  test('maxSend: only that many new domains go; the rest end unfinished, not run, and every total adds up', () => {
+    const api = new FakeApi({ maxUrls: 5 });
+    const values = ['', ...domains(20), 'not a url', 'w0.com'];
+    const { report, turns } = together(values, api, { window: basic(T), inFlight: Infinity, maxSend: 12 });
+    expect(turns).toEqual([3]);
+    expect(api.sent.flat()).toEqual(domains(12));
+    const t = report.totals;
+    expect(t).toMatchObject({ inputs: 23, records: 13, requests: 3, billed: 12 });
+    expect(t.errorsByCode).toEqual({ unfinished: 8 });
+    expect(report.outcomes[13]).toMatchObject({
+      kind: 'error',
+      code: 'unfinished',
+      detail: { why: 'not_run' },
+    });
+    expect(t.records + t.skips + t.errors).toBe(t.inputs);
+  });
+
+  test('a 429 among requests in flight: what the others billed is kept, the rest waits for the Retry-After', () => {
+    const api = new FakeApi({ maxUrls: 5, faults: [undefined, '429ra', undefined] });
+    const { report, turns, end } = together(domains(15), api, {
+      window: { ...basic(T), limits: { maxUrlsPerRequest: basic(T).limits.maxUrlsPerRequest } },
+      inFlight: Infinity,
+      waitForRateLimits: false,
+    });
+    expect(turns).toEqual([3]);
+    expect(report.totals).toMatchObject({ requests: 3, billed: 10, records: 10 });
+    expect(report.totals.skippedByReason).toEqual({ rate_limit_reached: 5 });
+    expect([...api.billed.values()].every((n) => n === 1)).toBe(true);
+    expect(report.window.hold).toEqual({ until: end + 2000, cause: 'retry_after' });
+    expect(report.resumeAt).toBe(end + 2000);
+  });
+
+  test('without a known maximum per request, requests go one at a time (else each would pay a 422)', () => {
+    const api = new FakeApi({ maxUrls: 5 });
+    const { report, turns } = together(domains(12), api, { inFlight: Infinity });
+    expect(turns.every((n) => n === 1)).toBe(true);
+    expect(report.totals.records).toBe(12);
+  });
+
+  test('nothing lost, nothing billed twice, whatever the faults and the requests in flight (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom('a.com', 'b.com', 'c.com', 'd.com', '', 'not a url', 7), { maxLength: 30 }),
-        fc.integer({ min: 1, max: 4 }),
-        fc.integer({ min: 0, max: 5 }),
-        (values, parts, unsent) => {
-          const positions = values.map((_, i) => i).slice(0, Math.max(0, values.length - unsent));
-          const groups = Array.from({ length: parts }, (_, g) => positions.filter((p) => p % parts === g));
-          const reports = groups.map((group) => {
-            const api = new FakeApi({});
-            return runVirtual(
-              group.map((p) => values[p]),
-              api,
-            ).report;
+        fc.array(fc.constantFrom('a.com', 'b.com', 'c.com', 'd.com', 'e.org', 'f.net', '', 'not a url', 7), {
+          maxLength: 30,
+        }),
+        fc.array(fc.constantFrom<ApiFault | undefined>(undefined, '500', 'network', '429ra', 'garbage'), {
+          maxLength: 6,
+        }),
+        fc.integer({ min: 1, max: 5 }),
+        (values, faults, inFlight) => {
+          const api = new FakeApi({
+            maxUrls: 2,
+            faults,
+            skip: (_k, attempt) => (attempt === 1 ? 'lookup_failed' : undefined),
           });
-          const merged = mergeReports(
-            groups.map((positions, g) => ({ report: reports[g], positions })),
-            values.length,
-            filler,
-          );
-          const t = merged.totals;
+          const window: WindowSnapshot = {
+            v: 1,
+            at: T,
+            sends: [],
+            limits: { maxUrlsPerRequest: { value: 2, exact: true, at: T } },
+          };
+          const { report } = together(values, api, { window, inFlight });
+          const t = report.totals;
           expect(t.inputs).toBe(values.length);
           expect(t.records + t.skips + t.errors).toBe(t.inputs);
-          expect(t.requests).toBe(reports.reduce((s, r) => s + r.totals.requests, 0));
-          expect(t.billed).toBe(reports.reduce((s, r) => s + r.totals.billed, 0));
-          expect(t.blanks).toBe(reports.reduce((s, r) => s + r.totals.blanks, 0));
-          expect(t.errorsByCode.unfinished ?? 0).toBe(values.length - positions.length);
+          expect([...api.billed.values()].every((n) => n === 1)).toBe(true);
+          expect(t.billed).toBe(api.billed.size);
+          const distinct = new Set(report.outcomes.flatMap((o) => (o.kind === 'record' ? [o.key] : [])));
+          expect(distinct.size).toBe(api.billed.size);
         },
       ),
       { numRuns: 200 },
     );
-  });
-
-  test("a fatal answer of one run is the merged report's, and windows are merged", () => {
-    const one = new CheckRun(['a.com'], { baseUrl: 'http://x', deadline: 10 }).report();
-    const merged = mergeReports(
-      [
-        { report: { ...one, fatal: { code: 'bad_key', retryable: false } }, positions: [0] },
-        { report: one, positions: [1] },
-      ],
-      2,
-      filler,
-    );
-    expect(merged.fatal?.code).toBe('bad_key');
-    expect(merged.window.v).toBe(1);
-  });
-
-  test('requests sent side by side at the same moment all count in the merged window, and the base once', () => {
-    // Twelve runs start from one stored window (5 URLs sent earlier) and each sends 5 URLs, answered together.
-    const base: WindowSnapshot = { ...basic(T), sends: [[T - 30_000, 5]] };
-    const part = (g: number): ReportPart => {
-      const report = new CheckRun([`p${g}.com`], { baseUrl: 'http://x', deadline: T, window: base }).report();
-      const sends: Array<[number, number]> = [...base.sends, [T, 5]];
-      return { report: { ...report, window: { ...base, at: T, sends } }, positions: [g] };
-    };
-    const merged = mergeReports(
-      Array.from({ length: 12 }, (_, g) => part(g)),
-      12,
-      filler,
-      base,
-    );
-    const urls = merged.window.sends.reduce((sum, [, n]) => sum + n, 0);
-    expect(urls).toBe(5 + 12 * 5);
-    expect(roomIn(merged.window, T + 1, 1000).urls).toBe(0);
-    // Storing it over the stored window (the same history twice) keeps the twelve equal sends.
-    expect(mergeWindows(base, merged.window)?.sends).toHaveLength(13);
   });
 });

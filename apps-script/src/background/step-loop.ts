@@ -53,8 +53,6 @@ export interface Step {
   sent: number;
   billed: number;
   firstLook?: number;
-  /** The latest time the core said it may send again (a 429's Retry-After): the next step is not due before. */
-  resumeAt?: number;
   next?: number;
   stopped?: string;
   failed?: boolean;
@@ -118,7 +116,6 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   step.billed += report.totals.billed;
   const done = new Set(report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key));
   step.pending = step.pending.filter((k) => !done.has(k));
-  step.resumeAt = Math.max(step.resumeAt ?? 0, report.resumeAt ?? 0);
   if (!report.fatal && done.size === 0) waitForWindow(step);
   return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };
 }
@@ -130,19 +127,11 @@ function usedToday(step: Step): number {
   return day + now() - step.executionStartedAt;
 }
 
-/** What the window allows now; nothing before a Retry-After the server gave an earlier step. */
-function roomFor(step: Step, left: number): PlanRoom {
-  const room = roomNow(step.baseUrl, left);
-  const resumeAt = step.state.resumeAt ?? 0;
-  if (resumeAt <= now()) return room;
-  return { ...room, urls: 0, requests: 0, emptyAt: Math.max(room.emptyAt, resumeAt) };
-}
-
 function decide(step: Step, first: boolean, probed: boolean): StepPlan {
   const left = workLeft(step);
   return planStep({
     now: now(),
-    room: roomFor(step, left),
+    room: roomNow(step.baseUrl, left),
     left,
     endsAt: step.endsAt,
     cadence: step.cadence,

@@ -18,7 +18,7 @@ import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
 import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
 import type { Cadence } from './planner';
-import { aheadOf, MAX_FAILURES, type Step, work } from './step-loop';
+import { MAX_FAILURES, type Step, work } from './step-loop';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
@@ -110,10 +110,6 @@ function closeStep(step: Step): void {
   const { state } = step;
   const left = step.pending.length > 0 || step.jobRunning;
   if (step.next === undefined && left) step.next = now() + 1000;
-  // The server's word wins: no check before a Retry-After later than the window's guess (state.resumeAt). The step
-  // that waits for it is still due ahead of it by the triggers' lateness, like one that waits for the window.
-  if (step.next !== undefined && (step.resumeAt ?? 0) > step.next)
-    step.next = Math.max(step.next, aheadOf(step, step.resumeAt as number));
   const name = step.spreadsheet.getName();
   updateBackground(step.spreadsheet.getId(), (s) => {
     if (step.cadence !== 'sidebar') {
@@ -123,8 +119,6 @@ function closeStep(step: Step): void {
     }
     s.name = name;
     s.billed = (s.billed ?? 0) + step.billed;
-    const resumeAt = Math.max(s.resumeAt ?? 0, step.resumeAt ?? 0);
-    s.resumeAt = resumeAt > now() ? resumeAt : undefined;
     s.refreshSince = state.refreshSince;
     s.failures = step.failed ? (s.failures ?? 0) + 1 : 0;
     if (s.failures >= MAX_FAILURES) step.stopped = SERVICE_KEPT_FAILING;

@@ -1,18 +1,6 @@
 // One check of a list of cell values against the service, as one Apps Script execution runs it: cached and kept
 // results first, then the core's CheckRun driven synchronously (UrlFetchApp + Utilities.sleep) until its deadline.
-import {
-  CheckRun,
-  type DomainRecord,
-  type HttpAnswer,
-  type HttpRequest,
-  mergeReports,
-  type NetworkFailure,
-  type Outcome,
-  type Report,
-  runSync,
-  toEntry,
-  type WindowSnapshot,
-} from '../../../shared';
+import { CheckRun, type DomainRecord, type Report, runSync, runSyncAll, toEntry } from '../../../shared';
 import { fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
 import { loadWindow, saveWindow } from '../stores/plan-store';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
@@ -35,39 +23,42 @@ export interface CheckOptions {
   fresh?: boolean;
   /** Reuse only results checked since then (a scheduled refresh); the cache is skipped. */
   since?: number;
-  /** Send one request per plan-sized group of domains, side by side (UrlFetchApp.fetchAll). */
+  /** Send every request the window allows together (UrlFetchApp.fetchAll), once the plan's maximum is known. */
   parallel?: boolean;
   /** URLs left in the whole work (a background step's): judges whether a probe is worth it, as the planner did. */
   left?: number;
 }
 
-const LEFT: Outcome = { kind: 'error', code: 'unfinished', retryable: true, detail: { why: 'not_run' } };
-
 /** Checks the values (one per input position) and returns one outcome per position. Never throws for the server. */
 export function checkValues(values: readonly unknown[], options: CheckOptions): Report {
   const { baseUrl } = options;
-  const keyOf = values.map((v) => {
-    const entry = toEntry(v);
-    return entry.kind === 'candidate' ? entry.key : undefined;
-  });
-  const distinct = [...new Set(keyOf.filter((k): k is string => k !== undefined))];
+  const distinct = [...new Set(values.map(toEntry).flatMap((e) => (e.kind === 'candidate' ? [e.key] : [])))];
   const kept = readKnown(baseUrl, distinct, options);
-  const positions = admittedPositions(keyOf, distinct, kept.known, options.maxSend);
-  const window = loadWindow(baseUrl);
-  const perRequest = window?.limits.maxUrlsPerRequest?.value;
-  // Side by side (background steps): one run per request's worth of new domains, their requests sent together.
-  const groups =
-    options.parallel && perRequest ? groupByRequest(positions, keyOf, kept.known, perRequest) : [positions];
-  const reports = driveRuns(startRuns(values, groups, kept.known, window, options), options);
-  const report =
-    reports.length === 1 && groups[0].length === values.length
-      ? reports[0]
-      : mergeReports(
-          reports.map((r, g) => ({ report: r, positions: groups[g] })),
-          values.length,
-          LEFT,
-          window,
-        );
+  const run = new CheckRun(values, {
+    baseUrl,
+    deadline: options.deadline,
+    window: loadWindow(baseUrl),
+    waitForRateLimits: options.waitForRateLimits,
+    maxSend: options.maxSend,
+    seed: now() % 2147483647,
+    left: options.left,
+    // Background steps: every request the window allows goes out together (one fetchAll per turn).
+    inFlight: options.parallel ? Infinity : 1,
+  });
+  if (kept.known.size > 0) run.addCached(kept.known);
+  const report = options.parallel
+    ? runSyncAll(run, {
+        sendAll: (requests) => fetchAnswers(requests, options.apiKey),
+        sleep,
+        now,
+        cancelled: options.cancelled,
+      })
+    : runSync(run, {
+        send: (request) => fetchAnswer(request, options.apiKey),
+        sleep,
+        now,
+        cancelled: options.cancelled,
+      });
   saveLearned(baseUrl, report, kept, options.keep);
   return report;
 }
@@ -98,72 +89,6 @@ function readKnown(baseUrl: string, distinct: readonly string[], options: CheckO
     // An unavailable cache or store only costs requests; the check goes on without it.
   }
   return kept;
-}
-
-/** The positions that go into the run: at most maxSend new domains; the rest wait for a later one. */
-function admittedPositions(
-  keyOf: ReadonlyArray<string | undefined>,
-  distinct: readonly string[],
-  known: ReadonlyMap<string, DomainRecord>,
-  maxSend: number | undefined,
-): number[] {
-  let allowed = Infinity;
-  const admitted = new Set<string>();
-  if (maxSend !== undefined) {
-    allowed = Math.max(0, Math.floor(maxSend));
-    for (const k of distinct) if (!known.has(k) && admitted.size < allowed) admitted.add(k);
-  }
-  const inRun = (k: string | undefined) =>
-    k === undefined || known.has(k) || allowed === Infinity || admitted.has(k);
-  return keyOf.map((_, i) => i).filter((i) => inRun(keyOf[i]));
-}
-
-/** Groups the positions by request: each group holds at most perRequest new domains (known ones go with the first). */
-function groupByRequest(
-  positions: readonly number[],
-  keyOf: ReadonlyArray<string | undefined>,
-  known: ReadonlyMap<string, DomainRecord>,
-  perRequest: number,
-): number[][] {
-  const fresh = [...new Set(positions.map((i) => keyOf[i]).filter((k) => k !== undefined && !known.has(k)))];
-  const groupOf = new Map(fresh.map((k, j) => [k, Math.floor(j / perRequest)]));
-  const groups: number[][] = [];
-  for (let g = 0; g <= Math.floor((fresh.length - 1) / perRequest); g++) groups.push([]);
-  if (groups.length === 0) groups.push([]);
-  for (const i of positions) groups[groupOf.get(keyOf[i] as string) ?? 0].push(i);
-  return groups;
-}
-
-/** One CheckRun per group of positions, all starting from the same window and the known results. */
-function startRuns(
-  values: readonly unknown[],
-  groups: readonly number[][],
-  known: ReadonlyMap<string, DomainRecord>,
-  window: WindowSnapshot | undefined,
-  options: CheckOptions,
-): CheckRun[] {
-  return groups.map((group) => {
-    const run = new CheckRun(
-      group.map((i) => values[i]),
-      {
-        baseUrl: options.baseUrl,
-        deadline: options.deadline,
-        window,
-        waitForRateLimits: options.waitForRateLimits,
-        seed: now() % 2147483647,
-        left: options.left,
-      },
-    );
-    if (known.size > 0) run.addCached(known);
-    return run;
-  });
-}
-
-/** Drives the runs to their reports: one run alone (cancellable), several side by side. */
-function driveRuns(runs: CheckRun[], options: CheckOptions): Report[] {
-  if (runs.length !== 1) return runSideBySide(runs, options.apiKey);
-  const send = (request: HttpRequest) => fetchAnswer(request, options.apiKey);
-  return [runSync(runs[0], { send, sleep, now, cancelled: options.cancelled })];
 }
 
 /** Saves what the run learned (cache, result store, window, saved credits); each failure is tolerated on its own. */
@@ -201,34 +126,4 @@ function countSaved(baseUrl: string, stored: Map<string, DomainRecord>): number 
   const gone = [...stored].filter(([key]) => !cached.has(key)).map(([key, record]) => ({ key, record }));
   cacheRecords(baseUrl, gone);
   return gone.length;
-}
-
-/** Drives several runs at once: each round, every run's next request goes out in one fetchAll. */
-function runSideBySide(runs: CheckRun[], apiKey: string): Report[] {
-  for (;;) {
-    const at = now();
-    const sends: Array<{ run: CheckRun; id: number; request: HttpRequest }> = [];
-    let wait = Infinity;
-    for (const run of runs) {
-      const step = run.next(at);
-      if (step.type === 'send') sends.push({ run, id: step.id, request: step.request });
-      else if (step.type === 'wait') wait = Math.min(wait, step.ms);
-    }
-    if (sends.length === 0 && wait === Infinity) return runs.map((r) => r.report());
-    if (sends.length === 0) {
-      sleep(wait);
-      continue;
-    }
-    let answers: Array<HttpAnswer | NetworkFailure>;
-    try {
-      answers = fetchAnswers(
-        sends.map((s) => s.request),
-        apiKey,
-      );
-    } catch (error) {
-      answers = sends.map(() => ({ error: error instanceof Error ? error.message : String(error) }));
-    }
-    const answeredAt = now();
-    sends.forEach((s, i) => s.run.receive(s.id, answers[i], answeredAt));
-  }
 }

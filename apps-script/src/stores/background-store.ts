@@ -37,8 +37,6 @@ export interface BackgroundState {
   billed?: number;
   /** Formula results checked before this time are checked again (Check again, a scheduled refresh). */
   refreshSince?: number;
-  /** No check before this (the service's Retry-After, or the window's word when a step stopped at it). */
-  resumeAt?: number;
   /** Server failures in a row; the background gives up after a few. */
   failures?: number;
   /** The wanted step waits for the plan's window to free (only such steps measure the triggers' lateness). */
