@@ -2,10 +2,12 @@
 // its CLI: a fresh user folder, imported credentials and workflows, and `n8n execute --id=… --rawOutput` parsed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
+  closeSync,
   cpSync,
   createWriteStream,
   existsSync,
   mkdirSync,
+  openSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -325,13 +327,22 @@ export class N8nCli {
       throw new Error(`n8n is not installed at ${N8N_BIN}: run bash test/n8n-e2e/run.sh`);
     const env = this.env(await freePort());
     const started = Date.now();
+    // stdout goes to a file, not a pipe: n8n exits right after printing a long run (--rawOutput of 1,000 items is
+    // ~700 KB), and what is still queued for a pipe at exit is lost (a CI run once got the run cut off mid-document);
+    // writes to a file are done when the process ends. Read only after 'close'.
+    const outFile = path.join(this.workDir, `cli-${process.pid}-${started}.out`);
+    const outFd = openSync(outFile, 'w');
     return await new Promise((resolve, reject) => {
-      const child = spawn(N8N_BIN, args, { cwd: this.workDir, env, detached: true });
-      let stdout = '';
+      const child = spawn(N8N_BIN, args, {
+        cwd: this.workDir,
+        env,
+        detached: true,
+        stdio: ['ignore', outFd, 'pipe'],
+      });
+      closeSync(outFd);
       let stderr = '';
       let timedOut = false;
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       const timer = setTimeout(() => {
         timedOut = true;
         this.log(`n8n ${args[0]} still running after ${timeoutMs} ms: killing it`);
@@ -343,6 +354,8 @@ export class N8nCli {
       });
       child.once('close', (exitCode) => {
         clearTimeout(timer);
+        const stdout = readFileSync(outFile, 'utf8');
+        rmSync(outFile, { force: true });
         resolve({ exitCode, stdout, stderr, timedOut, elapsedMs: Date.now() - started });
       });
     });
