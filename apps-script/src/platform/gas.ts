@@ -83,6 +83,11 @@ export function scriptCache(): Cache {
   return CacheService.getScriptCache();
 }
 
+/** The user's cache (the same in each of the user's spreadsheets); a custom function may be refused it. */
+export function userCache(): Cache {
+  return CacheService.getUserCache();
+}
+
 /**
  * The one lock of every read-modify-write of stored state: the script lock, the only lock that excludes every user's
  * executions whether or not there is a current document (a user lock excludes only that user's executions, and a

@@ -1,9 +1,8 @@
 // Fetched records cached for 6 hours, one entry per domain: a recalculation, a reopened sheet or the same domain in
-// another formula costs no request. Only records are cached, never a skip or an error. Two caches hold them: the
-// document's own (in the document's executions) and the script cache under keys made per spreadsheet, which the
-// background dispatcher reaches from a time-driven trigger that has no document (a formula's results, fetched in
-// its own 30 seconds, are then not paid for again), and the user's cache (the same domain in the user's other
-// spreadsheets). Records fetched in this execution are remembered too.
+// another formula costs no request. Only records are cached, never a skip or an error. Up to three caches hold
+// them (see shelves()): the document's own, the script cache under keys made per spreadsheet (what the dispatcher,
+// which has no document, reads of what a formula fetched in its own 30 seconds), and a published add-on's user cache
+// (the same domain in the user's other spreadsheets). Records fetched in this execution are remembered too.
 import type { DomainRecord } from '../../../shared';
 import {
   type Cache,
@@ -13,6 +12,7 @@ import {
   now,
   scriptCache,
   sha256,
+  userCache,
 } from '../platform/gas';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
@@ -35,8 +35,8 @@ interface Shelf {
 /**
  * The caches this execution reads and writes: the document's own cache in the document's executions, else (the
  * dispatcher, which has no document) the script cache under keys made per spreadsheet; a published add-on's user
- * cache in both (the same domain in the user's other spreadsheets). A published add-on's document executions also write the
- * per-spreadsheet script cache: it is what the dispatcher reads of what a formula fetched in its own 30 seconds.
+ * cache in both. A published add-on's document executions also write the per-spreadsheet script cache: it is what
+ * the dispatcher reads of what a formula fetched in its own 30 seconds.
  */
 function shelves(): { read: Shelf[]; write: Shelf[] } {
   const own = documentCache();
@@ -51,7 +51,7 @@ function shelves(): { read: Shelf[]; write: Shelf[] } {
   }
   try {
     // A bound script lives in one spreadsheet: the user's cache would only repeat the document's.
-    if (installMode() === 'addon') user.push({ cache: CacheService.getUserCache(), keyOf: cacheKeyOf });
+    if (installMode() === 'addon') user.push({ cache: userCache(), keyOf: cacheKeyOf });
   } catch {
     // no user cache here (a custom function may be refused it)
   }
