@@ -720,31 +720,54 @@ describe('example config and CLI', () => {
       cwd: root,
       env: { ...process.env, SANDBOX_PORT: '0' },
     });
+    // Every wait below is on the output itself: checked as each chunk arrives, failed when the process ends first.
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    try {
-      const waitFor = async (re: RegExp): Promise<RegExpMatchArray> => {
-        for (let i = 0; i < 200; i++) {
+    let ended = false;
+    const waiting = new Set<() => void>();
+    const collect = (chunk: Buffer): void => {
+      out += chunk.toString();
+      for (const recheck of [...waiting]) recheck();
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const closed = new Promise<void>((resolve) =>
+      child.on('close', () => {
+        ended = true;
+        for (const recheck of [...waiting]) recheck();
+        resolve();
+      }),
+    );
+    const waitFor = (re: RegExp): Promise<RegExpMatchArray> =>
+      new Promise((resolve, reject) => {
+        const recheck = (): void => {
           const m = re.exec(out);
-          if (m) return m;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        throw new Error(`no ${re} in output:\n${out}`);
-      };
+          if (!m && !ended) return;
+          waiting.delete(recheck);
+          if (m) resolve(m);
+          else reject(new Error(`the CLI ended without ${re} in its output:\n${out}`));
+        };
+        waiting.add(recheck);
+        recheck();
+      });
+    try {
       const url = (await waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
-      // The key list comes after the "listening on" line, maybe in a later chunk: wait for it, never read early.
-      await waitFor(/sandbox-upm/);
+      // The key list comes after the "listening on" line, maybe in a later chunk: wait for the startup text's
+      // last line, never read early.
+      await waitFor(/Test endpoints: .*\n/);
+      for (const key of Object.keys(DEFAULT_CONFIG.keys))
+        expect(out).toMatch(new RegExp(`^  ${key} +\\S`, 'm'));
       const r = await check(['example.com', 'bad'], 'sandbox-premium', url);
       expect(r.status).toBe(200);
       await waitFor(/POST \/api\/user\/dapa-checker 200 submitted=2 processed=1 skipped=1/);
       await check(['example.com'], 'a-secret-value-123', url);
       await waitFor(/ 401 /);
-      expect(out).not.toContain('a-secret-value-123');
-      expect(out).not.toContain('Bearer sandbox-premium');
     } finally {
       child.kill('SIGTERM');
+      await closed;
     }
+    // All the output is in once the process closed: the key appears nowhere in it.
+    expect(out).not.toContain('a-secret-value-123');
+    expect(out).not.toContain('Bearer sandbox-premium');
   }, 20_000);
 });
 
