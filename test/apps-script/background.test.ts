@@ -141,6 +141,76 @@ describe('background checks', () => {
   });
 });
 
+describe('a Retry-After without rate-limit headers', () => {
+  it('carries across steps: the step after the one a 429 stopped sends nothing before it, then finishes', async () => {
+    // Another client of the key spends its request window late in a step, so the step's next request is answered
+    // 429 with a Retry-After (seconds, no X-RateLimit-* headers) that ends after the step's budget. Nothing in the
+    // window of this user's sends explains that wait: only the hold kept in the stored window carries it.
+    const plan = sandbox.sandbox;
+    const handle = plan.handle;
+    const ours: { at: number; status: number; retryAfter?: number; execution?: number }[] = [];
+    let burstAt: number | undefined;
+    plan.handle = (req, at) => {
+      const step = gas.executions.find(
+        (e) => e.status === 'running' && e.functionName === 'dapaBackgroundStep',
+      );
+      if (burstAt === undefined && step && at - step.startedAt >= 200_000) {
+        burstAt = at;
+        const other = { ...req, body: JSON.stringify({ urls: ['other-client.example'] }) };
+        for (let i = 0; i < 100 && handle(other, at).status !== 429; i++);
+      }
+      const out = handle(req, at);
+      const retryAfter = out.headers['retry-after'];
+      expect(Object.keys(out.headers).filter((h) => h.startsWith('x-ratelimit'))).toEqual([]);
+      ours.push({
+        at,
+        status: out.status,
+        retryAfter: retryAfter ? Number(retryAfter) : undefined,
+        execution: step?.id,
+      });
+      return out;
+    };
+    try {
+      const list = domains(600, 'hold');
+      gas.sheet.setValues('A1:A601', [['URL'], ...list.map((d) => [d])]);
+      await gas.run('startBackground');
+      const t0 = gas.clock.now();
+      await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
+      await gas.runTriggers({
+        until: t0 + 60 * MINUTE,
+        stop: () => gas.properties.user()[`dapa.job.${SPREADSHEET}`]?.includes('"status":"done"') ?? false,
+      });
+      expect(burstAt).toBeDefined();
+      const limited = ours.filter((r) => r.status === 429);
+      expect(limited.length).toBeGreaterThan(0);
+      // The first step a 429 stopped, and when its Retry-After (the latest of that step's 429s) ends.
+      const stoppedIn = limited[0].execution;
+      const inStep = limited.filter((r) => r.execution === stoppedIn && r.retryAfter !== undefined);
+      const holdEnds = Math.max(...inStep.map((r) => r.at + (r.retryAfter ?? 0) * 1000));
+      // That step ended before the Retry-After time: the wait is the next step's to honour.
+      const stopped = gas.executions.find((e) => e.id === stoppedIn);
+      expect(stopped?.startedAt).toBeDefined();
+      const stepEnd = (stopped?.startedAt ?? 0) + (stopped?.elapsedMs ?? Infinity);
+      expect(stepEnd).toBeLessThan(holdEnds);
+      const later = ours.filter((r) => r.at > stepEnd);
+      expect(later.length).toBeGreaterThan(0);
+      expect(later.filter((r) => r.at < holdEnds)).toEqual([]);
+      expect(inStep).toEqual(limited);
+      // The server had no cause to refuse again (a 422 of a probe above the guessed rate may come, as ever).
+      expect(later.filter((r) => r.status === 429)).toEqual([]);
+      const job = await gas.run<{ status: string; done: number; total: number }>('getJob');
+      expect(job).toMatchObject({ status: 'done', done: 600, total: 600 });
+      expect(gas.sheet.getValues('B2:E601')).toEqual(list.map(metricsRow));
+      // Each domain of the list billed once (the other client's requests bill its own domain).
+      const { billed, billedByDomain } = stats();
+      expect(list.filter((d) => billedByDomain[d] !== 1)).toEqual([]);
+      expect(billed - (billedByDomain['other-client.example'] ?? 0)).toBe(600);
+    } finally {
+      plan.handle = handle;
+    }
+  });
+});
+
 describe('the daily trigger quota', () => {
   it('stops the steps when it is spent, and the hourly watch resumes them the next day; nothing is lost', async () => {
     await gas.close();
