@@ -2,7 +2,7 @@
 // real service's entry plan (`sandbox-basic`), checks a sample list through the core (one line per input, then
 // the totals), runs a second time to show what the learned plan saves, and says how long the plan makes a list take.
 import { CheckRun, outcomeText, runAsync, type Learned, type Outcome, type Report } from '../shared';
-import { runOnVirtualSandbox } from './core/virtual';
+import { runOnVirtualSandbox } from './sandbox/virtual';
 import { createSandbox, DEFAULT_CONFIG, type FaultConfig } from './sandbox/handler';
 import { startSandbox } from './sandbox/server';
 

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
 import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
-import type { VirtualSandbox } from './virtual-sandbox';
+import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'entry-plan';
 const CONFIG: SandboxConfig = {

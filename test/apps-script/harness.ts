@@ -59,7 +59,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { formatA1, parseA1, type A1 } from './standin/a1';
 import type { CacheStore } from './standin/cache';
-import { Clock, type ClockMode } from './standin/clock';
+import { SharedClock, type ClockMode } from '../sandbox/virtual';
 import { type AuthMode, Execution, type ExecutionKind, type ExecutionRecord } from './standin/execution';
 import { parseFormula } from './standin/formula';
 import {
@@ -235,7 +235,7 @@ function normalizeResult(value: unknown): CellValue[][] {
 }
 
 export class AppsScriptStandIn {
-  readonly clock: Clock;
+  readonly clock: SharedClock;
   private readonly world: World;
   private readonly pool: WorkerPool;
   private readonly customFunctions: Set<string>;
@@ -277,7 +277,7 @@ export class AppsScriptStandIn {
     options: LoadOptions,
     readonly owner = options.owner ?? 'owner@example.com',
   ) {
-    this.clock = new Clock(options.clock ?? 'real');
+    this.clock = new SharedClock(options.clock ?? 'real');
     this.world = new World(this.clock, projectDir);
     const declared = options.oauthScopes ?? manifestScopes(projectDir) ?? KNOWN_SCOPES;
     this.world.scopes = new ScopeTable(declared, options.grantedScopes ?? declared);

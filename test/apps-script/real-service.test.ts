@@ -3,7 +3,7 @@
 import { metricsFor, type SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
 import { domains, useVirtualSandbox, virtualStandIn } from './support';
-import type { VirtualSandbox } from './virtual-sandbox';
+import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'sandbox-basic';
 const PLAN = { maxUrlsPerRequest: 5, urlsPerMinute: 60, requestsPerMinute: 60 };

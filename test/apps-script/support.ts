@@ -6,7 +6,7 @@ import { emptyStats, metricsFor, type SandboxConfig, type KeyStats } from '../sa
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript, type LoadOptions } from './harness';
 import type { JobState } from '../../apps-script/sidebar/contract';
-import { startVirtualSandbox, type VirtualSandbox } from './virtual-sandbox';
+import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 
 const SRC_DIR = path.resolve(__dirname, '../../apps-script/src');
 

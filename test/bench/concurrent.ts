@@ -2,9 +2,10 @@
 // step and a sidebar in one sheet), on the virtual clock. One sandbox, one clock, and a small event loop that
 // always moves the run whose next step is due first: a run waiting for the plan sleeps while the others send.
 // Each run's domains overlap the others' by half (every run has the shared half, and half of its own).
-import type { HttpAnswer, HttpRequest, Report, RunOptions } from '../../shared';
+import type { Report, RunOptions } from '../../shared';
 import { CheckRun } from '../../shared';
 import { createSandbox, emptyStats, type FaultConfig, type KeyStats } from '../sandbox/handler';
+import { sandboxAnswers, takeTurns, type Turn } from '../sandbox/virtual';
 import { distinctDomains } from './datasets';
 import { benchConfig, processedOf } from './env';
 import { duration } from './report';
@@ -67,13 +68,10 @@ export function urlsOf(shape: ConcurrentShape, r: number): string[] {
   return [...distinctDomains(half, 'shared'), ...distinctDomains(shape.urls - half, `own${r}-`)];
 }
 
-/** A run in the event loop: when its next step is due, and the answer it is waiting for. */
-interface Actor {
+/** A run in the event loop (takeTurns): `t` is when its next step is due, `done` when it ended. */
+interface Actor extends Turn {
   run: CheckRun;
-  dueAt: number;
   startedAt: number;
-  inFlight?: { id: number; answer: HttpAnswer };
-  doneAt?: number;
 }
 
 /** Options of each run: what a shell gives a fresh execution (nothing learned, an hour's budget). */
@@ -95,58 +93,23 @@ export function concurrentScenario(
       seed: r + 1,
       ...optionsOf(r, startAt),
     });
-    return { run, dueAt: startAt, startedAt: startAt };
+    return { run, t: startAt, startedAt: startAt };
   });
   const perMinute: number[] = [];
-  const send = (request: HttpRequest, now: number) => {
-    const answer = sandbox.handle(
-      {
-        method: request.method,
-        path: new URL(request.url).pathname,
-        headers: { ...request.headers, authorization: `Bearer ${plan.key}` },
-        body: request.body,
-      },
-      now,
-    );
-    const minute = Math.floor((now - EPOCH) / 60_000);
-    while (perMinute.length <= minute) perMinute.push(0);
-    perMinute[minute] += processedOf(answer);
-    return answer;
-  };
-  for (;;) {
-    const actor = actors
-      .filter((a) => a.doneAt === undefined)
-      .reduce<Actor | undefined>(
-        (first, a) => (first === undefined || a.dueAt < first.dueAt ? a : first),
-        undefined,
-      );
-    if (actor === undefined) break;
-    step(actor, send);
-  }
+  const answers = sandboxAnswers(sandbox, plan.key);
+  takeTurns(actors, {
+    start: (actor) => actor.run,
+    send: (_actor, request, now) => {
+      const { status, headers, body, latencyMs } = answers.handle(request, now);
+      const answer = { status, headers, body };
+      const minute = Math.floor((now - EPOCH) / 60_000);
+      while (perMinute.length <= minute) perMinute.push(0);
+      perMinute[minute] += processedOf(answer);
+      return { answer, latencyMs: latencyMs ?? 0 };
+    },
+    minWaitMs: 1,
+  });
   return { ...figuresOf(shape, plan, actors, lists, sandbox.stats()[plan.key] ?? emptyStats()), perMinute };
-}
-
-/** Moves one run on by one step at its due time. */
-function step(
-  actor: Actor,
-  send: (request: HttpRequest, now: number) => HttpAnswer & { latencyMs: number },
-): void {
-  const now = actor.dueAt;
-  if (actor.inFlight) {
-    actor.run.receive(actor.inFlight.id, actor.inFlight.answer, now);
-    actor.inFlight = undefined;
-  }
-  const next = actor.run.next(now);
-  if (next.type === 'done') actor.doneAt = now;
-  else if (next.type === 'wait') actor.dueAt = now + Math.max(1, next.ms);
-  else if (next.type === 'send') {
-    const answer = send(next.request, now);
-    actor.inFlight = {
-      id: next.id,
-      answer: { status: answer.status, headers: answer.headers, body: answer.body },
-    };
-    actor.dueAt = now + answer.latencyMs;
-  }
 }
 
 function figuresOf(
@@ -160,7 +123,7 @@ function figuresOf(
     const report = a.run.report();
     return {
       startedMs: a.startedAt - EPOCH,
-      doneMs: (a.doneAt ?? a.dueAt) - EPOCH,
+      doneMs: (a.done ?? a.t) - EPOCH,
       requests: report.totals.requests,
       score: scoreRows(lists[r], report.outcomes.map(rowOfOutcome)),
       report,

@@ -11,7 +11,7 @@ import * as prettier from 'prettier';
 import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
 import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from '../apps-script/harness';
 import { assertBundleIsCurrent, domains } from '../apps-script/support';
-import { startVirtualSandbox, type VirtualSandbox } from '../apps-script/virtual-sandbox';
+import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
 
 const KEY = 'sandbox-basic';

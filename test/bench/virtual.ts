@@ -1,8 +1,8 @@
-// The sandbox's own request handling in this process, on a virtual clock: a wait or the simulated latency moves
-// time forward instead of passing it, so ten rate-limited minutes take milliseconds and repeat exactly.
-import type { HttpAnswer, HttpRequest } from '../../shared';
-import { createSandbox, type FaultConfig } from '../sandbox/handler';
-import { emptyStats } from '../sandbox/handler';
+// The benches' virtual environment: the sandbox's own request handling in this process, on the suites' virtual
+// clock (test/sandbox/virtual.ts): a wait or the simulated latency moves time forward instead of passing it, so ten
+// rate-limited minutes take milliseconds and repeat exactly.
+import { createSandbox, emptyStats, type FaultConfig } from '../sandbox/handler';
+import { sandboxAnswers, VirtualClock, virtualIo } from '../sandbox/virtual';
 import { BENCH_KEY, benchConfig, processedOf, sentOf, type BenchEnv, type Exchange } from './env';
 
 /** Where the virtual clock starts (a plausible epoch, so HTTP dates in Retry-After read sensibly). */
@@ -13,54 +13,41 @@ export function virtualEnv(faults: FaultConfig, key = BENCH_KEY): BenchEnv {
   const sandbox = createSandbox(benchConfig(faults));
   const exchanges: Exchange[] = [];
   const harnessErrors: string[] = [];
-  let t = EPOCH;
-
-  const handle = (request: HttpRequest) => {
-    try {
-      return sandbox.handle(
-        {
-          method: request.method,
-          path: new URL(request.url).pathname,
-          headers: { ...request.headers, authorization: `Bearer ${key}` },
-          body: request.body,
-        },
-        t,
-      );
-    } catch (error) {
-      harnessErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
-      throw error;
-    }
-  };
-
-  const sendNow = (request: HttpRequest): HttpAnswer => {
-    const sentAt = t;
-    const answer = handle(request);
-    t += answer.latencyMs;
-    exchanges.push({
-      sentAt,
-      sent: sentOf(request),
-      answeredAt: t,
-      status: answer.status,
-      processed: processedOf(answer),
-    });
-    return { status: answer.status, headers: answer.headers, body: answer.body };
-  };
-
-  const sleepNow = (ms: number): void => {
-    t += Math.max(0, ms);
-  };
+  const clock = new VirtualClock(EPOCH);
+  const answers = sandboxAnswers(sandbox, key);
+  const io = virtualIo(
+    clock,
+    {
+      handle: (request, now) => {
+        try {
+          return answers.handle(request, now);
+        } catch (error) {
+          harnessErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
+          throw error;
+        }
+      },
+    },
+    {
+      onExchange: (request, answer, sentAt, answeredAt) =>
+        exchanges.push({
+          sentAt,
+          sent: sentOf(request),
+          answeredAt,
+          status: answer.status,
+          processed: processedOf(answer),
+        }),
+    },
+  );
 
   return {
     kind: 'virtual',
     baseUrl: 'http://sandbox.virtual',
-    now: () => t,
-    sleep: async (ms) => sleepNow(ms),
-    send: async (request) => sendNow(request),
-    sync: { now: () => t, sleep: sleepNow, send: sendNow },
+    now: io.now,
+    sleep: async (ms) => io.sleep(ms),
+    send: async (request) => io.send(request),
+    sync: { now: io.now, sleep: io.sleep, send: io.send },
     stats: () => sandbox.stats()[key] ?? emptyStats(),
-    later: () => {
-      t += LATER_MS;
-    },
+    later: () => clock.advance(LATER_MS),
     exchanges,
     harnessErrors,
     close: async () => undefined,

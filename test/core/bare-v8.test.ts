@@ -1,7 +1,7 @@
 // The core runs unchanged in a bare V8 realm: no setTimeout, URL, TextEncoder, process, fetch (as in Apps Script).
 import * as vm from 'node:vm';
 import { bundleCore } from './core-bundle';
-import { FakeApi } from './fake-api';
+import { ScriptedApi } from '../sandbox/scripted';
 
 // 40 KB until the core owned the window across executions (window.ts) and worded outcomes from codes (wording.ts).
 const MAX_CORE_BYTES = 48 * 1024;
@@ -21,7 +21,7 @@ describe('the bundled core', () => {
     );
     expect(globals).toBe('undefinedundefinedundefinedundefinedundefined');
     vm.runInContext(code, context);
-    const api = new FakeApi({ maxUrls: 2, faults: ['502html'], reverse: true });
+    const api = new ScriptedApi({ maxUrls: 2, faults: ['502html'], reverse: true });
     context.hostSend = (body: string) => {
       try {
         return JSON.stringify(api.handle({ method: 'POST', url: 'x', headers: {}, body }));

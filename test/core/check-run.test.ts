@@ -1,10 +1,11 @@
 import { CheckRun, outcomeText, matchRecords, runSync } from '../../shared';
-import { FakeApi, metricsOf } from './fake-api';
-import { runVirtual } from './virtual';
+import { metricsFor } from '../sandbox/handler';
+import { ScriptedApi } from '../sandbox/scripted';
+import { runVirtual, VirtualClock, virtualIo } from '../sandbox/virtual';
 
 describe('a check run', () => {
   test('spellings of one domain cost one billed query and every position gets the record', () => {
-    const api = new FakeApi();
+    const api = new ScriptedApi();
     const { report } = runVirtual(
       ['example.com', ' HTTPS://www.Example.com/a?b ', 'example.com/', 'other.org'],
       api,
@@ -14,11 +15,11 @@ describe('a check run', () => {
     expect(report.totals.billed).toBe(2);
     expect(report.outcomes.map((o) => o.kind)).toEqual(['record', 'record', 'record', 'record']);
     const first = report.outcomes[1];
-    expect(first.kind === 'record' && first.record.site_da).toBe(metricsOf('example.com').site_da);
+    expect(first.kind === 'record' && first.record.site_da).toBe(metricsFor('example.com').site_da);
   });
 
   test('blanks, non-text values and obvious non-domains are decided locally and never sent', () => {
-    const api = new FakeApi();
+    const api = new ScriptedApi();
     const values = [
       '',
       '   ',
@@ -54,14 +55,14 @@ describe('a check run', () => {
   });
 
   test('nothing is sent when every input is local', () => {
-    const api = new FakeApi();
+    const api = new ScriptedApi();
     const { report } = runVirtual(['', 'x'], api);
     expect(api.requests).toBe(0);
     expect(report.totals.requests).toBe(0);
   });
 
   test('a record spelled in unicode matches the xn-- form that was sent, and both spellings cost one query', () => {
-    const api = new FakeApi({ spell: (k) => (k === 'xn--mnchen-3ya.de' ? 'MÜNCHEN.de' : k) });
+    const api = new ScriptedApi({ spell: (k) => (k === 'xn--mnchen-3ya.de' ? 'MÜNCHEN.de' : k) });
     const { report } = runVirtual(['münchen.de', 'xn--mnchen-3ya.de', 'other.de'], api);
     expect(api.sent).toEqual([['xn--mnchen-3ya.de', 'other.de']]);
     expect(report.outcomes.map((o) => o.kind)).toEqual(['record', 'record', 'record']);
@@ -69,12 +70,12 @@ describe('a check run', () => {
   });
 
   test('records are matched by domain, not by order or spelling', () => {
-    const api = new FakeApi({ reverse: true, spell: (k) => `WWW.${k.toUpperCase()}` });
+    const api = new ScriptedApi({ reverse: true, spell: (k) => `WWW.${k.toUpperCase()}` });
     const domains = ['a.com', 'b.com', 'c.com', 'd.com'];
     const { report } = runVirtual(domains, api);
     report.outcomes.forEach((o, i) => {
       expect(o.kind).toBe('record');
-      if (o.kind === 'record') expect(o.record.site_pa).toBe(metricsOf(domains[i]).site_pa);
+      if (o.kind === 'record') expect(o.record.site_pa).toBe(metricsFor(domains[i]).site_pa);
     });
   });
 
@@ -92,7 +93,7 @@ describe('a check run', () => {
   });
 
   test('the plan maximum is learned from the number in a 422 Limit Exceeded message and handed back', () => {
-    const api = new FakeApi({ maxUrls: 30 });
+    const api = new ScriptedApi({ maxUrls: 30 });
     const domains = Array.from({ length: 70 }, (_, i) => `site${i}.com`);
     const { report } = runVirtual(domains, api);
     expect(report.totals.responses.limitExceeded).toBe(1);
@@ -102,7 +103,7 @@ describe('a check run', () => {
   });
 
   test('without a number in the message the batch is halved until it fits', () => {
-    const api = new FakeApi({ maxUrls: 30, limitMessageWithNumber: false });
+    const api = new ScriptedApi({ maxUrls: 30, limitMessageWithNumber: false });
     const domains = Array.from({ length: 100 }, (_, i) => `site${i}.com`);
     const { report } = runVirtual(domains, api);
     expect(report.learned.maxUrlsPerRequest).toBe(25);
@@ -111,14 +112,14 @@ describe('a check run', () => {
   });
 
   test('a known maximum from an earlier run is used from the first request', () => {
-    const api = new FakeApi({ maxUrls: 30 });
+    const api = new ScriptedApi({ maxUrls: 30 });
     const domains = Array.from({ length: 60 }, (_, i) => `site${i}.com`);
     runVirtual(domains, api, { maxUrlsPerRequest: 30 });
     expect(api.requests).toBe(2);
   });
 
   test('lookup_failed is retried in a later request and never billed twice', () => {
-    const api = new FakeApi({
+    const api = new ScriptedApi({
       skip: (key, attempt) => (key === 'flaky.com' && attempt < 3 ? 'lookup_failed' : undefined),
     });
     const { report } = runVirtual(['flaky.com', 'fine.com'], api);
@@ -129,14 +130,14 @@ describe('a check run', () => {
   });
 
   test('lookup_failed that never clears ends as a retryable skip after the allowed retries', () => {
-    const api = new FakeApi({ skip: () => 'lookup_failed' });
+    const api = new ScriptedApi({ skip: () => 'lookup_failed' });
     const { report } = runVirtual(['down.com'], api, { retries: 2 });
     expect(api.requests).toBe(3);
     expect(report.outcomes[0]).toMatchObject({ kind: 'skip', reason: 'lookup_failed', retryable: true });
   });
 
   test('invalid_url_format from the server is final and not retried', () => {
-    const api = new FakeApi({ skip: (key) => (key === 'bad.zzzz' ? 'invalid_url_format' : undefined) });
+    const api = new ScriptedApi({ skip: (key) => (key === 'bad.zzzz' ? 'invalid_url_format' : undefined) });
     const { report } = runVirtual(['bad.zzzz'], api);
     expect(api.requests).toBe(1);
     expect(report.outcomes[0]).toMatchObject({
@@ -147,7 +148,7 @@ describe('a check run', () => {
   });
 
   test('5xx, HTML error pages, garbage and network failures are retried with backoff', () => {
-    const api = new FakeApi({ faults: ['500', '502html', 'garbage', 'network'] });
+    const api = new ScriptedApi({ faults: ['500', '502html', 'garbage', 'network'] });
     const { report, waits } = runVirtual(['a.com', 'b.com'], api);
     expect(report.totals.records).toBe(2);
     expect(report.totals.responses.transient).toBe(4);
@@ -157,7 +158,7 @@ describe('a check run', () => {
   });
 
   test('a 500 that keeps failing ends the run with a distinct, retryable error', () => {
-    const api = new FakeApi({ faults: ['500', '500', '500', '500', '500', '500'] });
+    const api = new ScriptedApi({ faults: ['500', '500', '500', '500', '500', '500'] });
     const { report } = runVirtual(['a.com', 'b.com', ''], api);
     expect(report.fatal?.code).toBe('server_error');
     expect(report.outcomes[0]).toMatchObject({ kind: 'error', code: 'server_error', retryable: true });
@@ -165,7 +166,7 @@ describe('a check run', () => {
   });
 
   test('429 honours Retry-After in seconds', () => {
-    const api = new FakeApi({ faults: ['429ra'] });
+    const api = new ScriptedApi({ faults: ['429ra'] });
     const { report, waits } = runVirtual(['a.com'], api);
     expect(waits[0]).toBe(2000);
     expect(report.totals.responses.rateLimited).toBe(1);
@@ -173,7 +174,7 @@ describe('a check run', () => {
   });
 
   test('a 422 Limit Exceeded counts as a request when the requests-per-minute limit is learned', () => {
-    const api = new FakeApi({ maxUrls: 2, faults: [undefined, undefined, '429'] });
+    const api = new ScriptedApi({ maxUrls: 2, faults: [undefined, undefined, '429'] });
     const { report } = runVirtual(['a.com', 'b.com', 'c.com', 'd.com'], api);
     expect(report.totals.responses.limitExceeded).toBe(1);
     expect(report.learned.requestsPerMinute).toBe(2);
@@ -224,7 +225,7 @@ describe('a check run', () => {
   });
 
   test('the run stops before its deadline and reports the rest as retryable', () => {
-    const api = new FakeApi({ faults: ['429ra', '429ra', '429ra'] });
+    const api = new ScriptedApi({ faults: ['429ra', '429ra', '429ra'] });
     const { report, elapsed } = runVirtual(['a.com', 'b.com'], api, { deadline: 3000 });
     expect(elapsed).toBeLessThanOrEqual(3000);
     expect(report.outcomes.every((o) => o.kind === 'error' && o.code === 'unfinished' && o.retryable)).toBe(
@@ -233,12 +234,12 @@ describe('a check run', () => {
   });
 
   test('no request starts when the last answer took longer than the time left', () => {
-    const api = new FakeApi({ maxUrls: 1 });
+    const api = new ScriptedApi({ maxUrls: 1 });
     const { report, elapsed } = runVirtual(
       ['a.com', 'b.com', 'c.com'],
       api,
       { deadline: 2500, maxUrlsPerRequest: 1 },
-      1000,
+      { latencyMs: 1000 },
     );
     expect(elapsed).toBeLessThanOrEqual(2500);
     expect(report.totals.records).toBe(2);
@@ -246,7 +247,7 @@ describe('a check run', () => {
   });
 
   test('cached domains cost nothing and fresh records are handed back for caching', () => {
-    const api = new FakeApi();
+    const api = new ScriptedApi();
     const run = new CheckRun(['cached.com', 'new.com', 'www.cached.com'], {
       baseUrl: 'http://fake',
       deadline: 1e9,
@@ -274,7 +275,7 @@ describe('a check run', () => {
   });
 
   test('with waiting for rate limits off, a 429 ends the rest as rate_limit_reached with no further request', () => {
-    const api = new FakeApi({ faults: [undefined, '429ra'] });
+    const api = new ScriptedApi({ faults: [undefined, '429ra'] });
     const domains = Array.from({ length: 6 }, (_, i) => `w${i}.com`);
     const { report, waits } = runVirtual(domains, api, { maxUrlsPerRequest: 2, waitForRateLimits: false });
     expect(api.requests).toBe(2);
@@ -285,7 +286,7 @@ describe('a check run', () => {
 
   test('with waiting for rate limits off, a learned URL limit is not waited for: the rest is skipped', () => {
     let processed = 0;
-    const api = new FakeApi({ skip: () => (processed++ >= 3 ? 'rate_limit_reached' : undefined) });
+    const api = new ScriptedApi({ skip: () => (processed++ >= 3 ? 'rate_limit_reached' : undefined) });
     const domains = Array.from({ length: 8 }, (_, i) => `u${i}.com`);
     const { report, waits } = runVirtual(domains, api, { maxUrlsPerRequest: 4, waitForRateLimits: false });
     expect(waits).toEqual([]);
@@ -295,9 +296,9 @@ describe('a check run', () => {
   });
 
   test('the sync driver sees a cancel within a long rate-limit wait and ends the rest as cancelled', () => {
-    const api = new FakeApi({ faults: ['429'], maxUrls: 1 });
-    let t = 0;
-    const slept: number[] = [];
+    const api = new ScriptedApi({ faults: ['429'], maxUrls: 1 });
+    const clock = new VirtualClock();
+    const io = virtualIo(clock, api);
     const run = new CheckRun(['a.com', 'b.com'], {
       baseUrl: 'http://fake',
       deadline: 1e9,
@@ -305,21 +306,13 @@ describe('a check run', () => {
     });
     run.next(0); // learn nothing: just make the first backoff long
     run.receive(1, { status: 429, headers: { 'retry-after': '60' }, body: '' }, 0);
-    const report = runSync(run, {
-      now: () => t,
-      sleep: (ms) => {
-        slept.push(ms);
-        t += ms;
-      },
-      send: (request) => api.handle(request),
-      cancelled: () => t >= 4000,
-    });
-    expect(slept).toEqual([2000, 2000]);
+    const report = runSync(run, { ...io, cancelled: () => clock.now() >= 4000 });
+    expect(io.waits).toEqual([2000, 2000]);
     expect(report.outcomes.every((o) => o.kind === 'error' && o.code === 'cancelled')).toBe(true);
   });
 
   test('records the server returns that cannot be matched are not sent again', () => {
-    const api = new FakeApi({ spell: (k) => `zz-${k}` });
+    const api = new ScriptedApi({ spell: (k) => `zz-${k}` });
     const { report } = runVirtual(['a.com', 'b.com'], api);
     expect(api.requests).toBe(1);
     expect(report.outcomes.every((o) => o.kind === 'error' && o.code === 'unmatched')).toBe(true);

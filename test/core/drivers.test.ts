@@ -15,8 +15,8 @@ import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { fetchSync } from './sync-http';
-import { runOnVirtualSandbox } from './virtual';
-import { FakeApi } from './fake-api';
+import { runOnVirtualSandbox, VirtualClock, virtualIo } from '../sandbox/virtual';
+import { ScriptedApi } from '../sandbox/scripted';
 
 const domains = (n: number, prefix = 'site') =>
   Array.from({ length: n }, (_, i) => `${prefix}${i}.example.com`);
@@ -189,24 +189,24 @@ describe('pacing against the sandbox on a virtual clock', () => {
 describe('the sync driver that sends requests together (runSyncAll)', () => {
   /** `values` checked with up to `inFlight` requests a turn (2 URLs each), each turn answered 100 ms later. */
   function together(values: string[], inFlight: number, failTurn?: number, cancelAfter = Infinity) {
-    const api = new FakeApi({ maxUrls: 2 });
+    const api = new ScriptedApi({ maxUrls: 2 });
     const window = {
       v: 1 as const,
       at: 0,
       sends: [],
       limits: { maxUrlsPerRequest: { value: 2, exact: true, at: 0 } },
     };
-    let t = 0;
+    const clock = new VirtualClock();
+    const io = virtualIo(clock, api, { latencyMs: 100 });
     const turns: number[] = [];
     const run = new CheckRun(values, { baseUrl: 'http://fake', deadline: 600_000, window, inFlight });
     const report = runSyncAll(run, {
-      now: () => t,
-      sleep: (ms) => (t += ms),
+      ...io,
       sendAll: (requests) => {
         turns.push(requests.length);
-        t += 100;
-        if (turns.length === failTurn) throw new Error('Address unavailable');
-        return requests.map((r) => api.handle(r));
+        if (turns.length !== failTurn) return io.sendAll(requests);
+        clock.advance(100);
+        throw new Error('Address unavailable');
       },
       cancelled: () => api.requests >= cancelAfter,
     });

@@ -1,8 +1,9 @@
 // Property-based tests: whatever the inputs and whatever the server does, nothing is lost or billed twice.
 import fc from 'fast-check';
 import { keyOfDomain, seededRandomForTests } from './support';
-import { FakeApi, metricsOf, type ApiFault } from './fake-api';
-import { runVirtual } from './virtual';
+import { metricsFor } from '../sandbox/handler';
+import { NO_DATA_RATE, ScriptedApi, type ApiFault } from '../sandbox/scripted';
+import { runVirtual } from '../sandbox/virtual';
 
 const pool = [
   'alpha.com',
@@ -51,7 +52,7 @@ describe('whatever the inputs and the server do', () => {
     fc.assert(
       fc.property(fc.array(value, { maxLength: 40 }), behaviour, (values, b) => {
         const random = seededRandomForTests(b.seed);
-        const api = new FakeApi({
+        const api = new ScriptedApi({
           maxUrls: b.maxUrls,
           limitMessageWithNumber: b.limitMessageWithNumber,
           faults: b.faults,
@@ -86,9 +87,9 @@ describe('whatever the inputs and the server do', () => {
         report.outcomes.forEach((o, i) => {
           if (o.kind === 'record') {
             expect(o.key).toBe(keyOfDomain(String(values[i])));
-            expect(o.record.site_da).toBe(metricsOf(o.key).site_da);
+            expect(o.record.site_da).toBe(metricsFor(o.key).site_da);
             // a -1 from the server is "no data": null and flagged, never a number
-            const spam = metricsOf(o.key, b.noData).spam_score;
+            const spam = metricsFor(o.key, b.noData ? NO_DATA_RATE : 0).spam_score;
             expect(o.record.spam_score).toBe(spam < 0 ? null : spam);
             expect(o.record.noData).toEqual(spam < 0 ? ['spam_score'] : undefined);
           }

@@ -2,8 +2,8 @@
 // rate-limit headers and Retry-After, "no data" metrics of -1, and the entry plan's monthly credits.
 import { BASE_URLS, baseUrlFor, classify, outcomeText, readKeyProbe, readServerRate } from '../../shared';
 import { createSandbox, DEFAULT_CONFIG, hasNoSpamData, metricsFor } from '../sandbox/handler';
-import { FakeApi } from './fake-api';
-import { runOnVirtualSandbox, runVirtual } from './virtual';
+import { ScriptedApi } from '../sandbox/scripted';
+import { runOnVirtualSandbox, runVirtual } from '../sandbox/virtual';
 
 const domains = (n: number, prefix: string) =>
   Array.from({ length: n }, (_, i) => `${prefix}${i}.example.com`);
@@ -21,12 +21,12 @@ describe('the production address', () => {
 
 describe('a refused network is not a wrong key', () => {
   test('an nginx 403 page stops the run as network_blocked after one request, with what to do', () => {
-    const api = new FakeApi();
+    const api = new ScriptedApi();
     let requests = 0;
     const blocked = {
       handle: () => (requests++, { status: 403, headers: { 'content-type': 'text/html' }, body: NGINX_403 }),
     };
-    const { report } = runVirtual(['a.com', 'b.com', ''], blocked as unknown as FakeApi);
+    const { report } = runVirtual(['a.com', 'b.com', ''], blocked);
     expect(requests).toBe(1);
     expect(report.fatal?.code).toBe('network_blocked');
     expect(report.fatal && outcomeText(report.fatal)).toMatch(/refused requests from this server's network/);
@@ -67,7 +67,7 @@ describe('a refused network is not a wrong key', () => {
 describe("the server's word beats the core's guess", () => {
   test('a 429 with Retry-After: 2 inside a 25-second run is retried after 2 s and the run finishes', () => {
     // Before: the pacer inferred "1 request per minute" from the 429 and ended 7 of 8 batches as unfinished.
-    const api = new FakeApi({ maxUrls: 5, faults: [undefined, '429ra'] });
+    const api = new ScriptedApi({ maxUrls: 5, faults: [undefined, '429ra'] });
     const values = domains(40, 'ra');
     const { report, waits, elapsed } = runVirtual(values, api, { maxUrlsPerRequest: 5, deadline: 25_000 });
     expect(waits).toEqual([2000]);
@@ -242,7 +242,7 @@ describe('a run that may not wait says when it can go on', () => {
   });
 
   test('a 429 with Retry-After, when waiting is off, resumes when the server said', () => {
-    const api = new FakeApi({ maxUrls: 5, faults: [undefined, '429ra'] });
+    const api = new ScriptedApi({ maxUrls: 5, faults: [undefined, '429ra'] });
     const { report, elapsed } = runVirtual(domains(20, 'q'), api, {
       maxUrlsPerRequest: 5,
       waitForRateLimits: false,

@@ -3,7 +3,6 @@
 // because of what another run took earlier.
 import {
   CheckRun,
-  DAPA_PATH,
   mergeWindows,
   restoreWindow,
   type Report,
@@ -12,54 +11,28 @@ import {
 } from '../../shared';
 import { seededRandom } from '../../shared/random';
 import { createSandbox, DEFAULT_CONFIG, type Sandbox } from '../sandbox/handler';
+import { sandboxAnswers, takeTurns as takeTurnsOnClock, type Turn, type Turns } from '../sandbox/virtual';
 
 const KEY = 'sandbox-basic'; // 5 URLs a request, 60 URLs and 60 requests a minute
 const LATENCY_MS = 300;
 
-interface Runner {
-  run?: CheckRun;
-  t: number;
-  done?: number;
-  report?: Report;
-  /** The answer to the run's request, handed to it at its next turn (when the answer came). */
-  pending?: { id: number; answer: ReturnType<Sandbox['handle']> };
-}
+type Runner = Turn;
 
-interface Turns<R extends Runner> {
-  /** The run, made at its first turn. */
-  start(r: R): CheckRun;
-  /** After each step of a run (its window is shared, in queue mode). */
-  stepped?(r: R): void;
-  /** How long the answer to a request takes. */
-  latency(): number;
-}
-
-/** Steps every run on one clock, always the one whose turn comes first, until all are done. */
-function takeTurns<R extends Runner>(sandbox: Sandbox, runners: R[], turns: Turns<R>): R[] {
-  for (let guard = 0; guard < 100_000; guard++) {
-    const open = runners.filter((r) => r.done === undefined);
-    if (open.length === 0) return runners;
-    const r = open.reduce((a, b) => (b.t < a.t ? b : a));
-    const run = (r.run ??= turns.start(r));
-    if (r.pending) run.receive(r.pending.id, r.pending.answer, r.t);
-    r.pending = undefined;
-    const step = run.next(r.t);
-    turns.stepped?.(r);
-    if (step.type === 'done') {
-      r.report = run.report();
-      r.done = r.t;
-    } else if (step.type === 'wait') r.t += step.ms;
-    else if (step.type === 'send') {
-      const headers = { authorization: `Bearer ${KEY}` };
-      const answer = sandbox.handle(
-        { method: 'POST', path: DAPA_PATH, headers, body: step.request.body },
-        r.t,
-      );
-      r.pending = { id: step.id, answer };
-      r.t += turns.latency();
-    }
-  }
-  throw new Error('runs did not finish');
+/** Steps every run on one clock against the sandbox (see takeTurns); an answer takes `latency()`. */
+function takeTurns<R extends Runner>(
+  sandbox: Sandbox,
+  runners: R[],
+  turns: Omit<Turns<R>, 'send'> & { latency(): number },
+): R[] {
+  const answers = sandboxAnswers(sandbox, KEY);
+  return takeTurnsOnClock(
+    runners,
+    {
+      ...turns,
+      send: (_r, request, at) => ({ answer: answers.handle(request, at), latencyMs: turns.latency() }),
+    },
+    100_000,
+  );
 }
 
 /** A run against the virtual sandbox, with an hour's deadline. */

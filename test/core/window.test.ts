@@ -13,8 +13,8 @@ import {
 } from '../../shared';
 import { PlanWindow } from '../../shared/window';
 import { createSandbox, DEFAULT_CONFIG } from '../sandbox/handler';
-import { runOnVirtualSandbox, runVirtual } from './virtual';
-import { FakeApi, type ApiFault } from './fake-api';
+import { runOnVirtualSandbox, runVirtual, VirtualClock, virtualIo } from '../sandbox/virtual';
+import { ScriptedApi, type ApiFault } from '../sandbox/scripted';
 
 const T = 1_000_000;
 const basic = (t: number): WindowSnapshot => ({
@@ -208,9 +208,9 @@ describe('the window a run starts from', () => {
   });
 
   test("a 422's stated maximum is exact; a halved batch is a guess", () => {
-    const stated = runVirtual(domains(12), new FakeApi({ maxUrls: 5 }));
+    const stated = runVirtual(domains(12), new ScriptedApi({ maxUrls: 5 }));
     expect(stated.report.window.limits.maxUrlsPerRequest).toMatchObject({ value: 5, exact: true });
-    const halved = runVirtual(domains(12), new FakeApi({ maxUrls: 5, limitMessageWithNumber: false }));
+    const halved = runVirtual(domains(12), new ScriptedApi({ maxUrls: 5, limitMessageWithNumber: false }));
     expect(halved.report.window.limits.maxUrlsPerRequest?.exact).toBe(false);
   });
 });
@@ -218,8 +218,8 @@ describe('the window a run starts from', () => {
 describe('one timer table: the window says when the next request may go', () => {
   const afterRetryAfter = (values: string[]) => {
     // A background step (waiting off) gets a 429 with Retry-After: 2 and no rate-limit headers on its first request.
-    const api = new FakeApi({ faults: ['429ra'] });
-    return runVirtual(values, api, { waitForRateLimits: false }, 100);
+    const api = new ScriptedApi({ faults: ['429ra'] });
+    return runVirtual(values, api, { waitForRateLimits: false }, { latencyMs: 100 });
   };
 
   test("a Retry-After without rate-limit headers is honoured by the next execution's run (a formula or the sidebar)", () => {
@@ -230,18 +230,17 @@ describe('one timer table: the window says when the next request may go', () => 
     const start = first.elapsed + 500;
     const stored = restoreWindow(JSON.stringify(first.report.window), start);
     expect(stored?.hold).toEqual({ until: retryAt, cause: 'retry_after' });
-    let t = start;
+    const clock = new VirtualClock(start);
     const sentAt: number[] = [];
-    const api = new FakeApi();
+    const io = virtualIo(clock, new ScriptedApi());
     const run = new CheckRun(['a.com', 'b.com'], {
       baseUrl: 'http://fake',
-      deadline: t + 30_000,
+      deadline: start + 30_000,
       window: stored,
     });
     const report = runSyncAll(run, {
-      now: () => t,
-      sleep: (ms) => (t += ms),
-      sendAll: (requests) => requests.map((r) => (sentAt.push(t), api.handle(r))),
+      ...io,
+      sendAll: (requests) => (sentAt.push(...requests.map(() => clock.now())), io.sendAll(requests)),
     });
     expect(report.totals.records).toBe(2);
     expect(sentAt).toEqual([retryAt]);
@@ -276,32 +275,21 @@ describe('one timer table: the window says when the next request may go', () => 
 });
 
 describe('one run, many requests in flight (sent together)', () => {
-  /** Drives a run with runSyncAll against a FakeApi: each turn's requests answered together 200 ms later. */
-  const together = (values: unknown[], api: FakeApi, options: Partial<RunOptions>, start = T) => {
-    let t = start;
+  /** Drives a run with runSyncAll against a ScriptedApi: each turn's requests answered together 200 ms later. */
+  const together = (values: unknown[], api: ScriptedApi, options: Partial<RunOptions>, start = T) => {
+    const clock = new VirtualClock(start);
     const turns: number[] = [];
+    const io = virtualIo(clock, api, { latencyMs: 200 });
     const run = new CheckRun(values, { baseUrl: 'http://fake', deadline: start + 3_600_000, ...options });
     const report = runSyncAll(run, {
-      now: () => t,
-      sleep: (ms) => (t += ms),
-      sendAll: (requests) => {
-        turns.push(requests.length);
-        const answers = requests.map((r) => {
-          try {
-            return api.handle(r);
-          } catch (error) {
-            return { error: String(error) };
-          }
-        });
-        t += 200;
-        return answers;
-      },
+      ...io,
+      sendAll: (requests) => (turns.push(requests.length), io.sendAll(requests)),
     });
-    return { report, turns, end: t };
+    return { report, turns, end: clock.now() };
   };
 
   test('what the window allows goes out in one turn, and every request counts in the window', () => {
-    const api = new FakeApi({ maxUrls: 5 });
+    const api = new ScriptedApi({ maxUrls: 5 });
     const { report, turns, end } = together(domains(100), api, {
       window: basic(T),
       inFlight: Infinity,
@@ -318,7 +306,7 @@ describe('one run, many requests in flight (sent together)', () => {
   });
 
   test('maxSend: only that many new domains go; the rest end unfinished, not run, and every total adds up', () => {
-    const api = new FakeApi({ maxUrls: 5 });
+    const api = new ScriptedApi({ maxUrls: 5 });
     const values = ['', ...domains(20), 'not a url', 'w0.com'];
     const { report, turns } = together(values, api, { window: basic(T), inFlight: Infinity, maxSend: 12 });
     expect(turns).toEqual([3]);
@@ -335,7 +323,7 @@ describe('one run, many requests in flight (sent together)', () => {
   });
 
   test('a 429 among requests in flight: what the others billed is kept, the rest waits for the Retry-After', () => {
-    const api = new FakeApi({ maxUrls: 5, faults: [undefined, '429ra', undefined] });
+    const api = new ScriptedApi({ maxUrls: 5, faults: [undefined, '429ra', undefined] });
     const { report, turns, end } = together(domains(15), api, {
       window: { ...basic(T), limits: { maxUrlsPerRequest: basic(T).limits.maxUrlsPerRequest } },
       inFlight: Infinity,
@@ -350,7 +338,7 @@ describe('one run, many requests in flight (sent together)', () => {
   });
 
   test('without a known maximum per request, requests go one at a time (else each would pay a 422)', () => {
-    const api = new FakeApi({ maxUrls: 5 });
+    const api = new ScriptedApi({ maxUrls: 5 });
     const { report, turns } = together(domains(12), api, { inFlight: Infinity });
     expect(turns.every((n) => n === 1)).toBe(true);
     expect(report.totals.records).toBe(12);
@@ -367,7 +355,7 @@ describe('one run, many requests in flight (sent together)', () => {
         }),
         fc.integer({ min: 1, max: 5 }),
         (values, faults, inFlight) => {
-          const api = new FakeApi({
+          const api = new ScriptedApi({
             maxUrls: 2,
             faults,
             skip: (_k, attempt) => (attempt === 1 ? 'lookup_failed' : undefined),

@@ -1,6 +1,6 @@
 // CacheService: script, document and per-user caches with the documented limits (key ≤ 250 characters, value
 // ≤ 100 KB, expiration ≤ 21,600 s, default 600 s) and the observed ~1,000-item cap (oldest 10% evicted when full).
-import type { Clock } from './clock';
+import type { SharedClock } from '../../sandbox/virtual';
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import {
@@ -21,7 +21,7 @@ export class CacheStore {
   readonly entries = new Map<string, Entry>();
   evictions = 0;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(private readonly clock: SharedClock) {}
 
   live(key: string): string | null {
     const entry = this.entries.get(key);

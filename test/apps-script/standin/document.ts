@@ -1,7 +1,7 @@
 // One spreadsheet of the stand-in's world with what Apps Script keeps per document: its cells (SpreadsheetModel),
 // the script's document properties and document cache, its developer metadata, and who may still open it.
 import { CacheStore } from './cache';
-import type { Clock } from './clock';
+import type { SharedClock } from '../../sandbox/virtual';
 import { DeveloperMetadataStore } from './developer-metadata';
 import { PropertyStore } from './properties';
 import { SpreadsheetModel } from './sheet-model';
@@ -16,7 +16,7 @@ export class SpreadsheetDocument {
   /** Users whose access was taken away: openById fails for them. */
   readonly revoked = new Set<string>();
 
-  constructor(id: string, name: string, clock: Clock) {
+  constructor(id: string, name: string, clock: SharedClock) {
     this.model = new SpreadsheetModel(id, name);
     this.cache = new CacheStore(clock);
   }

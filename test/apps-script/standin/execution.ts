@@ -1,5 +1,5 @@
 // One Apps Script execution as the stand-in tracks it: who runs it, in which mode, since when, until when.
-import type { Clock } from './clock';
+import type { SharedClock } from '../../sandbox/virtual';
 import type { SpreadsheetDocument } from './document';
 import { ExecutionKilled } from './errors';
 import { TIME_LIMIT_MESSAGE } from './limits';
@@ -59,7 +59,7 @@ export class Execution {
     readonly activeUserEmail: string,
     readonly startedAt: number,
     readonly limitMs: number,
-    private readonly clock: Clock,
+    private readonly clock: SharedClock,
     /** For a custom function: the cell whose formula runs it. */
     readonly cell?: { sheetId: number; row: number; column: number },
   ) {}

@@ -2,7 +2,7 @@
 // runs a sidebar call, a menu item and custom functions concurrently). The main thread answers their calls and
 // stops a worker whose execution passes its time limit, like Apps Script ends the execution.
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import type { Clock } from './clock';
+import type { SharedClock } from '../../sandbox/virtual';
 import { ExecutionKilled } from './errors';
 import type { Execution } from './execution';
 import { SLEEP_MAX_MS } from './limits';
@@ -32,7 +32,7 @@ class Slot {
     workerCode: string,
     code: string,
     private readonly world: World,
-    private readonly clock: Clock,
+    private readonly clock: SharedClock,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
@@ -125,7 +125,7 @@ export class WorkerPool {
     private readonly workerCode: string,
     private readonly code: string,
     private readonly world: World,
-    private readonly clock: Clock,
+    private readonly clock: SharedClock,
   ) {}
 
   async execute(execution: Execution, args: unknown[]): Promise<unknown> {

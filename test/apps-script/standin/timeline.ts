@@ -2,7 +2,7 @@
 // it gives the turn up while it sleeps, waits for a lock or for the network, and the clock moves to the next wake
 // only once nobody is ready to run: two executions overlap as in Apps Script, in a repeatable order. On a real
 // clock executions run side by side in their threads and waits are real.
-import type { Clock } from './clock';
+import type { SharedClock } from '../../sandbox/virtual';
 
 interface Timer {
   at: number;
@@ -41,7 +41,7 @@ export interface Timeline {
 }
 
 export class RealTimeline implements Timeline {
-  constructor(private readonly clock: Clock) {}
+  constructor(private readonly clock: SharedClock) {}
   async enter(): Promise<void> {}
   leave(): void {}
   sleep(_id: number, ms: number): Promise<void> {
@@ -93,7 +93,7 @@ export class VirtualTimeline implements Timeline {
   /** Executions that ended: a wake that comes later (a timer, a lock) is dropped. */
   private readonly ended = new Set<number>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(private readonly clock: SharedClock) {}
 
   computing(id: number): boolean {
     return this.holder === id;

@@ -1,7 +1,7 @@
 // Everything the stand-in keeps across executions (the spreadsheet, property stores, caches, locks, UI record,
 // fetch log, logs, clock) and the dispatcher that runs a realm's call on the right fake object.
 import { CacheService, CacheStore } from './cache';
-import type { Clock } from './clock';
+import type { SharedClock } from '../../sandbox/virtual';
 import { SpreadsheetDocument } from './document';
 import { AppsScriptException } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
@@ -77,7 +77,7 @@ export class World {
   private nextDocument = 1;
 
   constructor(
-    readonly clock: Clock,
+    readonly clock: SharedClock,
     /** The pushed project (apps-script/dist): HtmlService reads its .html files. */
     readonly projectDir: string,
   ) {
