@@ -203,16 +203,19 @@ describe('the sidebar checking rows in the sheet', () => {
   });
 
   it('cancels a running step before its next request; the job can be seen again and the rest retried', async () => {
-    sandbox.sandbox.configure({ ...CONFIG, faults: { latencyMs: [25, 25] } });
-    gas = await standInFor(sandbox, 'sandbox-small');
+    // On a virtual clock each request takes 2 s; the cancel comes at 5 s, while the step waits for an answer.
+    gas = await standInFor(sandbox, 'sandbox-small', { clock: 'virtual', virtualLatencyMs: 2000 });
     const list = domains(600, 'cancel').map((d, i) => (i % 50 === 10 ? '' : d));
     gas.sheet.setValues('A1:A601', [['URL'], ...list.map((d) => [d])]);
     gas.sheet.addSheet('Spare');
     await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
-    const step = gas.run<JobState>('continueJob');
-    while (gas.fetches.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
-    const cancelled = await gas.run<JobState>('cancelJob');
-    const stepState = await step;
+    const t0 = gas.clock.now();
+    const [stepState, cancelled] = await Promise.all([
+      gas.run<JobState>('continueJob'),
+      gas.runWith<JobState>({ at: t0 + 5_000 }, 'cancelJob'),
+    ]);
+    // Requests at 0, 2 and 4 s; the one answered after the cancel is the step's last.
+    expect(gas.fetches.length).toBe(3);
     expect(cancelled.status).toBe('cancelled');
     expect(stepState.status).toBe('cancelled');
     expect(stepState.done).toBeLessThan(600);

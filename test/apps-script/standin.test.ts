@@ -7,7 +7,7 @@ const SCRIPT = `
 /** @customfunction */
 function SLOW() { Utilities.sleep(20000); Utilities.sleep(20000); return 1; }
 /** @customfunction */
-function SPIN() { for (;;) {} }
+function SPIN() { console.log('spinning'); for (;;) {} }
 /** @customfunction */
 function WRITE() { SpreadsheetApp.getActiveSheet().getRange('Z1').setValue(1); return 1; }
 /** @customfunction */
@@ -87,7 +87,15 @@ describe('the Apps Script stand-in', () => {
   it('stops a busy loop at its limit too', async () => {
     gas = await loadAppsScript({ code: SCRIPT, clock: 'virtual' });
     const result = gas.runCustomFunction('=SPIN()', { cell: 'A1' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Time passes beyond the limit once the loop runs (it says so first): a wait on the script, not on real time.
+    let settled = false;
+    void result.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const spinning = () => gas.logs.some((line) => line.text.includes('spinning'));
+    while (!spinning() && !settled) await new Promise((r) => setImmediate(r));
+    expect(spinning()).toBe(true);
     gas.clock.advance(31_000);
     await expect(result).rejects.toThrow('Exceeded maximum execution time');
   });

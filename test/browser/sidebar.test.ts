@@ -70,9 +70,16 @@ async function until(page: Page, what: string, predicate: () => boolean, timeout
   throw new Error(`Timed out waiting for: ${what}. The sidebar showed:\n${shown}`);
 }
 
-/** Waits (up to 2 s) for a condition on the test's side, such as a call reaching the bridge. */
-async function settle(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+/**
+ * Waits for a condition on the test's side, such as a call reaching the bridge: it goes on as soon as the condition
+ * holds, and fails (after as long as `until` allows) instead of going on without it.
+ */
+async function settle(what: string, condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() >= end) throw new Error(`Timed out waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 const textOf = (page: Page, selector: string) =>
@@ -333,7 +340,7 @@ describe('the DAPA sidebar in a real browser', () => {
         const range = document.getElementById('job-range')?.textContent ?? '';
         return range.startsWith('More') && !document.getElementById('cancel-job')?.hidden;
       });
-      await settle(() => step.reached);
+      await settle('the step to reach the bridge', () => step.reached);
       expect(step.reached).toBe(true);
       callsBeforeCancel = server.calls.length;
       await page.click('#cancel-job');
@@ -341,7 +348,9 @@ describe('the DAPA sidebar in a real browser', () => {
         (document.getElementById('progress-text')?.textContent ?? '').includes('stopping'),
       );
       // The sidebar asks the server to cancel at once, while the step is still held.
-      await settle(() => server.calls.slice(callsBeforeCancel).some((call) => call.name === 'cancelJob'));
+      await settle('cancelJob to reach the bridge', () =>
+        server.calls.slice(callsBeforeCancel).some((call) => call.name === 'cancelJob'),
+      );
     } finally {
       heldStep = undefined;
       step.release();

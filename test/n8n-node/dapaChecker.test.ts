@@ -465,9 +465,16 @@ describe('DAPA Checker node', () => {
     const controller = new AbortController();
     const items = Array.from({ length: 130 }, (_v, i) => ({ url: `cancel${i}.net` }));
     const started = Date.now();
-    const running = execute({ apiKey: 'sandbox-upm', items, cancelSignal: controller.signal });
-    setTimeout(() => controller.abort(), 1500);
-    const { results, skipped } = await running;
+    // Cancelled once the node waits for the plan's window: right after the answer that says the minute's URLs are
+    // spent (a rate_limit_reached skip), as soon as the node has taken it in (the next macrotask), not after a time.
+    const { results, skipped } = await execute({
+      apiKey: 'sandbox-upm',
+      items,
+      cancelSignal: controller.signal,
+      onAnswer: (_status, text) => {
+        if (text.includes('rate_limit_reached')) setImmediate(() => controller.abort());
+      },
+    });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(results).toHaveLength(100);
     expect(skipped.map((item) => item.json.reason)).toEqual(Array(30).fill('cancelled'));

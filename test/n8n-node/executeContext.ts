@@ -32,6 +32,8 @@ export interface ContextSetup {
   continueOnFail?: boolean;
   onError?: INode['onError'];
   cancelSignal?: AbortSignal;
+  /** Told of each answer as the node is about to get it (its status and body text), in order. */
+  onAnswer?: (status: number, text: string) => void;
   /** The node's workflow static data; pass the same object to two executions to share it as n8n does. */
   staticData?: IDataObject;
   /** Hand the body over as n8n does without `encoding: 'text'` (parsed JSON), to check the node re-reads it. */
@@ -58,7 +60,12 @@ function authenticationHeaders(credentials: ICredentialDataDecryptedObject): Rec
   return out;
 }
 
-async function realHttp(options: IHttpRequestOptions, sent: SentRequest[], parsedBodies: boolean) {
+async function realHttp(
+  options: IHttpRequestOptions,
+  sent: SentRequest[],
+  parsedBodies: boolean,
+  onAnswer?: (status: number, text: string) => void,
+) {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name] = String(value);
   const body =
@@ -74,6 +81,7 @@ async function realHttp(options: IHttpRequestOptions, sent: SentRequest[], parse
     signal: AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined)),
   });
   const text = await response.text();
+  onAnswer?.(response.status, text);
   if (!options.ignoreHttpStatusErrors && response.status >= 400) {
     throw new Error(`Request failed with status code ${response.status}`);
   }
@@ -141,7 +149,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
           // n8n 2.8 ties every authenticated request to the execution's cancel signal.
           abortSignal: setup.cancelSignal,
         };
-        return await realHttp(withAuth, sent, setup.parsedBodies ?? false);
+        return await realHttp(withAuth, sent, setup.parsedBodies ?? false, setup.onAnswer);
       },
     },
   };

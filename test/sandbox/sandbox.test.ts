@@ -684,7 +684,8 @@ describe('in-process handle on a virtual clock', () => {
       { length: 50 },
       () => s.handle(post('sandbox-premium', ['a.com']), 0).latencyMs,
     );
-    expect(Date.now() - started).toBeLessThan(100);
+    // Fifty answers in less time than the shortest one latency: none of them was slept.
+    expect(Date.now() - started).toBeLessThan(Math.min(...latencies));
     expect(Math.min(...latencies)).toBeGreaterThanOrEqual(200);
     expect(Math.max(...latencies)).toBeLessThanOrEqual(400);
     expect(new Set(latencies).size).toBeGreaterThan(10);
