@@ -39,6 +39,22 @@ function filled(a1: string, count: number): number {
     .length;
 }
 
+/**
+ * A sidebar check of `list` (column A, with a header) with background checks on and the sidebar closed: no
+ * continueJob call, only triggers run, until the job is done or `forMs` has passed; answers when it started.
+ */
+async function jobInBackground(list: string[], forMs: number): Promise<number> {
+  gas.sheet.setValues(`A1:A${list.length + 1}`, [['URL'], ...list.map((d) => [d])]);
+  await gas.run('startBackground');
+  const startedAt = gas.clock.now();
+  await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
+  await gas.runTriggers({
+    until: startedAt + forMs,
+    stop: () => gas.properties.user()[`dapa.job.${SPREADSHEET}`]?.includes('"status":"done"') ?? false,
+  });
+  return startedAt;
+}
+
 describe('background checks', () => {
   it('fill a =DAPA range larger than the plan allows per minute by themselves, each domain billed once', async () => {
     const list = domains(150);
@@ -77,15 +93,7 @@ describe('background checks', () => {
 
   it('keep a sidebar check going after the sidebar is closed, and the sidebar sees where it stands', async () => {
     const list = domains(300, 'job');
-    gas.sheet.setValues('A1:A301', [['URL'], ...list.map((d) => [d])]);
-    await gas.run('startBackground');
-    const startedAt = gas.clock.now();
-    await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
-    // The sidebar is closed now: no continueJob call; only triggers run.
-    await gas.runTriggers({
-      until: startedAt + 30 * MINUTE,
-      stop: () => gas.properties.user()[`dapa.job.${SPREADSHEET}`]?.includes('"status":"done"') ?? false,
-    });
+    const startedAt = await jobInBackground(list, 30 * MINUTE);
     const took = gas.clock.now() - startedAt;
     const job = await gas.run<{ status: string; done: number; total: number }>('getJob');
     expect(job).toMatchObject({ status: 'done', done: 300, total: 300 });
@@ -172,14 +180,7 @@ describe('a Retry-After without rate-limit headers', () => {
     };
     try {
       const list = domains(600, 'hold');
-      gas.sheet.setValues('A1:A601', [['URL'], ...list.map((d) => [d])]);
-      await gas.run('startBackground');
-      const t0 = gas.clock.now();
-      await gas.run('startJob', { source: 'column', column: 'A', headerRow: true });
-      await gas.runTriggers({
-        until: t0 + 60 * MINUTE,
-        stop: () => gas.properties.user()[`dapa.job.${SPREADSHEET}`]?.includes('"status":"done"') ?? false,
-      });
+      await jobInBackground(list, 60 * MINUTE);
       expect(burstAt).toBeDefined();
       const limited = ours.filter((r) => r.status === 429);
       expect(limited.length).toBeGreaterThan(0);
