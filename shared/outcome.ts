@@ -3,7 +3,12 @@ import type { WindowSnapshot } from './window';
 import type { DomainRecord } from './wire';
 
 export type SkipReason =
-  'invalid_url_format' | 'empty_url' | 'lookup_failed' | 'rate_limit_reached' | (string & {});
+  | 'invalid_url_format'
+  | 'empty_url'
+  | 'lookup_failed'
+  | 'rate_limit_reached'
+  | 'credit_budget' // not sent: the run's credit budget was spent (decided locally, never billed)
+  | (string & {});
 
 /** Why a position has no record and no skip. `retryable` says whether running again can help. */
 export type ErrorCode =
@@ -51,6 +56,8 @@ export interface OutcomeDetail {
   /** A local rejection: what is wrong, and the value (clipped text, or the kind of a non-text value). */
   input?: InputProblem;
   value?: string;
+  /** credit_budget: the run's credit budget. */
+  budget?: number;
 }
 
 export type Outcome =
@@ -122,12 +129,6 @@ export interface Report {
   learned: Learned;
   /** Records fetched in this run (not from the cache), by key: what the shell may cache. */
   fresh: Array<{ key: string; record: DomainRecord }>;
-  /**
-   * When the run stopped at a wait it could not take (waiting is off, or the deadline or the wait budget comes
-   * first): the time, on the driver's clock, from which its next request could go. A shell that schedules the rest
-   * for later (a background trigger) starts it then, instead of paying for the wait.
-   */
-  resumeAt?: number;
   /** Set when the run stopped on an error that ends every unfinished position (wrong key, expired plan, ...). */
   fatal?: Fatal;
   /** The plan's window as this run left it (earlier sends it started from, its own, what it learned). */

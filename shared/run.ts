@@ -48,6 +48,12 @@ export interface RunOptions {
    * More than one only once the plan's maximum per request is known when the run starts: else each would pay a 422.
    */
   inFlight?: number;
+  /**
+   * Credits the run may spend: it never has more URLs sent and not yet answered than the credits left (a request
+   * bills at most its URLs), so billed <= creditBudget whatever the server answers. Domains past it end as
+   * retryable `credit_budget` skips, never sent (default: no ceiling).
+   */
+  creditBudget?: number;
 }
 
 /** RunOptions with every default filled in, once. */
@@ -64,9 +70,11 @@ function resolve(options: RunOptions, known: number | undefined): Resolved {
     left: 0,
     maxSend: Infinity,
     inFlight: 1,
+    creditBudget: Infinity,
     ...definedOnly(options),
   };
   resolved.maxSend = Math.max(0, Math.floor(resolved.maxSend));
+  resolved.creditBudget = Math.max(0, Math.floor(resolved.creditBudget));
   resolved.inFlight = known === undefined ? 1 : Math.max(1, resolved.inFlight);
   return resolved;
 }
@@ -130,8 +138,6 @@ export class CheckRun {
   private readonly latencies: number[] = [];
   private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
   private fatal?: Fatal;
-  /** The window's answer to "when may the next request go" when the run stopped at a wait it could not take. */
-  private resumeAt?: number;
   /** Set once the run has finished: the outcome of a domain whose request comes back to be sent again. */
   private finalOutcome?: (key: string) => Outcome;
   private readonly counts = {
@@ -184,20 +190,22 @@ export class CheckRun {
       this.settle(key, unfinished({ why: 'not_run' })(key));
     if (this.queue.length === 0)
       return this.inflight.size > 0 ? this.settled() : this.finish(unfinished({ why: 'not_run' }));
-    const wanted = Math.min(this.batchSize, this.queue.length);
-    const hold = this.pacer.hold;
     const inFlight = [...this.inflight.values()];
+    const credits = this.creditsLeft();
+    if (credits <= 0)
+      return this.inflight.size > 0 ? this.settled() : this.finish(budgetSkip(this.options.creditBudget));
+    const wanted = Math.min(this.batchSize, this.queue.length, credits);
+    const hold = this.pacer.hold;
     const slot = this.pacer.plan(
       now,
       wanted,
-      Math.max(this.queue.length, this.options.left),
+      Math.min(Math.max(this.queue.length, this.options.left), credits),
       inFlight.map((r) => r.keys.length),
     );
     const latency = this.latencyEstimate();
     if (slot.at > now) {
       if (this.inflight.size > 0) return { type: 'receive' }; // their answers may change the plan
       const ms = slot.at - now;
-      this.resumeAt = slot.at; // kept only if the run stops here instead of waiting
       const forFailure = hold?.cause === 'failure' && slot.at <= hold.until;
       if (!forFailure && !this.options.waitForRateLimits)
         return this.finish(rateLimitSkip({ why: 'waiting_off', waitMs: ms }));
@@ -206,7 +214,6 @@ export class CheckRun {
       if (this.counts.waitedMs + ms > this.options.maxWaitMs)
         return this.finish(unfinished({ why: 'wait_budget', waitMs: ms }));
       this.counts.waitedMs += ms;
-      this.resumeAt = undefined;
       return { type: 'wait', ms };
     }
     if (now + latency > this.options.deadline) return this.finish(unfinished({ why: 'deadline' }));
@@ -299,7 +306,6 @@ export class CheckRun {
       totals: this.totals(outcomes),
       learned: this.learned(),
       fresh: this.fresh.slice(),
-      resumeAt: this.fatal ? undefined : this.resumeAt,
       fatal: this.fatal,
       window: this.window(this.lastNow),
     };
@@ -408,7 +414,6 @@ export class CheckRun {
       // Not waiting: this batch and everything not sent yet end as rate_limit_reached, with no further request.
       // Without the server's word, a whole window (the plan's unit) is when a later run may start.
       if (this.pacer.plan(now, 1).at <= now) this.pacer.holdUntil(now + WINDOW_MS, 'rate_limit');
-      this.resumeAt = this.pacer.plan(now, 1).at;
       this.finish(rateLimitSkip({ why: 'request_limit', status: 429 }));
       return;
     }
@@ -467,6 +472,13 @@ export class CheckRun {
     return d;
   }
 
+  /** Credits the run may still spend: its budget, less what was billed and what may still bill (URLs in flight). */
+  private creditsLeft(): number {
+    let left = this.options.creditBudget - this.counts.billed;
+    for (const r of this.inflight.values()) left -= r.keys.length;
+    return left;
+  }
+
   private latencyEstimate(): number {
     return this.latencies.length > 0 ? Math.max(...this.latencies) : 0;
   }
@@ -477,8 +489,11 @@ export class CheckRun {
    */
   private finish(outcomeOf: (key: string) => Outcome): Step {
     const inFlight = new Set([...this.inflight.values()].flatMap((r) => r.keys));
+    // Past the credits not billed yet, a domain ends on the budget (unless the run stopped on an error for all).
+    let credits = this.fatal ? Infinity : this.options.creditBudget - this.counts.billed;
     for (const domain of this.domains.values()) {
-      if (!domain.outcome && !inFlight.has(domain.key)) domain.outcome = outcomeOf(domain.key);
+      if (domain.outcome || inFlight.has(domain.key)) continue;
+      domain.outcome = (credits-- > 0 ? outcomeOf : budgetSkip(this.options.creditBudget))(domain.key);
     }
     this.queue = [];
     this.finalOutcome ??= outcomeOf;
@@ -584,6 +599,11 @@ function unfinished(detail: OutcomeDetail): (key: string) => Outcome {
 /** The outcome of a domain not sent (or sent in vain) because of the plan's rate limit, when the run does not wait. */
 function rateLimitSkip(detail: OutcomeDetail): (key: string) => Outcome {
   return (key) => ({ kind: 'skip', reason: 'rate_limit_reached', retryable: true, key, detail });
+}
+
+/** A domain not sent because the run's credit budget was spent: a later run with credits left sends it. */
+function budgetSkip(budget: number): (key: string) => Outcome {
+  return (key) => ({ kind: 'skip', reason: 'credit_budget', retryable: true, key, detail: { budget } });
 }
 
 /** A skip as the service reported it, with its own text when it sent one. */

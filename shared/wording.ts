@@ -61,6 +61,8 @@ function skipWords(reason: string, serverText: string | undefined, detail: Outco
       return 'No data could be fetched this time. Run again later.';
     case 'rate_limit_reached':
       return "The plan's per-minute URL limit was reached. Run again later.";
+    case 'credit_budget':
+      return `Not checked: the credit budget (${detail.budget ?? 0}) is spent. Raise it, or run again when it allows.`;
     default:
       return `Skipped by the service (${reason}).`;
   }

@@ -37,6 +37,7 @@ import {
 import { BENCH_KEY } from './env';
 import { virtualEnv } from './virtual';
 import { TOGETHER_GAPS_MS, concurrentSuite, concurrentTable, concurrentTargets } from './concurrent';
+import { CREDIT_BUDGET, CREDIT_DOMAINS, creditSuite, creditTable, creditTargets } from './credits';
 
 const HERE = __dirname;
 const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
@@ -89,6 +90,10 @@ async function main(): Promise<void> {
   done = step('scenario 5, 2–4 runs sharing one entry-plan key, together and staggered (virtual clock)');
   const shared = concurrentSuite();
   done();
+  done = step('scenario 6, a credit budget on the entry plan under each fault, two months (virtual clock)');
+  const credits = creditSuite();
+  const creditMissed = creditTargets(credits).filter((t) => !t.met);
+  done();
   let sheetHttp;
   let faultyHttp;
   if (httpToo) {
@@ -110,7 +115,15 @@ async function main(): Promise<void> {
     ...[entryRateHeaders, requestBound, requestBoundHeaders].flatMap(rateBoundTargets),
   ];
   const targets = [...targetsOf(sheet, rate, faulty), ...entryTargets, ...concurrentTargets(shared)];
-  const missed = targets.filter((t) => !t.met);
+  const missed = [
+    ...targets.filter((t) => !t.met),
+    ...creditMissed.map((t) => ({
+      scenario: '6 credit budget',
+      what: t.what,
+      actual: 'missed',
+      target: 'met',
+    })),
+  ];
   const side = (scenario: string, figures: typeof sheet) => ({
     scenario,
     plan: figures.plan.name,
@@ -310,6 +323,22 @@ minute that other runs had used as the plan's URL rate and only ever lowered it:
 minute's race crawled at 5 URLs a minute to its end. Together, 3 × 40 ended at 7.0 min = 3.52 × the bound (URLs billed
 per minute 60, 30, 5, 5, 5, 5, 5, 5) and 4 × 30 at 5.0 min = 2.52 ×, with and without the headers (which state the
 request limit, not the URL limit); staggered, 0.85 and 0.89 × as now.
+
+## 6. A credit budget (entry plan)
+
+${CREDIT_DOMAINS.toLocaleString('en-US')} distinct domains on \`sandbox-basic\` with a credit budget of ${CREDIT_BUDGET.toLocaleString('en-US')} a month
+(\`RunOptions.creditBudget\`), answers of 150–400 ms, under each fault the sandbox plays, and a 429 with a Retry-After
+of 1–5 s that the bench's transport answers in front of the sandbox (the sandbox's entry plan never answers 429 to
+one client). The second month starts one credits period later, with the same budget and the first month's records
+as its store (what the Sheets shell keeps for 30 days, n8n's Data table in the templates). *Billed* is the sandbox's
+own count of what it charged that month; *billed again*, domains an earlier month had paid for. The core never has
+more URLs sent and unanswered than the credits left, so billed <= budget holds whatever the answers are; the rows
+past it end \`credit_budget\` (retryable, never sent). The baseline is the same core with no budget: what a
+client with no ceiling bills for the same list.
+
+${creditTable(credits)}
+
+${creditMissed.length === 0 ? 'Every credit-budget target met (asserted by `test/bench/targets.test.ts`).' : `**Missed:** ${creditMissed.map((t) => t.what).join('; ')}.`}
 `;
 
   writeFileSync(path.join(HERE, 'RESULTS.md'), md);

@@ -16,6 +16,7 @@ import {
 } from './scenarios';
 import { virtualEnv } from './virtual';
 import { concurrentSuite, shapeName } from './concurrent';
+import { CREDIT_BUDGET, CREDIT_DOMAINS, CREDIT_FAULTS, creditRun, creditTargets } from './credits';
 
 let sheet: SheetFigures;
 let rate: RateBoundFigures;
@@ -183,6 +184,26 @@ describe('scenario 5: 2–4 runs sharing one entry-plan key (halves of their dom
         expect(run.billedTwice).toBe(0);
       }
       expect(worst.lastDoneMs / worst.boundMs).toBeLessThanOrEqual(1.25);
+    },
+  );
+});
+
+describe('scenario 6: 5,000 domains on the entry plan with a credit budget of 1,000 a month', () => {
+  const rows = CREDIT_FAULTS.map((fault) => creditRun(fault));
+  it.each(rows.map((r) => [r.fault, r] as const))(
+    'under %s: billed <= 1,000, 4,000 rows on the budget, 0 lost, none billed twice; the next month bills the next 1,000',
+    (_, row) => {
+      const [first, second] = row.months;
+      expect(first.billed).toBeLessThanOrEqual(CREDIT_BUDGET);
+      expect(first.budgetRows).toBe(CREDIT_DOMAINS - CREDIT_BUDGET);
+      expect(first.lost).toBe(0);
+      expect(first.billedTwice).toBe(0);
+      expect(second.billed).toBe(CREDIT_BUDGET);
+      expect(second.billedAgain).toBe(0);
+      expect(second.billedTwice).toBe(0);
+      expect(second.budgetRows).toBe(CREDIT_DOMAINS - 2 * CREDIT_BUDGET);
+      expect(second.lost).toBe(0);
+      expect(creditTargets({ rows: [row] }).every((t) => t.met)).toBe(true);
     },
   );
 });

@@ -3,13 +3,14 @@ import * as vm from 'node:vm';
 import { bundleCore } from './core-bundle';
 import { ScriptedApi } from '../sandbox/scripted';
 
-// 40 KB until the core owned the window across executions (window.ts) and worded outcomes from codes (wording.ts).
-const MAX_CORE_BYTES = 48 * 1024;
+// 40 KB until the core owned the window across executions (window.ts) and worded outcomes from codes (wording.ts);
+// 48 KB until the run took a credit budget (issue 21: the ceiling, its outcome and its wording, about 0.5 KB).
+const MAX_CORE_BYTES = 49 * 1024;
 
 describe('the bundled core', () => {
   const { code, bytes } = bundleCore();
 
-  test(`is at most 48 KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
+  test(`is at most 49 KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
     expect(bytes).toBeLessThanOrEqual(MAX_CORE_BYTES);
   });
 

@@ -1,6 +1,14 @@
 // The core against what is known of the real service: its address, 403 pages from its nginx, the server's own
 // rate-limit headers and Retry-After, "no data" metrics of -1, and the entry plan's monthly credits.
-import { BASE_URLS, baseUrlFor, classify, outcomeText, readKeyProbe, readServerRate } from '../../shared';
+import {
+  BASE_URLS,
+  baseUrlFor,
+  classify,
+  outcomeText,
+  readKeyProbe,
+  readServerRate,
+  roomIn,
+} from '../../shared';
 import { createSandbox, DEFAULT_CONFIG, hasNoSpamData, metricsFor } from '../sandbox/handler';
 import { ScriptedApi } from '../sandbox/scripted';
 import { runOnVirtualSandbox, runVirtual } from '../sandbox/virtual';
@@ -214,7 +222,7 @@ describe('the entry plan in the sandbox', () => {
 });
 
 describe('a run that may not wait says when it can go on', () => {
-  test('with waiting off on the entry plan, the rest ends rate_limit_reached and resumeAt is when the minute frees', () => {
+  test('with waiting off on the entry plan, the rest ends rate_limit_reached and its window says when the minute frees', () => {
     const sandbox = createSandbox();
     const values = domains(100, 'r');
     const first = runOnVirtualSandbox(sandbox, 'sandbox-basic', values, {
@@ -224,7 +232,7 @@ describe('a run that may not wait says when it can go on', () => {
     });
     expect(first.report.totals.records).toBe(60);
     expect(first.report.totals.skippedByReason).toEqual({ rate_limit_reached: 40 });
-    const resumeAt = first.report.resumeAt ?? NaN;
+    const resumeAt = roomIn(first.report.window, first.end).freeAt;
     expect(resumeAt).toBeGreaterThan(60_000);
     expect(resumeAt).toBeLessThan(62_000);
     // Started at resumeAt, the rest goes through with no wasted request.
@@ -238,7 +246,7 @@ describe('a run that may not wait says when it can go on', () => {
     );
     expect(second.report.totals.records).toBe(40);
     expect(second.stats.rateLimitSkips).toBe(0);
-    expect(second.report.resumeAt).toBeUndefined();
+    expect(second.report.totals.skippedByReason).toEqual({});
   });
 
   test('a 429 with Retry-After, when waiting is off, resumes when the server said', () => {
@@ -248,20 +256,20 @@ describe('a run that may not wait says when it can go on', () => {
       waitForRateLimits: false,
     });
     expect(report.totals.records).toBe(5);
-    expect(report.resumeAt).toBe(elapsed + 2000);
+    expect(roomIn(report.window, elapsed).freeAt).toBe(elapsed + 2000);
   });
 
-  test('a deadline that comes before the plan frees also gives resumeAt; a wrong key gives none', () => {
+  test('a deadline that comes before the plan frees: the window says when; after a wrong key, nothing waits', () => {
     const sandbox = createSandbox();
-    const { report } = runOnVirtualSandbox(sandbox, 'sandbox-basic', domains(100, 'd'), {
+    const { report, end } = runOnVirtualSandbox(sandbox, 'sandbox-basic', domains(100, 'd'), {
       deadline: 30_000,
       maxUrlsPerRequest: 5,
       pace: { urlsPerMinute: 60 },
     });
     expect(report.totals.errorsByCode).toEqual({ unfinished: 40 });
-    expect(report.resumeAt).toBeGreaterThan(60_000);
+    expect(roomIn(report.window, end).freeAt).toBeGreaterThan(60_000);
     const wrong = runOnVirtualSandbox(createSandbox(), 'nope', ['a.com']);
-    expect(wrong.report.resumeAt).toBeUndefined();
+    expect(roomIn(wrong.report.window, wrong.end).freeAt).toBe(wrong.end);
   });
 });
 
