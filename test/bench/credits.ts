@@ -2,9 +2,10 @@
 // under each fault the sandbox plays (and a 429 with Retry-After that the bench's transport puts in front of it),
 // then the next month's run with the same budget and the first month's records as its store. Every figure comes
 // from the sandbox's own counters and from reading each row's outcome.
-import { CheckRun, DAPA_PATH, runSync, type DomainRecord, type HttpAnswer, type Report } from '../../shared';
+import { CheckRun, runSync, type DomainRecord, type Report } from '../../shared';
 import { seededRandom } from '../../shared/random';
 import { CREDIT_PERIOD_MS, DEFAULT_CONFIG, createSandbox, type FaultConfig } from '../sandbox/handler';
+import { sandboxAnswers, VirtualClock, virtualIo } from '../sandbox/virtual';
 import { duration } from './report';
 
 const KEY = 'sandbox-basic';
@@ -72,10 +73,11 @@ function month(
   budget: number | null,
   seed: number,
 ): { report: Report; end: number; tooMany: number; requests: number } {
-  let t = start;
   let tooMany = 0;
   let requests = 0;
   const random = seededRandom(seed);
+  const clock = new VirtualClock(start);
+  const answers = sandboxAnswers(sandbox, KEY);
   const run = new CheckRun(list, {
     baseUrl: 'http://sandbox.virtual',
     deadline: start + 24 * 3_600_000,
@@ -83,30 +85,22 @@ function month(
     seed,
   });
   run.addCached(store);
-  const report = runSync(run, {
-    now: () => t,
-    sleep: (ms) => (t += Math.max(0, ms)),
-    send: (request): HttpAnswer => {
+  const io = virtualIo(clock, {
+    handle: (request, now) => {
       requests += 1;
-      if (fault.tooMany && random() < fault.tooMany) {
-        tooMany += 1;
-        t += 50;
-        const after = 1 + Math.floor(random() * 5);
-        return {
-          status: 429,
-          headers: { 'retry-after': String(after) },
-          body: '{"message":"Too Many Attempts."}',
-        };
-      }
-      const answer = sandbox.handle(
-        { method: 'POST', path: DAPA_PATH, headers: { authorization: `Bearer ${KEY}` }, body: request.body },
-        t,
-      );
-      t += answer.latencyMs;
-      return answer;
+      if (!fault.tooMany || random() >= fault.tooMany) return answers.handle(request, now);
+      tooMany += 1;
+      const after = 1 + Math.floor(random() * 5);
+      return {
+        status: 429,
+        headers: { 'retry-after': String(after) },
+        body: '{"message":"Too Many Attempts."}',
+        latencyMs: 50,
+      };
     },
   });
-  return { report, end: t, tooMany, requests };
+  const report = runSync(run, io);
+  return { report, end: clock.now(), tooMany, requests };
 }
 
 /** Two months of the same list and budget under one fault. */

@@ -1,9 +1,9 @@
 // The run's credit ceiling: whatever the server answers, it never bills more than the budget, and every domain past
 // the budget ends as a retryable `credit_budget` skip that a later run with credits left picks up.
 import fc from 'fast-check';
-import { CheckRun, DAPA_PATH, outcomeText, runSyncAll, type Outcome, type RunOptions } from '../../shared';
+import { CheckRun, outcomeText, runSyncAll, type Outcome, type RunOptions } from '../../shared';
 import { createSandbox, type FaultConfig, type PlanConfig } from '../sandbox/handler';
-import { runOnVirtualSandbox } from './virtual';
+import { runOnVirtualSandbox, sandboxAnswers, VirtualClock, virtualIo } from '../sandbox/virtual';
 
 const KEY = 'k';
 const domains = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `site${from + i}.com`);
@@ -20,23 +20,15 @@ function runAllVirtual(
   values: string[],
   options: Partial<RunOptions>,
 ) {
-  let t = 0;
   let peakUnanswered = 0;
+  const io = virtualIo(new VirtualClock(), sandboxAnswers(sandbox, KEY), { latencyMs: 200 });
   const run = new CheckRun(values, { baseUrl: 'http://virtual', deadline: 3_600_000, ...options });
   const report = runSyncAll(run, {
-    now: () => t,
-    sleep: (ms) => (t += ms),
+    ...io,
     sendAll: (requests) => {
       const urls = requests.reduce((n, r) => n + (JSON.parse(r.body) as { urls: string[] }).urls.length, 0);
       peakUnanswered = Math.max(peakUnanswered, urls);
-      const answers = requests.map((r) =>
-        sandbox.handle(
-          { method: 'POST', path: DAPA_PATH, headers: { authorization: `Bearer ${KEY}` }, body: r.body },
-          t,
-        ),
-      );
-      t += 200;
-      return answers;
+      return io.sendAll(requests);
     },
   });
   return { report, peakUnanswered, stats: sandbox.stats()[KEY] };
