@@ -101,13 +101,20 @@ describe('Credit Budget', () => {
         message: creditBudgetMessage(5),
       });
     }
-    expect(hints.map((hint) => hint.message)).toEqual([
-      expect.stringMatching(
-        new RegExp(
-          `^30 items, 12 distinct domains: \\d+ requests, 5 billed, .*\\. ${results.length} results, ${skipped.length} skipped\\. ` +
-            `Credit Budget 5: 5 billed in this execution, 0 left; ${skipped.length} items skipped for the budget \\(credit_budget\\)\\.$`,
+    expect(hints.map((hint) => [hint.type, hint.message])).toEqual([
+      [
+        'warning',
+        `Credit Budget of 5 reached: ${skipped.length} items were not checked and are on the Skipped output (reason credit_budget). Raise the budget or run them again later.`,
+      ],
+      [
+        'info',
+        expect.stringMatching(
+          new RegExp(
+            `^30 items, 12 distinct domains: \\d+ requests, 5 billed, .*\\. ${results.length} results, ${skipped.length} skipped\\. ` +
+              `Credit Budget 5: 5 billed in this execution, 0 left; ${skipped.length} items skipped for the budget \\(credit_budget\\)\\.$`,
+          ),
         ),
-      ),
+      ],
     ]);
   });
 
@@ -145,6 +152,7 @@ describe('Credit Budget', () => {
     const items = [{ url: 'one.io' }, { url: 'two.io' }, { url: 'ONE.io' }];
     const { results, skipped, hints } = await execute({ items, options: { creditBudget: 10 } });
     expect([results.length, skipped.length, billed()]).toEqual([3, 0, 2]);
+    expect(hints).toHaveLength(1); // no warning: nothing was skipped for the budget
     expect(hints[0].message).toMatch(
       /Credit Budget 10: 2 billed in this execution, 8 left; 0 items skipped for the budget/,
     );
@@ -213,7 +221,8 @@ describe('Credit Budget', () => {
       [2, 6, 'credit_budget'],
       [3, 7, 'credit_budget'],
     ]);
-    expect(second.hints[0].message).toMatch(
+    expect(second.hints.map((hint) => hint.type)).toEqual(['warning', 'info']);
+    expect(second.hints[1].message).toMatch(
       /Credit Budget 6: 6 billed in this execution, 0 left; 2 items skipped for the budget \(credit_budget\) \(4 billed and 0 skipped by earlier runs of this node\)\.$/,
     );
     const third = await execute({ items: batch(8), options, nodeContext });

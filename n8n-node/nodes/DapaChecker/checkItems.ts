@@ -199,6 +199,13 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     errors,
     creditBudget: budget,
   });
+  if (budgetUse && budgetUse.run.skipped > 0) {
+    this.addExecutionHints?.({
+      message: `Credit Budget of ${budgetUse.budget} reached: ${budgetUse.run.skipped} items were not checked and are on the Skipped output (reason credit_budget). Raise the budget or run them again later.`,
+      type: 'warning',
+      location: 'outputPane',
+    });
+  }
   this.addExecutionHints?.({
     message: summary(report.totals, budgetUse),
     type: 'info',
