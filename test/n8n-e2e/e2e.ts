@@ -66,7 +66,28 @@ function workflowOf(row: ScenarioRow, ctx: Context): WorkflowJson {
       ],
     );
   }
-  const nodes = [...start, dapaChecker('DAPA', ctx.credentials[row.plan], row.node)];
+  const dapa = dapaChecker('DAPA', ctx.credentials[row.plan], row.node);
+  if (row.shape === 'twoInputs') {
+    // Two Code nodes into DAPA's one input: n8n runs DAPA once per Source, in one execution.
+    const split = row.splitAt ?? Math.ceil(row.items.length / 2);
+    return workflow(
+      row.id,
+      `e2e ${row.title}`,
+      [
+        manualTrigger(),
+        sourceItems(row.items.slice(0, split)),
+        sourceItems(row.items.slice(split), 'Source 2'),
+        dapa,
+      ],
+      [
+        ['Start', 'Source'],
+        ['Start', 'Source 2'],
+        ['Source', 'DAPA'],
+        ['Source 2', 'DAPA'],
+      ],
+    );
+  }
+  const nodes = [...start, dapa];
   const links: Link[] = [
     ['Start', 'Source'],
     ['Source', 'DAPA'],

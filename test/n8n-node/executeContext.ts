@@ -1,5 +1,5 @@
 // A test double of n8n's IExecuteFunctions for the DAPA Checker node: items, parameters, the stored credential,
-// continue-on-fail, the cancel signal, the node's workflow static data, and `httpRequestWithAuthentication` doing real HTTP (Node's fetch) with the
+// continue-on-fail, the cancel signal, the node's workflow static data and per-execution context, and `httpRequestWithAuthentication` doing real HTTP (Node's fetch) with the
 // credential's own `authenticate` header, the way n8n 2.8 applies it. Everything the node sends is recorded.
 import type {
   IBinaryKeyData,
@@ -36,6 +36,11 @@ export interface ContextSetup {
   onAnswer?: (status: number, text: string) => void;
   /** The node's workflow static data; pass the same object to two executions to share it as n8n does. */
   staticData?: IDataObject;
+  /**
+   * The node's per-execution context (`getContext('node')`); pass the same object to two runs of the node to make
+   * them runs of one execution, as n8n does in a loop. `null`: a host without `getContext`.
+   */
+  nodeContext?: IDataObject | null;
   /** Hand the body over as n8n does without `encoding: 'text'` (parsed JSON), to check the node re-reads it. */
   parsedBodies?: boolean;
 }
@@ -119,6 +124,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
     onError: setup.onError,
   };
   const staticData = setup.staticData ?? {};
+  const nodeContext = setup.nodeContext === undefined ? {} : setup.nodeContext;
   const urlOf = setup.url ?? ((json: IDataObject) => json.url);
 
   const context = {
@@ -130,6 +136,14 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
       if (type !== 'node') throw new Error(`The double keeps only the node's static data, not "${type}"`);
       return staticData;
     },
+    ...(nodeContext
+      ? {
+          getContext(type: string) {
+            if (type !== 'node') throw new Error(`The double keeps only the node's context, not "${type}"`);
+            return nodeContext;
+          },
+        }
+      : {}),
     addExecutionHints: (...added: NodeExecutionHint[]) => hints.push(...added),
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       if (name === 'url') return urlOf(items[itemIndex].json, itemIndex);

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { builtinModules, createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { IExecuteFunctions, INodeExecutionData, INodeType } from 'n8n-workflow';
-import { DEFAULT_SETTINGS } from '../../n8n-node/nodes/DapaChecker/description';
+import { CREDIT_BUDGET_WHEN_ADDED, DEFAULT_SETTINGS } from '../../n8n-node/nodes/DapaChecker/description';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { metricsFor } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
@@ -103,7 +103,7 @@ describe('n8n-nodes-dapa-checker package', () => {
     ]);
   });
 
-  test('the defaults shown in the editor are the defaults the node uses', () => {
+  test('the defaults shown in the editor are the defaults the node uses (the Credit Budget: none until added)', () => {
     const options = new DapaChecker().description.properties.find((p) => p.name === 'options');
     const shown = Object.fromEntries(
       (options?.options ?? []).map((o) => [
@@ -111,6 +111,7 @@ describe('n8n-nodes-dapa-checker package', () => {
         'default' in o ? o.default : undefined,
       ]),
     );
-    expect(shown).toEqual({ ...DEFAULT_SETTINGS });
+    expect(DEFAULT_SETTINGS.creditBudget).toBeUndefined();
+    expect(shown).toEqual({ ...DEFAULT_SETTINGS, creditBudget: CREDIT_BUDGET_WHEN_ADDED });
   });
 });

@@ -11,6 +11,7 @@ import {
   type NodeOperationError,
 } from 'n8n-workflow';
 import { CheckRun, runAsync, type Report, type Totals } from '../../../shared/index';
+import { addBudgetUse, budgetUsed, type BudgetUse } from './creditBudget';
 import { CREDENTIAL_NAME } from './description';
 import { settingError, stoppedRunError, stoppedRunWords } from './errors';
 import { keepWindow, readWindow, rememberWindow, windowKey } from './planWindow';
@@ -36,12 +37,25 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
   }
 }
 
-function summary(totals: Totals): string {
+/** The Credit Budget part of the summary: the budget, what this execution billed of it, and the items past it. */
+function budgetSummary(budget: number, run: BudgetUse, execution: BudgetUse): string {
+  const earlier =
+    execution.billed > run.billed || execution.skipped > run.skipped
+      ? ` (${execution.billed - run.billed} billed and ${execution.skipped - run.skipped} skipped by earlier runs of this node)`
+      : '';
+  return (
+    ` Credit Budget ${budget}: ${execution.billed} billed in this execution, ${Math.max(0, budget - execution.billed)} left; ` +
+    `${run.skipped} items skipped for the budget (credit_budget)${earlier}.`
+  );
+}
+
+function summary(totals: Totals, budget?: { budget: number; run: BudgetUse; execution: BudgetUse }): string {
   const waited = totals.waitedMs > 0 ? `, waited ${Math.ceil(totals.waitedMs / 1000)} s for rate limits` : '';
   return (
     `${totals.inputs} items, ${totals.distinct} distinct domains: ${totals.requests} requests, ` +
     `${totals.billed} billed, ${totals.retries} retries${waited}. ` +
-    `${totals.records} results, ${totals.skips + totals.errors} skipped.`
+    `${totals.records} results, ${totals.skips + totals.errors} skipped.` +
+    (budget ? budgetSummary(budget.budget, budget.run, budget.execution) : '')
   );
 }
 
@@ -106,7 +120,12 @@ type Prepared = Exclude<Awaited<ReturnType<typeof prepare>>, SettingProblem>;
  * Runs the check from the plan's window as earlier executions left it; while it runs, its window is merged into
  * this process's copy at every request and wait, and at the end it is kept (planWindow.ts).
  */
-async function check(context: IExecuteFunctions, urls: unknown[], prepared: Prepared): Promise<Report> {
+async function check(
+  context: IExecuteFunctions,
+  urls: unknown[],
+  prepared: Prepared,
+  creditsLeft: number | undefined,
+): Promise<Report> {
   const { settings, baseUrl, storageKey } = prepared;
   // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early.
   const deadline = settings.timeLimitSeconds > 0 ? Date.now() + settings.timeLimitSeconds * 1000 : Infinity;
@@ -120,6 +139,7 @@ async function check(context: IExecuteFunctions, urls: unknown[], prepared: Prep
     waitForRateLimits: settings.waitForRateLimits,
     maxWaitMs: settings.maxWaitSeconds > 0 ? settings.maxWaitSeconds * 1000 : undefined,
     seed: Date.now() % 2_147_483_647,
+    creditBudget: creditsLeft,
   });
   const share = () => rememberWindow(storageKey, run.window(Date.now()), Date.now());
   const send = sendWithCredential(context, () => deadline - Date.now());
@@ -146,8 +166,16 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
   const prepared = await prepare(this);
   if (isSettingProblem(prepared)) return failAllItems(this, items, prepared);
   const { urls, readErrors } = readUrls(this, items);
-  const report = await check(this, urls, prepared);
+  // The budget is per execution: earlier runs of this node in it (a loop, several inputs) spent part of it.
+  const budget = prepared.settings.creditBudget;
+  const creditsLeft = budget === undefined ? undefined : Math.max(0, budget - budgetUsed(this).billed);
+  const report = await check(this, urls, prepared, creditsLeft);
   const continueOnFail = this.continueOnFail();
+  let budgetUse: Parameters<typeof summary>[1];
+  if (budget !== undefined) {
+    const run = { billed: report.totals.billed, skipped: report.totals.skippedByReason.credit_budget ?? 0 };
+    budgetUse = { budget, run, execution: addBudgetUse(this, run) };
+  }
 
   // A stopped run (wrong key, expired plan, ...) fails the node only when that loses no paid result.
   const stopErrors = stoppedRunErrors(this, report);
@@ -169,7 +197,19 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     outcomes: report.outcomes,
     includeInputFields: prepared.settings.includeInputFields,
     errors,
+    creditBudget: budget,
   });
-  this.addExecutionHints?.({ message: summary(report.totals), type: 'info', location: 'outputPane' });
+  if (budgetUse && budgetUse.run.skipped > 0) {
+    this.addExecutionHints?.({
+      message: `Credit Budget of ${budgetUse.budget} reached: ${budgetUse.run.skipped} items were not checked and are on the Skipped output (reason credit_budget). Raise the budget or run them again later.`,
+      type: 'warning',
+      location: 'outputPane',
+    });
+  }
+  this.addExecutionHints?.({
+    message: summary(report.totals, budgetUse),
+    type: 'info',
+    location: 'outputPane',
+  });
   return [routed.results, routed.skipped];
 }

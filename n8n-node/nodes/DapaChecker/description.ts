@@ -13,9 +13,15 @@ export interface CheckSettings {
   waitForRateLimits: boolean;
   maxWaitSeconds: number;
   timeLimitSeconds: number;
+  /** Credits this execution may spend; undefined: no budget (the option not added, or left empty). */
+  creditBudget?: number;
 }
 
-/** The defaults of the options below (the editor shows the literals there; a unit test keeps both equal). */
+/**
+ * The defaults of the options below (the editor shows the literals there; a unit test keeps both equal). The
+ * Credit Budget has none: without it (or empty) there is no budget; `CREDIT_BUDGET_WHEN_ADDED` is what the editor
+ * fills in when the option is added.
+ */
 export const DEFAULT_SETTINGS: CheckSettings = {
   includeInputFields: true,
   maxUrlsPerRequest: 0,
@@ -24,6 +30,9 @@ export const DEFAULT_SETTINGS: CheckSettings = {
   maxWaitSeconds: 0,
   timeLimitSeconds: 0,
 };
+
+/** The value the editor shows when the Credit Budget option is added (a tenth of the entry plan's month). */
+export const CREDIT_BUDGET_WHEN_ADDED = 1000;
 
 /** The node's parameters; the node class holds the rest of its description. */
 export const dapaCheckerProperties: INodeProperties[] = [
@@ -51,6 +60,15 @@ export const dapaCheckerProperties: INodeProperties[] = [
     placeholder: 'Add option',
     default: {},
     options: [
+      {
+        displayName: 'Credit Budget',
+        name: 'creditBudget',
+        type: 'number',
+        default: 1000,
+        typeOptions: { minValue: 0, numberPrecision: 0 },
+        description:
+          'The most credits this execution may spend (one credit per distinct domain that comes back with metrics). Items past it go to the Skipped output with the reason "credit_budget", unbilled, to run again later. It counts what this node bills in this execution only, not other executions, other workflows or tools using the same key, or the credits left in your plan this month. Leave it empty for no budget.',
+      },
       {
         displayName: 'Include Input Fields',
         name: 'includeInputFields',

@@ -6,6 +6,14 @@ import { outcomeText, type Outcome } from '../../../shared/index';
 export const BLANK_URL_MESSAGE =
   'No URL: the URL parameter is empty for this item. Map the field that holds the URL or domain (the default is {{ $json.url }}).';
 
+/** The message of an item not checked because the execution's Credit Budget was spent. */
+export function creditBudgetMessage(budget: number): string {
+  return (
+    `Not checked: this execution's Credit Budget (${budget} credits) is spent, so this domain was not sent and cost nothing. ` +
+    'Raise the Credit Budget option, or run it again in a later execution (each execution has its own budget).'
+  );
+}
+
 export interface RouteInput {
   items: INodeExecutionData[];
   /** The value the URL parameter gave for each item. */
@@ -14,6 +22,8 @@ export interface RouteInput {
   includeInputFields: boolean;
   /** Positions that end as error items (continue on fail), with their error. */
   errors: ReadonlyMap<number, NodeApiError | NodeOperationError>;
+  /** The execution's Credit Budget, named in the message of the items past it. */
+  creditBudget?: number;
 }
 
 export interface RoutedItems {
@@ -25,6 +35,13 @@ function baseFields(input: RouteInput, index: number): IDataObject {
   if (input.includeInputFields) return { ...input.items[index].json };
   const url = input.urls[index];
   return { url: url === undefined ? null : (url as IDataObject[string]) };
+}
+
+function skipMessage(outcome: Extract<Outcome, { kind: 'skip' }>, creditBudget: number | undefined): string {
+  if (outcome.blank) return BLANK_URL_MESSAGE;
+  if (outcome.reason === 'credit_budget')
+    return creditBudgetMessage(creditBudget ?? outcome.detail?.budget ?? 0);
+  return outcomeText(outcome);
 }
 
 /**
@@ -62,7 +79,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
           json: {
             ...fields,
             reason: outcome.reason,
-            message: outcome.blank ? BLANK_URL_MESSAGE : outcomeText(outcome),
+            message: skipMessage(outcome, input.creditBudget),
           },
           ...binary,
           pairedItem,

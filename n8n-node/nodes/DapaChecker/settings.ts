@@ -41,6 +41,23 @@ function readBoolean(options: IDataObject, name: 'includeInputFields' | 'waitFor
   return DEFAULT_SETTINGS[name];
 }
 
+/**
+ * The Credit Budget: undefined when the option is not added or left empty (no budget), else a whole number of
+ * credits, 0 or more (0 spends nothing: every item with a domain goes to Skipped).
+ */
+function readCreditBudget(options: IDataObject): number | undefined | SettingProblem {
+  const raw = options.creditBudget;
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return undefined;
+  const value = typeof raw === 'string' ? Number(raw.trim()) : raw;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    return {
+      message: 'The option "Credit Budget" must be a whole number of credits, 0 or more',
+      description: `It is ${JSON.stringify(raw)}. Change it in the node's options, or leave it empty for no budget.`,
+    };
+  }
+  return value;
+}
+
 /** The node's options with defaults filled in, or the first problem found. */
 export function readSettings(options: IDataObject): CheckSettings | SettingProblem {
   const settings: CheckSettings = {
@@ -53,6 +70,9 @@ export function readSettings(options: IDataObject): CheckSettings | SettingProbl
     if (typeof value !== 'number') return value;
     settings[name] = value;
   }
+  const creditBudget = readCreditBudget(options);
+  if (isSettingProblem(creditBudget)) return creditBudget;
+  if (creditBudget !== undefined) settings.creditBudget = creditBudget;
   return settings;
 }
 

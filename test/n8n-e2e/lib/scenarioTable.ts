@@ -11,6 +11,7 @@ import {
 import { domainPool, itemsOverDomains, spell, thousandItemsOver400Domains, type TestItem } from './datasets';
 import { outputOf, pairedIndex, type OutputItem } from './n8n';
 import {
+  billedTwice,
   distinctValidDomains,
   nodeTimeMs,
   resultDomains,
@@ -49,9 +50,12 @@ export interface ScenarioRow {
   plan: Plan;
   /**
    * The workflow: Start → Source (the items) → DAPA (default); `probes` adds a pairing probe after each DAPA
-   * output; `httpBaseline` has n8n's own HTTP Request node instead of DAPA.
+   * output; `httpBaseline` has n8n's own HTTP Request node instead of DAPA; `twoInputs` feeds DAPA from two Code
+   * nodes (Source with the first `splitAt` items, Source 2 with the rest), so that n8n runs it twice in one execution.
    */
-  shape?: 'probes' | 'httpBaseline';
+  shape?: 'probes' | 'httpBaseline' | 'twoInputs';
+  /** For `twoInputs`: how many items the first Source emits. */
+  splitAt?: number;
   /** The DAPA node's URL, options and On Error setting (default: the node's defaults). */
   node?: DapaNodeOptions;
   /** The sandbox's fault config for this row (default: none). */
@@ -105,6 +109,15 @@ function checkPairing(t: Tally, s: string, { exec, items, results, skipped }: Sc
     urlShown,
     clip(results[0]?.json),
   );
+  checkProbes(t, s, { exec, items, results, skipped });
+}
+
+/** The pairing probes after both outputs: n8n resolves `$('Source').item` for every item to its own row. */
+function checkProbes(
+  t: Tally,
+  s: string,
+  { exec, items, results, skipped }: Pick<ScenarioRun, 'exec' | 'items' | 'results' | 'skipped'>,
+) {
   for (const [probe, dapa] of [
     ['Results paired', results],
     ['Skipped paired', skipped],
@@ -222,6 +235,72 @@ function checkLoadRequests(t: Tally, s: string, { exec, key }: ScenarioRun) {
   );
   console.log(
     `        (DAPA node: ${nodeTimeMs(exec, 'DAPA')} ms for 1,000 items; ${key.requests} requests)`,
+  );
+}
+
+/** The budget's message on every item past it, naming the budget. */
+const budgetSays = (budget: number) => `this execution's Credit Budget (${budget} credits) is spent`;
+
+/**
+ * 400 distinct domains, a Credit Budget of 150: the first 150 in input order on Results, the other 250 on Skipped in
+ * input order with the budget's message, and n8n's own pairing resolves every item after both outputs.
+ */
+function checkCreditBudget(t: Tally, s: string, run: ScenarioRun) {
+  const { items, results, skipped, key } = run;
+  t.equal(
+    s,
+    'the first 150 items (in input order) on Results, the other 250 on Skipped in input order',
+    [results.map(pairedIndex), skipped.map(pairedIndex)],
+    [items.slice(0, 150).map((item) => item.row), items.slice(150).map((item) => item.row)],
+  );
+  const unsaid = skipped.filter((item) => !String(item.json.message).includes(budgetSays(150)));
+  t.check(s, 'each skipped item says the budget (150) is spent', unsaid.length === 0, clip(unsaid[0]?.json));
+  checkProbes(t, s, run);
+  console.log(
+    `        (sandbox: ${key.requests} requests, ${key.billed} billed, by status ${JSON.stringify(key.responsesByStatus)}; ` +
+      `DAPA node ${nodeTimeMs(run.exec, 'DAPA')} ms)`,
+  );
+}
+
+/**
+ * The node run twice in one execution (two inputs feed it): one budget for both runs. The first run (40 domains)
+ * spends 40 of 50, the second (40 more) only the 10 left, so the execution bills 50, not 80.
+ */
+function checkBudgetPerExecution(t: Tally, s: string, { exec, items, key }: ScenarioRun) {
+  const runs = exec.run?.data.resultData.runData.DAPA ?? [];
+  const outs = runs.map((nodeRun) => ({
+    results: nodeRun.data?.main[0] ?? [],
+    skipped: nodeRun.data?.main[1] ?? [],
+  }));
+  t.equal(s, 'n8n ran the DAPA node twice in the execution', runs.length, 2);
+  t.equal(
+    s,
+    'run 1: 40 on Results; run 2: 10 on Results and 30 on Skipped (what the first run left of the budget)',
+    outs.map((out) => [out.results.length, out.skipped.length]),
+    [
+      [40, 0],
+      [10, 30],
+    ],
+  );
+  const second = items.slice(40);
+  const skipped = outs[1]?.skipped ?? [];
+  t.equal(
+    s,
+    "run 2's skips are its last 30 input items, in input order, paired, each with the budget's reason",
+    skipped.map((item) => [pairedIndex(item), item.json.row, item.json.reason]),
+    second.slice(10).map((item, i) => [10 + i, item.row, 'credit_budget']),
+  );
+  t.check(
+    s,
+    "each says the execution's budget (50) is spent",
+    skipped.every((item) => String(item.json.message).includes(budgetSays(50))),
+    clip(skipped[0]?.json),
+  );
+  t.equal(
+    s,
+    'the execution billed its budget, 50 (not 2 x 50), no domain twice',
+    [key.billed, billedTwice(key)],
+    [50, []],
   );
 }
 
@@ -498,6 +577,37 @@ export function scenarioTable(): ScenarioRow[] {
         max429: 0,
       },
       extra: checkLoadRequests,
+    },
+    {
+      // Issue 21: 400 items, a Credit Budget of 150, on a plan fast enough for it to take seconds.
+      id: 'e2eCreditBudget',
+      title: 'credit budget 150 over 400 items',
+      items: numbered(domainPool(400, 'budget-')),
+      plan: 'premium',
+      shape: 'probes',
+      node: { options: { creditBudget: 150 } },
+      expect: {
+        outputs: { results: 150, skipped: 250 },
+        everyItemOnce: true,
+        values: {},
+        noErrors: true,
+        skipReasons: { all: 'credit_budget' },
+        billedDomains: 150,
+        max429: 0,
+      },
+      extra: checkCreditBudget,
+    },
+    {
+      // The budget is per execution: the node run twice in one execution (two inputs) shares one budget.
+      id: 'e2eBudgetTwoRuns',
+      title: 'credit budget 50, node run twice in one execution',
+      items: numbered(domainPool(80, 'budget2-')),
+      plan: 'premium',
+      shape: 'twoInputs',
+      splitAt: 40,
+      node: { options: { creditBudget: 50 } },
+      expect: { counters: { billed: 50 } },
+      extra: checkBudgetPerExecution,
     },
   ];
 }
