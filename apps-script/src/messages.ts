@@ -77,15 +77,19 @@ export function estimateText(e: {
 }
 
 /** A schedule's monthly forecast and, when it is too much, the warning. */
-export function forecastText(perRun: number, runs: number, budget: number | undefined): string {
-  const month = perRun * runs;
-  const over =
-    budget !== undefined && month > budget
-      ? ` More than your monthly budget (${budget}): checks past it wait for next month.`
-      : month > ENTRY_PLAN_CREDITS
-        ? ` More than the entry plan's ${ENTRY_PLAN_CREDITS} credits a month.`
+export function forecastText(
+  perRun: number,
+  runs: number,
+  over: 'budget' | 'plan' | undefined,
+  budget?: number,
+): string {
+  const warning =
+    over === 'budget'
+      ? ` Warning: more than your monthly budget (${budget}); refreshes past it wait for next month.`
+      : over === 'plan'
+        ? ` Warning: more than the entry plan's ${ENTRY_PLAN_CREDITS} credits a month.`
         : '';
-  return `About ${month} credits a month (${perRun} domains × ${runs} refreshes).${over}`;
+  return `About ${perRun * runs} credits a month (${perRun} domains × ${runs} refreshes).${warning}`;
 }
 
 /** The entry plan's monthly credits (about 10,000). */

@@ -131,6 +131,10 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'setKeepDays',
         'setSchedule',
         'checkFormulasAgain',
+        'getCredits',
+        'setCreditBudget',
+        'estimateJob',
+        'estimateFormulasAgain',
         'driveBackground',
       ].sort(),
     );
