@@ -255,4 +255,22 @@ describe('two checks at once', () => {
     gas.useSpreadsheet(first);
     expect((await gas.run<CreditInfo>('getCredits')).used).toBe(spent);
   });
+
+  it('a formula that may not write the ledger, folded by a sidebar call while it runs: counted once, exactly', async () => {
+    await open({ customFunctionsSetUserProperties: 'nobody' });
+    await gas.run('setCreditBudget', 1_000);
+    column('A1', domains(300, 'fold'));
+    const at = gas.clock.now();
+    const folds: CreditInfo[] = [];
+    await Promise.all([
+      gas.edit('B1', '=DAPA(A1:A300)'),
+      gas.runWith<CreditInfo>({ at: at + 400 }, 'getCredits').then((c) => folds.push(c)),
+      gas.runWith<CreditInfo>({ at: at + 700 }, 'getCredits').then((c) => folds.push(c)),
+    ]);
+    expect(metricRows(gas, 'B1:E300')).toBe(300);
+    expect(billed()).toBe(300);
+    // While the formula ran, its hold counted in full: never less than what it was billed by then.
+    for (const c of folds) expect(c.used).toBe(300);
+    expect(await gas.run<CreditInfo>('getCredits')).toMatchObject({ used: 300, left: 700 });
+  });
 });

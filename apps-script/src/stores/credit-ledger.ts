@@ -32,11 +32,9 @@ interface Pending {
   holds: Hold[];
 }
 
-/** Where a hold was written (the ledger, or the cache when the ledger refused the write). */
+/** What a check holds, and the credits it may spend (undefined: no budget is set). */
 export interface Spend {
   hold?: Hold;
-  where: 'ledger' | 'cache';
-  /** The credits the check may spend (undefined: no budget is set). */
   budget?: number;
 }
 
@@ -146,50 +144,67 @@ function viewOf(ledger: Ledger, pending: readonly Pending[], at: number): Credit
 }
 
 /**
- * Moves what formulas left in the cache into the ledger, and counts holds that outlived their execution as spent
- * (their checks' billing is unknown, and at most what they held). Under the lock; returns the cache keys to clear
- * once the caller has written the ledger.
+ * Moves what formulas billed (kept in the cache) into the ledger, and counts holds that outlived their execution as
+ * spent (their billing is unknown, and at most what they held). Live holds stay where they are. Under the lock;
+ * returns each cache list's live holds, to write back once the caller has written the ledger.
  */
-function fold(ledger: Ledger, apiKey: string, at: number): string[] {
-  const folded: string[] = [];
+function fold(ledger: Ledger, apiKey: string, at: number): Map<string, Hold[]> {
+  const live = new Map<string, Hold[]>();
+  const settle = (holds: Hold[]) => {
+    ledger.used += heldOf(holds.filter((h) => h.until < at));
+    return holds.filter((h) => h.until >= at);
+  };
   for (const key of pendingKeys(ledger, apiKey)) {
     const pending = readPending(key);
     if (Object.keys(pending.billed).length === 0 && pending.holds.length === 0) continue;
     ledger.used += pending.billed[ledger.month] ?? 0;
-    ledger.holds.push(...pending.holds);
-    folded.push(key);
+    live.set(key, settle(pending.holds));
   }
-  ledger.used += heldOf(ledger.holds.filter((h) => h.until < at));
-  ledger.holds = ledger.holds.filter((h) => h.until >= at);
-  return folded;
+  ledger.holds = settle(ledger.holds);
+  return live;
+}
+
+/** What a change edits: this month's billed count and the holds, in the ledger or in a cache list. */
+interface Book {
+  used: number;
+  holds: Hold[];
 }
 
 /**
  * Changes the ledger under the lock: in the user's properties when this execution may write them (the ledger is
  * folded first), else (a custom function refused the write) in this user's pending list in the script cache.
+ * `edit` gets the book it may change and the credits taken elsewhere (held or billed in the other place); `drop` is
+ * a hold that ends wherever it is.
  */
-function change(
-  apiKey: string,
-  edit: (ledger: Ledger | undefined, pending: Pending) => void,
-): Spend['where'] {
-  return locked(() => {
+function change(apiKey: string, edit: (book: Book, elsewhere: number) => void, drop?: string): void {
+  locked(() => {
     const at = now();
     const ledger = readLedger(at);
     const before = JSON.stringify(ledger);
+    const keep = (holds: Hold[]) => holds.filter((h) => h.id !== drop);
     try {
       ledger.id ??= Utilities.getUuid();
-      const folded = fold(ledger, apiKey, at);
-      edit(ledger, { billed: {}, holds: [] });
+      const live = fold(ledger, apiKey, at);
+      ledger.holds = keep(ledger.holds);
+      const lists = [...live].map(([key, holds]) => [key, keep(holds)] as const);
+      edit(
+        ledger,
+        lists.reduce((n, [, holds]) => n + heldOf(holds), 0),
+      );
       if (JSON.stringify(ledger) !== before) writeValue('user', USER_PROPERTY.credits, ledger);
-      for (const key of folded) scriptCache().remove(key);
-      return 'ledger';
+      for (const [key, holds] of lists)
+        if (holds.length > 0) scriptCache().put(key, JSON.stringify({ billed: {}, holds }), CACHE_SECONDS);
+        else scriptCache().remove(key);
     } catch {
       const stored = readLedger(at);
-      const key = pendingKeys(stored, apiKey)[0];
+      const [key, ...others] = pendingKeys(stored, apiKey);
       const pending = readPending(key);
-      edit(undefined, pending);
+      const book = { used: pending.billed[stored.month] ?? 0, holds: keep(pending.holds) };
+      const other = viewOf({ ...stored, holds: keep(stored.holds) }, others.map(readPending), at).used;
+      edit(book, other);
+      pending.holds = book.holds;
+      pending.billed[stored.month] = book.used;
       scriptCache().put(key, JSON.stringify(pending), CACHE_SECONDS);
-      return 'cache';
     }
   });
 }
@@ -213,32 +228,18 @@ export function creditView(apiKey: string | undefined, foldFirst = false): Credi
  * budget set nothing is held. `until`: when the check is over by (then an unsettled hold counts as spent).
  */
 export function holdCredits(apiKey: string, want: number, until: number): Spend {
-  if (creditBudget() === undefined) return { where: 'ledger' };
-  let spend: Spend = { where: 'ledger', budget: 0 };
-  const where = change(apiKey, (ledger, pending) => {
-    const at = now();
-    const stored = ledger ?? readLedger(at);
-    const view = viewOf(stored, ledger ? [] : pendingKeys(stored, apiKey).map(readPending), at);
-    const n = Math.max(0, Math.min(want, view.left ?? want));
-    const hold: Hold = { id: Utilities.getUuid(), n, until };
-    (ledger ?? pending).holds.push(hold);
-    spend = { hold, where: 'ledger', budget: n };
+  const budget = creditBudget();
+  if (budget === undefined) return {};
+  const hold: Hold = { id: Utilities.getUuid(), n: 0, until };
+  change(apiKey, (book, elsewhere) => {
+    hold.n = Math.max(0, Math.min(want, budget - book.used - heldOf(book.holds) - elsewhere));
+    book.holds.push(hold);
   });
-  return { ...spend, where };
+  return { hold, budget: hold.n };
 }
 
 /** Settles a check: its hold ends and what it was billed counts for this month. */
 export function settleCredits(apiKey: string, spend: Spend, billed: number): void {
   if (!spend.hold && billed <= 0) return;
-  const id = spend.hold?.id;
-  change(apiKey, (ledger, pending) => {
-    if (ledger) {
-      ledger.holds = ledger.holds.filter((h) => h.id !== id);
-      ledger.used += billed;
-    } else {
-      pending.holds = pending.holds.filter((h) => h.id !== id);
-      const month = monthOf(now());
-      pending.billed[month] = (pending.billed[month] ?? 0) + billed;
-    }
-  });
+  change(apiKey, (book) => (book.used += billed), spend.hold?.id);
 }
