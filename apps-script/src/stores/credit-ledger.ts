@@ -17,18 +17,12 @@ interface Hold {
   until: number;
 }
 
-/** The ledger in the user's properties. */
+/** The ledger in the user's properties; a cache list (what formulas refused the write left) has its shape too. */
 interface Ledger {
   /** Names this user's pending list in the script cache (a random id, made by the first execution that writes). */
   id?: string;
   month: string;
   used: number;
-  holds: Hold[];
-}
-
-/** What formulas that could not write the ledger left for it in the script cache: billed per month, holds. */
-interface Pending {
-  billed: Record<string, number>;
   holds: Hold[];
 }
 
@@ -72,20 +66,6 @@ function parseLedger(raw: unknown): Ledger | undefined {
   };
 }
 
-function parsePending(text: string | null): Pending {
-  try {
-    const raw: unknown = JSON.parse(text ?? '');
-    if (isRecord(raw) && isRecord(raw.billed) && Array.isArray(raw.holds)) {
-      const billed: Record<string, number> = {};
-      for (const [m, n] of Object.entries(raw.billed)) if (finite(n) !== undefined) billed[m] = n as number;
-      return { billed, holds: raw.holds.filter(isHold) };
-    }
-  } catch {
-    // nothing pending, or unreadable
-  }
-  return { billed: {}, holds: [] };
-}
-
 /** The budget the user set (credits a calendar month), or undefined. */
 export function creditBudget(): number | undefined {
   const text = readText('user', USER_PROPERTY.creditBudget);
@@ -108,12 +88,15 @@ export function setCreditBudget(value: unknown): number | undefined {
   return n;
 }
 
-function readLedger(at: number): Ledger {
-  const ledger = readValue('user', USER_PROPERTY.credits, parseLedger);
+/** A ledger as this month sees it (another month's count starts again at 0). */
+function thisMonth(ledger: Ledger | undefined, at: number): Ledger {
   const month = monthOf(at);
   if (!ledger) return { month, used: 0, holds: [] };
-  if (ledger.month !== month) return { ...ledger, month, used: 0 };
-  return ledger;
+  return ledger.month === month ? ledger : { ...ledger, month, used: 0 };
+}
+
+function readLedger(at: number): Ledger {
+  return thisMonth(readValue('user', USER_PROPERTY.credits, parseLedger), at);
 }
 
 /** The script cache keys of this user's pending lists: the ledger's id, and the key's (before an id existed). */
@@ -122,12 +105,14 @@ function pendingKeys(ledger: Ledger, apiKey: string): string[] {
   return ledger.id ? ['dapa.credits.' + sha256('credits\n' + ledger.id), byKey] : [byKey];
 }
 
-function readPending(key: string): Pending {
+function readPending(key: string, at: number): Ledger {
+  let raw: unknown;
   try {
-    return parsePending(scriptCache().get(key));
+    raw = JSON.parse(scriptCache().get(key) ?? '');
   } catch {
-    return { billed: {}, holds: [] };
+    // nothing pending, or unreadable
   }
+  return thisMonth(parseLedger(raw), at);
 }
 
 /** What holds take of this month's credits (all they hold: an ended one's billing is unknown, and at most that). */
@@ -135,76 +120,57 @@ function heldOf(holds: readonly Hold[]): number {
   return holds.reduce((sum, h) => sum + h.n, 0);
 }
 
-function viewOf(ledger: Ledger, pending: readonly Pending[], at: number): CreditView {
-  const month = monthOf(at);
-  let used = ledger.used + heldOf(ledger.holds);
-  for (const p of pending) used += (p.billed[month] ?? 0) + heldOf(p.holds);
+/** Billed this month and held, in the ledger and the cache lists. */
+function usedIn(books: readonly Ledger[]): number {
+  return books.reduce((n, b) => n + b.used + heldOf(b.holds), 0);
+}
+
+function viewOf(books: readonly Ledger[], at: number): CreditView {
+  const used = usedIn(books);
   const budget = creditBudget();
-  return budget === undefined ? { month, used } : { budget, month, used, left: Math.max(0, budget - used) };
+  const view: CreditView = { month: monthOf(at), used };
+  return budget === undefined ? view : { ...view, budget, left: Math.max(0, budget - used) };
 }
 
 /**
- * Moves what formulas billed (kept in the cache) into the ledger, and counts holds that outlived their execution as
- * spent (their billing is unknown, and at most what they held). Live holds stay where they are. Under the lock;
- * returns each cache list's live holds, to write back once the caller has written the ledger.
+ * Changes the ledger under the lock: in the user's properties when this execution may write them, else (a custom
+ * function refused the write) in this user's list in the script cache. Written to the properties, the ledger first
+ * takes in what the cache lists billed and counts holds that outlived their execution as spent (their billing is
+ * unknown, and at most what they held); live holds stay where they are. `edit` gets the book it may change and the
+ * credits taken elsewhere; `drop` is a hold that ends wherever it is.
  */
-function fold(ledger: Ledger, apiKey: string, at: number): Map<string, Hold[]> {
-  const live = new Map<string, Hold[]>();
-  const settle = (holds: Hold[]) => {
-    ledger.used += heldOf(holds.filter((h) => h.until < at));
-    return holds.filter((h) => h.until >= at);
-  };
-  for (const key of pendingKeys(ledger, apiKey)) {
-    const pending = readPending(key);
-    if (Object.keys(pending.billed).length === 0 && pending.holds.length === 0) continue;
-    ledger.used += pending.billed[ledger.month] ?? 0;
-    live.set(key, settle(pending.holds));
-  }
-  ledger.holds = settle(ledger.holds);
-  return live;
-}
-
-/** What a change edits: this month's billed count and the holds, in the ledger or in a cache list. */
-interface Book {
-  used: number;
-  holds: Hold[];
-}
-
-/**
- * Changes the ledger under the lock: in the user's properties when this execution may write them (the ledger is
- * folded first), else (a custom function refused the write) in this user's pending list in the script cache.
- * `edit` gets the book it may change and the credits taken elsewhere (held or billed in the other place); `drop` is
- * a hold that ends wherever it is.
- */
-function change(apiKey: string, edit: (book: Book, elsewhere: number) => void, drop?: string): void {
+function change(apiKey: string, edit: (book: Ledger, elsewhere: number) => void, drop?: string): void {
   locked(() => {
     const at = now();
     const ledger = readLedger(at);
     const before = JSON.stringify(ledger);
-    const keep = (holds: Hold[]) => holds.filter((h) => h.id !== drop);
+    const keys = pendingKeys(ledger, apiKey);
+    const lists = keys.map((key) => readPending(key, at));
+    const live = (b: Ledger) => {
+      ledger.used += heldOf(b.holds.filter((h) => h.until < at));
+      b.holds = b.holds.filter((h) => h.until >= at && h.id !== drop);
+    };
     try {
       ledger.id ??= Utilities.getUuid();
-      const live = fold(ledger, apiKey, at);
-      ledger.holds = keep(ledger.holds);
-      const lists = [...live].map(([key, holds]) => [key, keep(holds)] as const);
-      edit(
-        ledger,
-        lists.reduce((n, [, holds]) => n + heldOf(holds), 0),
-      );
+      for (const list of lists) {
+        ledger.used += list.used;
+        list.used = 0;
+        live(list);
+      }
+      live(ledger);
+      edit(ledger, usedIn(lists));
       if (JSON.stringify(ledger) !== before) writeValue('user', USER_PROPERTY.credits, ledger);
-      for (const [key, holds] of lists)
-        if (holds.length > 0) scriptCache().put(key, JSON.stringify({ billed: {}, holds }), CACHE_SECONDS);
-        else scriptCache().remove(key);
+      lists.forEach((list, i) =>
+        list.holds.length > 0
+          ? scriptCache().put(keys[i], JSON.stringify(list), CACHE_SECONDS)
+          : scriptCache().remove(keys[i]),
+      );
     } catch {
+      const [list, ...others] = keys.map((key) => readPending(key, at));
       const stored = readLedger(at);
-      const [key, ...others] = pendingKeys(stored, apiKey);
-      const pending = readPending(key);
-      const book = { used: pending.billed[stored.month] ?? 0, holds: keep(pending.holds) };
-      const other = viewOf({ ...stored, holds: keep(stored.holds) }, others.map(readPending), at).used;
-      edit(book, other);
-      pending.holds = book.holds;
-      pending.billed[stored.month] = book.used;
-      scriptCache().put(key, JSON.stringify(pending), CACHE_SECONDS);
+      for (const b of [list, ...others, stored]) b.holds = b.holds.filter((h) => h.id !== drop);
+      edit(list, usedIn([stored, ...others]));
+      scriptCache().put(keys[0], JSON.stringify(list), CACHE_SECONDS);
     }
   });
 }
@@ -220,7 +186,7 @@ export function creditView(apiKey: string | undefined, foldFirst = false): Credi
     }
   }
   const ledger = readLedger(at);
-  return viewOf(ledger, apiKey ? pendingKeys(ledger, apiKey).map(readPending) : [], at);
+  return viewOf([ledger, ...(apiKey ? pendingKeys(ledger, apiKey).map((k) => readPending(k, at)) : [])], at);
 }
 
 /**
