@@ -16,6 +16,7 @@ import { holdCredits, settleCredits, type Spend } from '../stores/credit-ledger'
 import { loadWindow, saveWindow } from '../stores/plan-store';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
 import { addSavedCredits, readStoredRecords, storeRecords } from '../stores/result-store';
+import { locked } from '../stores/storage';
 
 /**
  * Which earlier results a check reuses: every cached and kept one, only those kept since a time (a scheduled
@@ -98,27 +99,36 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   const kept = readKnown(baseUrl, distinct, policy.reuse);
   const want = Math.min(distinct.length - kept.known.size, policy.run.maxSend ?? Infinity);
   const spend = want > 0 ? holdCredits(apiKey, want, check.deadline + HOLD_MARGIN_MS) : undefined;
-  let billed: number | undefined;
+  let report: Report | undefined;
   try {
-    const report = drive(values, check, policy, kept, spend?.budget);
-    billed = report.totals.billed;
+    report = drive(values, check, policy, kept, spend?.budget);
     saveLearned(baseUrl, report, kept, policy.keep);
     return report;
   } finally {
-    if (spend) settleQuietly(apiKey, spend, billed);
+    closeCheck(check, report, spend);
   }
 }
 
 /** A hold outlives its check's deadline by this much, then counts as spent (the execution ended without settling). */
 const HOLD_MARGIN_MS = 60_000;
 
-function settleQuietly(apiKey: string, spend: Spend, billed: number | undefined): void {
+/**
+ * Keeps the window the run learned and settles its credits, in one hold of the lock (every check pays for one). A
+ * check that threw before its report was billed at most what it held. A failure costs only an optimisation (the
+ * window; a non-owner editor's formula may not save it) or a count: an unsettled hold counts as spent once it ends.
+ */
+function closeCheck({ baseUrl, apiKey }: Check, report: Report | undefined, spend: Spend | undefined): void {
   try {
-    // A check that threw before its report was billed at most what it held.
-    settleCredits(apiKey, spend, billed ?? spend.budget ?? 0);
+    locked(() => {
+      try {
+        if (report) saveWindow(baseUrl, report.window);
+      } finally {
+        if (spend) settleCredits(apiKey, spend, report?.totals.billed ?? spend.budget ?? 0);
+      }
+    });
   } catch (error) {
-    // The hold stays and counts as spent once it ends: the budget still holds, the count may be high.
-    console.warn(`DAPA: credits not counted (${error instanceof Error ? error.message : String(error)})`);
+    if (spend)
+      console.warn(`DAPA: credits not counted (${error instanceof Error ? error.message : String(error)})`);
   }
 }
 
@@ -185,11 +195,6 @@ function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean
   } catch (error) {
     // Not kept: a later check pays for them again. Said in the execution log, never with the key.
     console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
-  }
-  try {
-    saveWindow(baseUrl, report.window);
-  } catch {
-    // The window is an optimisation (a non-owner editor's formula may not save it).
   }
   try {
     addSavedCredits(kept.saved);

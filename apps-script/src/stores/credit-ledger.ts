@@ -7,7 +7,7 @@
 // recalculation may is not said), so where the write is refused its holds and counts go to the script cache, which
 // custom functions may write ("Cache: Works"), and the next execution that can write folds them into the ledger.
 import { now, scriptCache, sha256 } from '../platform/gas';
-import { finite, isRecord, locked, readText, readValue, writeTexts, writeValue } from './storage';
+import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
 /** Credits a running check holds: `n` at most, until `until` (then counted as spent if it never settled). */
@@ -101,8 +101,17 @@ function readLedger(at: number): Ledger {
 
 /** The script cache keys of this user's pending lists: the ledger's id, and the key's (before an id existed). */
 function pendingKeys(ledger: Ledger, apiKey: string): string[] {
-  const byKey = 'dapa.credits.' + sha256('credits\n' + apiKey);
-  return ledger.id ? ['dapa.credits.' + sha256('credits\n' + ledger.id), byKey] : [byKey];
+  const byKey = cacheKey(apiKey);
+  return ledger.id ? [cacheKey(ledger.id), byKey] : [byKey];
+}
+
+/** Cache keys made in this execution (each is a digest, a service call). */
+const keysMade = new Map<string, string>();
+
+function cacheKey(of: string): string {
+  let key = keysMade.get(of);
+  if (!key) keysMade.set(of, (key = 'dapa.credits.' + sha256('credits\n' + of)));
+  return key;
 }
 
 function readPending(key: string, at: number): Ledger {
@@ -134,43 +143,51 @@ function viewOf(books: readonly Ledger[], at: number): CreditView {
 
 /**
  * Changes the ledger under the lock: in the user's properties when this execution may write them, else (a custom
- * function refused the write) in this user's list in the script cache. Written to the properties, the ledger first
- * takes in what the cache lists billed and counts holds that outlived their execution as spent (their billing is
- * unknown, and at most what they held); live holds stay where they are. `edit` gets the book it may change and the
- * credits taken elsewhere; `drop` is a hold that ends wherever it is.
+ * function refused the write) in this user's list in the script cache. With `lists`, the ledger first takes in what
+ * the cache lists billed and counts holds that outlived their execution as spent (their billing is unknown, and at
+ * most what they held); live holds stay where they are. `edit` gets the book it may change and the credits taken
+ * elsewhere; `drop` is a hold that ends wherever it is. Settling reads no list: its hold is where its hold was written.
  */
-function change(apiKey: string, edit: (book: Ledger, elsewhere: number) => void, drop?: string): void {
+function change(
+  apiKey: string,
+  edit: (book: Ledger, elsewhere: number) => void,
+  drop?: string,
+  withLists = true,
+): void {
   locked(() => {
     const at = now();
     const ledger = readLedger(at);
     const before = JSON.stringify(ledger);
-    const keys = pendingKeys(ledger, apiKey);
-    const lists = keys.map((key) => readPending(key, at));
+    const listsOf = (of: Ledger) =>
+      pendingKeys(of, apiKey).map((key) => ({ key, list: readPending(key, at) }));
+    const lists = withLists
+      ? listsOf(ledger).filter(({ list }) => list.used > 0 || list.holds.length > 0)
+      : [];
     const live = (b: Ledger) => {
       ledger.used += heldOf(b.holds.filter((h) => h.until < at));
       b.holds = b.holds.filter((h) => h.until >= at && h.id !== drop);
     };
     try {
       ledger.id ??= Utilities.getUuid();
-      for (const list of lists) {
+      for (const { list } of lists) {
         ledger.used += list.used;
         list.used = 0;
         live(list);
       }
       live(ledger);
-      edit(ledger, usedIn(lists));
-      if (JSON.stringify(ledger) !== before) writeValue('user', USER_PROPERTY.credits, ledger);
-      lists.forEach((list, i) =>
-        list.holds.length > 0
-          ? scriptCache().put(keys[i], JSON.stringify(list), CACHE_SECONDS)
-          : scriptCache().remove(keys[i]),
-      );
+      edit(ledger, usedIn(lists.map(({ list }) => list)));
+      if (JSON.stringify(ledger) !== before)
+        writeTexts('user', { [USER_PROPERTY.credits]: JSON.stringify(ledger) });
+      for (const { key, list } of lists)
+        if (list.holds.length > 0) scriptCache().put(key, JSON.stringify(list), CACHE_SECONDS);
+        else scriptCache().remove(key);
     } catch {
-      const [list, ...others] = keys.map((key) => readPending(key, at));
       const stored = readLedger(at);
-      for (const b of [list, ...others, stored]) b.holds = b.holds.filter((h) => h.id !== drop);
-      edit(list, usedIn([stored, ...others]));
-      scriptCache().put(keys[0], JSON.stringify(list), CACHE_SECONDS);
+      const [first, ...others] = listsOf(stored);
+      for (const b of [first.list, ...others.map((o) => o.list), stored])
+        b.holds = b.holds.filter((h) => h.id !== drop);
+      edit(first.list, usedIn([stored, ...others.map((o) => o.list)]));
+      scriptCache().put(first.key, JSON.stringify(first.list), CACHE_SECONDS);
     }
   });
 }
@@ -207,5 +224,5 @@ export function holdCredits(apiKey: string, want: number, until: number): Spend 
 /** Settles a check: its hold ends and what it was billed counts for this month. */
 export function settleCredits(apiKey: string, spend: Spend, billed: number): void {
   if (!spend.hold && billed <= 0) return;
-  change(apiKey, (book) => (book.used += billed), spend.hold?.id);
+  change(apiKey, (book) => (book.used += billed), spend.hold?.id, false);
 }
