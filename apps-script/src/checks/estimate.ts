@@ -5,7 +5,7 @@
 import type { Estimate } from '../../sidebar/contract';
 import { creditView } from '../stores/credit-ledger';
 import { estimateText } from '../messages';
-import { distinctKeys, readKnown, type Reuse } from './check';
+import { readKnown, type Reuse } from './check';
 
 /** The estimate of checking `domains` (distinct keys) read from `rows` rows, reusing as `reuse` says. */
 export function estimateKeys(
@@ -21,14 +21,4 @@ export function estimateKeys(
   const cost = Math.min(fresh, left ?? fresh);
   const e = { rows, domains: domains.length, free, cost, capped: cost < fresh };
   return { ...e, text: estimateText(e) };
-}
-
-/** The estimate of checking cell values (one per row). */
-export function estimateValues(
-  values: readonly unknown[],
-  baseUrl: string,
-  apiKey: string,
-  reuse: Reuse,
-): Estimate {
-  return estimateKeys(values.length, distinctKeys(values), baseUrl, apiKey, reuse);
 }

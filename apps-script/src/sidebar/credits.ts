@@ -3,9 +3,9 @@
 // before it runs, and a schedule's monthly forecast (getBackground shows it).
 import type { CreditInfo, Estimate, Forecast, JobSource, ScheduleEvery } from '../../sidebar/contract';
 import { distinctKeys, reuseOf } from '../checks/check';
-import { estimateKeys, estimateValues } from '../checks/estimate';
+import { estimateKeys } from '../checks/estimate';
 import { dapaFormulaCells, refreshFormulas, upToDate } from '../checks/formulas';
-import { chooseTarget } from '../checks/job-target';
+import { chooseTarget, sheetOf } from '../checks/job-target';
 import { activeSpreadsheet, now } from '../platform/gas';
 import { goesOn, listGoingOn, loadDispatcher, loadStatus } from '../stores/background-store';
 import { creditBudget, creditView, setCreditBudget as saveBudget } from '../stores/credit-ledger';
@@ -44,7 +44,13 @@ export function estimateJob(source: JobSource): Estimate {
     .getRange(firstRow, column, lastRow - firstRow + 1, 1)
     .getValues()
     .map((row) => row[0]);
-  return estimateValues(values, currentBaseUrl(), apiKey, reuseOf(source?.fresh === true));
+  return estimateKeys(
+    values.length,
+    distinctKeys(values),
+    currentBaseUrl(),
+    apiKey,
+    reuseOf(source?.fresh === true),
+  );
 }
 
 /** "Check formulas again": every formula's domains, none reused (only results checked from now on). */
@@ -60,15 +66,15 @@ const RUNS_A_MONTH: Record<ScheduleEvery, number> = { daily: 30, weekly: 4, mont
 /** A schedule's forecast: each refresh bills its distinct domains again (it reuses only what it checked itself). */
 export function forecastOf(schedule: Schedule): Forecast {
   const spreadsheet = activeSpreadsheet();
-  let keys: string[];
-  if (schedule.target === 'range' && schedule.range) {
-    const r = schedule.range;
-    const sheet = spreadsheet.getSheets().find((s) => s.getSheetId() === r.sheetId);
-    const values = sheet
-      ? sheet.getRange(r.firstRow, r.column, r.lastRow - r.firstRow + 1, 1).getValues()
-      : [];
-    keys = distinctKeys(values.map((row) => row[0]));
-  } else keys = [...new Set(dapaFormulaCells(spreadsheet).flatMap((c) => c.keys ?? []))];
+  const r = schedule.target === 'range' ? schedule.range : undefined;
+  const keys = r
+    ? distinctKeys(
+        sheetOf(spreadsheet, r)
+          .getRange(r.firstRow, r.column, r.lastRow - r.firstRow + 1, 1)
+          .getValues()
+          .flat(),
+      )
+    : [...new Set(dapaFormulaCells(spreadsheet).flatMap((c) => c.keys ?? []))];
   const runs = RUNS_A_MONTH[schedule.every];
   const credits = keys.length * runs;
   const budget = creditBudget();
