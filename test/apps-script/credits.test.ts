@@ -273,4 +273,28 @@ describe('two checks at once', () => {
     for (const c of folds) expect(c.used).toBe(300);
     expect(await gas.run<CreditInfo>('getCredits')).toMatchObject({ used: 300, left: 700 });
   });
+
+  it('an editor’s formula (the owner’s key and budget; it may not write the ledger) beside the owner’s sidebar check', async () => {
+    await open({ serviceCallMs: 20 });
+    await gas.run('setCreditBudget', 100);
+    column('A1', domains(80, 'editor'));
+    column('H1', domains(80, 'owner'));
+    const owner = 'owner@example.com';
+    const at = gas.clock.now() + 1_000;
+    gas.asUser('editor@example.com');
+    const ownerCheck = async () => {
+      let state = await gas.runWith<{ status: string }>({ user: owner, at }, 'startJob', {
+        source: 'column',
+        column: 'H',
+        headerRow: false,
+      });
+      for (let i = 0; i < 50 && state.status === 'running'; i++)
+        state = await gas.runWith<{ status: string }>({ user: owner }, 'continueJob');
+    };
+    await Promise.all([gas.edit('B1', '=DAPA(A1:A80)'), ownerCheck()]);
+    expect(billed()).toBe(100);
+    expect(billedOnce()).toBe(true);
+    expect(metricRows(gas, 'B1:E80') + metricRows(gas, 'I1:L80')).toBe(100);
+    expect((await gas.runWith<CreditInfo>({ user: owner }, 'getCredits')).used).toBe(100);
+  });
 });
