@@ -20,19 +20,23 @@ export function getCredits(): CreditInfo {
 }
 
 /**
- * Sets the monthly budget (null: none). Cells that waited for it fill in: background steps wake where background
- * checks are on, and this spreadsheet's formulas that are not up to date recalculate (they check within it).
+ * Sets the monthly budget (null: none). Raised or removed, the cells that waited for it fill in: background steps
+ * wake where background checks are on, and this spreadsheet's formulas that are not up to date recalculate (they
+ * check within it).
  */
 export function setCreditBudget(budget: number | null): CreditInfo {
-  saveBudget(budget);
-  const spreadsheet = activeSpreadsheet();
-  for (const { id } of listGoingOn(loadDispatcher())) wakeBackground(id, now());
-  if (!goesOn(loadStatus(spreadsheet.getId())))
-    refreshFormulas(
-      spreadsheet,
-      dapaFormulaCells(spreadsheet).filter((c) => !upToDate(spreadsheet, c)),
-      false,
-    );
+  const before = creditBudget();
+  const after = saveBudget(budget);
+  if (before !== undefined && (after === undefined || after > before)) {
+    const spreadsheet = activeSpreadsheet();
+    for (const { id } of listGoingOn(loadDispatcher())) wakeBackground(id, now());
+    if (!goesOn(loadStatus(spreadsheet.getId())))
+      refreshFormulas(
+        spreadsheet,
+        dapaFormulaCells(spreadsheet).filter((c) => !upToDate(spreadsheet, c)),
+        false,
+      );
+  }
   return getCredits();
 }
 
