@@ -52,6 +52,10 @@ const ENTRY_POINTS = [
   { name: 'setKeepDays', params: ['days'] },
   { name: 'setSchedule', params: ['change'] },
   { name: 'checkFormulasAgain', params: [] },
+  { name: 'getCredits', params: [] },
+  { name: 'setCreditBudget', params: ['budget'] },
+  { name: 'estimateJob', params: ['source'] },
+  { name: 'estimateFormulasAgain', params: [] },
   { name: 'driveBackground', params: [] },
 ];
 

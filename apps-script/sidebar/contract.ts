@@ -67,11 +67,47 @@ export interface BackgroundInfo {
   /** Kept results reused after the 6-hour cache had let them go (they would have been billed again). */
   savedCredits: number;
   retentionDays: number;
-  schedule?: ScheduleChange & { nextAt: number };
+  schedule?: ScheduleChange & { nextAt: number; forecast?: Forecast };
   /** Scopes background checks need that the user did not grant (granular consent), and what to do. */
   access?: { missing: string[]; message: string };
   /** Spreadsheets the background dropped from its list (deleted, or their access lost), as notes to show. */
   dropped?: string[];
+}
+
+/** What a check will cost, before it runs (estimateJob, estimateFormulasAgain). */
+export interface Estimate {
+  rows: number;
+  /** Distinct domains among the rows. */
+  domains: number;
+  /** Of those, kept or cached results: free. */
+  free: number;
+  /** The most it can be billed: its new domains, capped by what the monthly budget leaves. */
+  cost: number;
+  /** The budget left is less than its new domains: the rest wait for it. */
+  capped: boolean;
+  text: string;
+}
+
+/** A schedule's monthly forecast: domains a refresh bills × refreshes a month, and the warning when too much. */
+export interface Forecast {
+  perRun: number;
+  runs: number;
+  credits: number;
+  /** 'budget': over the user's monthly budget; 'plan': over the entry plan's 10,000 credits. */
+  over?: 'budget' | 'plan';
+  text: string;
+}
+
+/** The user's monthly credits (getCredits, setCreditBudget). */
+export interface CreditInfo {
+  /** Credits a calendar month (UTC) the user's checks may spend; undefined: no budget. */
+  budget?: number;
+  /** "2026-11" */
+  month: string;
+  /** Billed this month by this user's checks (formulas, sidebar, background, schedules), counted by the add-on. */
+  used: number;
+  left?: number;
+  text: string;
 }
 
 export type JobStatus = 'running' | 'done' | 'cancelled' | 'error';
@@ -118,6 +154,10 @@ export interface ServerFunctions {
   setSchedule(change: ScheduleChange | null): BackgroundInfo;
   checkFormulasAgain(): BackgroundInfo;
   driveBackground(): BackgroundInfo;
+  getCredits(): CreditInfo;
+  setCreditBudget(budget: number | null): CreditInfo;
+  estimateJob(source: JobSource): Estimate;
+  estimateFormulasAgain(): Estimate;
 }
 
 export type ServerFunctionName = keyof ServerFunctions;

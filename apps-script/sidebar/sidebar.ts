@@ -4,6 +4,7 @@
 /// <reference lib="dom.iterable" />
 import type {
   BackgroundInfo,
+  CreditInfo,
   Environment,
   ScheduleEvery,
   JobSource,
@@ -311,6 +312,44 @@ async function onStart(): Promise<void> {
   await drive();
 }
 
+// ---- credits ---------------------------------------------------------------------------------------------
+
+/** The month's credits and the budget beside them (refreshed after each check). */
+async function loadCredits(call: () => Promise<CreditInfo> = () => server('getCredits')): Promise<void> {
+  try {
+    const credits = await call();
+    setText('credits-used', credits.text);
+    byId<HTMLInputElement>('credit-budget').value =
+      credits.budget === undefined ? '' : String(credits.budget);
+  } catch (error) {
+    showFailure(`Could not read the credits: ${errorMessage(error)}`);
+  }
+}
+
+function onSaveBudget(): void {
+  const typed = byId<HTMLInputElement>('credit-budget').value.trim();
+  void loadCredits(() => whileBusy(() => server('setCreditBudget', typed === '' ? null : Number(typed))));
+}
+
+/** What the chosen check will cost, before it starts. */
+async function onEstimate(): Promise<void> {
+  const source = chosenSource();
+  if (typeof source === 'string') return showFailure(source);
+  try {
+    setText('estimate', (await whileBusy(() => server('estimateJob', source))).text);
+  } catch (error) {
+    setText('estimate', `Could not estimate: ${errorMessage(error)}`);
+  }
+}
+
+async function onEstimateAgain(): Promise<void> {
+  try {
+    setText('again-estimate', (await whileBusy(() => server('estimateFormulasAgain'))).text);
+  } catch (error) {
+    setText('again-estimate', `Could not estimate: ${errorMessage(error)}`);
+  }
+}
+
 // ---- background checks and kept results -------------------------------------------------------------------
 
 let background: BackgroundInfo | null = null;
@@ -372,6 +411,9 @@ function renderBackground(): void {
   byId<HTMLInputElement>('keep-days').value = String(b.retentionDays);
   byId<HTMLSelectElement>('schedule-every').value = b.schedule?.every ?? '';
   if (b.schedule) byId<HTMLSelectElement>('schedule-target').value = b.schedule.target;
+  const forecast = b.schedule?.forecast;
+  setText('schedule-forecast', forecast?.text ?? '');
+  byId('schedule-forecast').classList.toggle('error', !!forecast?.over);
   setText(
     'saved-credits',
     `Background checks used ${plural(b.creditsUsed, 'credit', 'credits')} here; this sheet saved ` +
@@ -452,6 +494,7 @@ function setJob(next: JobState | null): void {
   if (stopped) checkStops++;
   if (background) setText('background-left', leftText(background));
   if (stopped) void updateBackground(() => server('getBackground')).catch(() => undefined);
+  if (stopped) void loadCredits();
 }
 
 /** After a step that moved nothing (a rate limit, another step holding the job), wait before the next one. */
@@ -652,6 +695,7 @@ function refreshControls(): void {
   byId<HTMLButtonElement>('remove-key').disabled = busy;
   byId<HTMLButtonElement>('test-key').disabled = busy || !hasKey;
   byId<HTMLButtonElement>('start').disabled = busy || driving || running;
+  byId<HTMLButtonElement>('estimate-check').disabled = busy || !hasKey;
   byId<HTMLButtonElement>('refresh-selection').disabled = busy;
   const cancel = byId<HTMLButtonElement>('cancel-job');
   cancel.hidden = !running;
@@ -699,6 +743,9 @@ function wire(): void {
     void backgroundCall(() => server('setKeepDays', days));
   });
   byId('save-schedule').addEventListener('click', onSaveSchedule);
+  byId('save-budget').addEventListener('click', onSaveBudget);
+  byId('estimate-check').addEventListener('click', () => void onEstimate());
+  byId('estimate-again').addEventListener('click', () => void onEstimateAgain());
   void updateBackground(() => server('getBackground')).catch((error: unknown) =>
     setText('background-status', `Could not read: ${errorMessage(error)}`),
   );
@@ -717,6 +764,7 @@ function boot(): void {
   void loadSettings();
   void loadSelection();
   void loadJob();
+  void loadCredits();
 }
 
 boot();

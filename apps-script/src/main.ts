@@ -23,3 +23,4 @@ export {
   checkFormulasAgain,
   driveBackground,
 } from './sidebar/background-panel';
+export { getCredits, setCreditBudget, estimateJob, estimateFormulasAgain } from './sidebar/credits';

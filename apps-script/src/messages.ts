@@ -45,6 +45,56 @@ export const UNFINISHED_CELL = `unfinished: refresh to finish (${REFRESH_PATH})`
 /** The same with background checks on: the formula is refreshed by itself once its domains are in. */
 export const UNFINISHED_IN_BACKGROUND = 'unfinished: checking in the background, this fills in by itself';
 
+export const SIDEBAR_PATH = `Extensions → ${MENU_NAME} → Open sidebar`;
+
+/** What a DAPA cell shows for a domain past the monthly credit budget (never sent, never billed). */
+export const BUDGET_CELL = `credit_budget: credit budget reached: raise it in the sidebar (${SIDEBAR_PATH})`;
+
+/** The same with background checks on: the cell fills in once the budget is raised or the month turns. */
+export const BUDGET_IN_BACKGROUND =
+  'credit_budget: credit budget reached: raise it in the sidebar, or this fills in by itself when the month turns';
+
+/** What the monthly budget allows, as the sidebar shows it beside the budget. */
+export function creditsText(used: number, budget: number | undefined, month: string): string {
+  const left =
+    budget === undefined ? 'no budget set' : `budget ${budget}, ${Math.max(0, budget - used)} left`;
+  return `${used} credits used in ${month} (UTC; ${left}).`;
+}
+
+/** Before a check: what it reads and the most it can cost. */
+export function estimateText(e: {
+  rows: number;
+  domains: number;
+  free: number;
+  cost: number;
+  capped: boolean;
+}): string {
+  return (
+    `${e.rows} rows, ${e.domains} distinct domains, ${e.free} kept or cached (free): ` +
+    `costs at most ${e.cost} credits` +
+    (e.capped ? ' (the budget left; the rest wait for it).' : '.')
+  );
+}
+
+/** A schedule's monthly forecast and, when it is too much, the warning. */
+export function forecastText(
+  perRun: number,
+  runs: number,
+  over: 'budget' | 'plan' | undefined,
+  budget?: number,
+): string {
+  const warning =
+    over === 'budget'
+      ? ` Warning: more than your monthly budget (${budget}); refreshes past it wait for next month.`
+      : over === 'plan'
+        ? ` Warning: more than the entry plan's ${ENTRY_PLAN_CREDITS} credits a month.`
+        : '';
+  return `About ${perRun * runs} credits a month (${perRun} domains × ${runs} refreshes).${warning}`;
+}
+
+/** The entry plan's monthly credits (about 10,000). */
+export const ENTRY_PLAN_CREDITS = 10_000;
+
 /** What each OAuth scope the add-on asks for lets it do, in the words of the sidebar. */
 const SCOPE_WORDS: Record<string, string> = {
   'https://www.googleapis.com/auth/script.external_request': 'connect to the DAPA service',

@@ -72,11 +72,13 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
   // which asked for no growth. Their window, wording and add-on engine (+12 KB) are paid for by apps-script/zod-mini.ts
   // (zod/mini's 17 KB out of the bundle, checked against zod in zod-mini.test.ts). Issue 19's published add-on
   // (the dispatcher that opens spreadsheets by id, granular consent, the shared lock and step lease, metadata
-  // storage) adds about 4 KB: 82 KB.
-  it('is one script of at most 82 KB, with no module syntax', () => {
+  // storage) adds about 4 KB: 82 KB. Issue 21's monthly credit budget (the user's ledger with holds under the shared
+  // lock and the script-cache fallback for custom functions that may not write it, estimates before a check,
+  // schedule forecasts, four server functions for the sidebar) adds about 4.5 KB: 85.8 KB (79.5 KB before it), allowed 86 KB.
+  it('is one script of at most 86 KB, with no module syntax', () => {
     const kb = Buffer.byteLength(code) / 1024;
     console.log(`apps-script/dist/Code.js: ${kb.toFixed(1)} KB minified`);
-    expect(kb).toBeLessThanOrEqual(82);
+    expect(kb).toBeLessThanOrEqual(86);
     const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
     const moduleSyntax = file.statements.filter(
       (s) => ts.isImportDeclaration(s) || ts.isExportDeclaration(s) || ts.isExportAssignment(s),
@@ -131,6 +133,10 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'setKeepDays',
         'setSchedule',
         'checkFormulasAgain',
+        'getCredits',
+        'setCreditBudget',
+        'estimateJob',
+        'estimateFormulasAgain',
         'driveBackground',
       ].sort(),
     );

@@ -168,6 +168,12 @@ export interface LoadOptions {
    * that spreadsheet ('document', default) or only the spreadsheet's own (onEdit) triggers ('none')?
    */
   userTriggersListClock?: 'document' | 'none';
+  /**
+   * Google's custom-function guide: "getUserProperties() only gets the properties of the spreadsheet owner.
+   * Spreadsheet editors can't set user properties in a custom function." Whether the owner's own recalculation may
+   * set them is not said: 'owner' (default, the earlier behaviour) lets it, 'nobody' refuses every custom function.
+   */
+  customFunctionsSetUserProperties?: 'owner' | 'nobody';
 }
 
 /** A seeded lateness uniform between the default bounds (0–60 s), so a run repeats exactly. */
@@ -251,6 +257,7 @@ export class AppsScriptStandIn {
   /** Lateness drawn for each firing ("id:dueAt"), so a deferred firing keeps its draw. */
   private readonly lateness = new Map<string, number>();
   private readonly keepsIdenticalResults: boolean;
+  private readonly customFunctionsSetUserProperties: 'owner' | 'nobody';
   /** The last result of each formula cell and what produced it (keepsIdenticalResults). */
   private readonly lastResults = new Map<string, { signature: string; grid: CellValue[][] }>();
   /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
@@ -295,6 +302,7 @@ export class AppsScriptStandIn {
       userTriggersListClock: options.userTriggersListClock ?? 'document',
     };
     this.keepsIdenticalResults = options.keepsIdenticalResults ?? false;
+    this.customFunctionsSetUserProperties = options.customFunctionsSetUserProperties ?? 'owner';
     this.triggerQuotaMs = options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
   }
 
@@ -491,7 +499,8 @@ export class AppsScriptStandIn {
       cell,
     );
     // A custom function recalculated for an editor who is not the owner reads the owner's user properties only.
-    execution.userPropertiesReadOnly = custom && this.activeUser !== this.owner;
+    execution.userPropertiesReadOnly =
+      custom && (this.activeUser !== this.owner || this.customFunctionsSetUserProperties === 'nobody');
     execution.document = document;
     execution.triggerKind = triggerKind;
     this.executionList.push(execution);

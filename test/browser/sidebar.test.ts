@@ -237,6 +237,43 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(await page.$eval('#selection-info', (p) => p.classList.contains('error'))).toBe(false);
   });
 
+  it('shows the credits used this month beside a monthly budget it saves, and estimates the check before it starts', async () => {
+    await until(page, 'the credits', () =>
+      /credits used in/.test(document.getElementById('credits-used')?.textContent ?? ''),
+    );
+    expect(await textOf(page, '#credits-used')).toMatch(
+      /^0 credits used in \d{4}-\d{2} \(UTC; no budget set\)\.$/,
+    );
+    await page.type('#credit-budget', '100');
+    await page.click('#save-budget');
+    await until(page, 'the budget to be saved', () =>
+      (document.getElementById('credits-used')?.textContent ?? '').includes('budget 100, 100 left'),
+    );
+    expect(await gas.run('getCredits')).toMatchObject({ budget: 100, used: 0, left: 100 });
+
+    await page.click('#estimate-check');
+    await until(page, 'the estimate', () =>
+      (document.getElementById('estimate')?.textContent ?? '').includes('distinct domains'),
+    );
+    expect(await textOf(page, '#estimate')).toBe(
+      `120 rows, ${DISTINCT_DOMAINS} distinct domains, 0 kept or cached (free): costs at most 100 credits (the budget left; the rest wait for it).`,
+    );
+    // No budget: the check below may bill every new domain, and the estimate says so.
+    await page.$eval('#credit-budget', (input) => ((input as HTMLInputElement).value = ''));
+    await page.click('#save-budget');
+    await until(page, 'the budget to be removed', () =>
+      (document.getElementById('credits-used')?.textContent ?? '').includes('no budget set'),
+    );
+    await page.click('#estimate-check');
+    await until(page, 'the uncapped estimate', () =>
+      /costs at most \d+ credits\.$/.test(document.getElementById('estimate')?.textContent ?? ''),
+    );
+    expect(await textOf(page, '#estimate')).toMatch(
+      new RegExp(`costs at most ${DISTINCT_DOMAINS} credits\\.$`),
+    );
+    expect(statsOf(sandbox, KEY).billed).toBe(0);
+  });
+
   it('checks the range in short steps with a moving progress bar, through a failed call and a closed sidebar', async () => {
     const before = statsOf(sandbox, KEY);
     await page.click('#start');
@@ -290,6 +327,11 @@ describe('the DAPA sidebar in a real browser', () => {
     );
     expect(Object.fromEntries(reasons)).toMatchObject({ invalid_url_format: INVALID_ROWS });
     expect(reasons.reduce((sum, [, count]) => sum + Number(count), 0)).toBe(INVALID_ROWS + BLANK_ROWS);
+
+    await until(page, 'the credits after the check', () =>
+      /^[1-9]\d* credits used/.test(document.getElementById('credits-used')?.textContent ?? ''),
+    );
+    expect(await textOf(page, '#credits-used')).toMatch(new RegExp(`^${DISTINCT_DOMAINS} credits used`));
 
     // Beside the finished check, the background section says nothing is left (figures read after it finished).
     await until(

@@ -2,7 +2,7 @@
 // out: check n domains (the unfinished formulas' first, then the sidebar job's rows), sleep until a time, or end and
 // say when the next step is wanted. What a step reads and learns is its Step record (step.ts opens and closes it).
 import { outcomeText, roomIn } from '../../../shared';
-import { checkValues } from '../checks/check';
+import { checkValues, reuseOf } from '../checks/check';
 import type { FormulaCell } from '../checks/formulas';
 import { advanceJob } from '../checks/job-run';
 import { now, sleep } from '../platform/gas';
@@ -47,6 +47,8 @@ export interface Step {
   deadline: number;
   cells: FormulaCell[];
   pending: string[];
+  /** Formula domains past the monthly credit budget: they wait for it to be raised or for the month to turn. */
+  waiting: string[];
   jobRunning: boolean;
   /** Rows of the job not done yet. */
   jobLeft: number;
@@ -103,18 +105,25 @@ function check(step: Step, n: number): { code: string; message: string } | undef
     return turn.fatal;
   }
   const report = checkValues(step.pending, {
+    mode: {
+      kind: 'background',
+      maxSend: n,
+      reuse: reuseOf(false, step.state.refreshSince),
+      left: step.pending.length,
+    },
     apiKey: step.apiKey,
     baseUrl: step.baseUrl,
     deadline: step.deadline,
-    waitForRateLimits: false,
-    maxSend: n,
-    keep: true,
-    since: step.state.refreshSince,
-    parallel: true,
-    left: step.pending.length,
   });
   step.billed += report.totals.billed;
   const done = new Set(report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key));
+  const past = new Set(
+    report.outcomes.flatMap((o) =>
+      o.kind === 'skip' && o.reason === 'credit_budget' && o.key ? [o.key] : [],
+    ),
+  );
+  for (const key of past) done.add(key);
+  step.waiting.push(...past);
   step.pending = step.pending.filter((k) => !done.has(k));
   if (!report.fatal && done.size === 0) waitForWindow(step);
   return report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) };

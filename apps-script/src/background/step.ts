@@ -12,6 +12,7 @@ import {
   loadDispatcher,
   updateBackground,
 } from '../stores/background-store';
+import { nextMonthAt } from '../stores/credit-ledger';
 import { loadJob } from '../stores/job-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
@@ -88,6 +89,7 @@ function openStep(spreadsheet: Spreadsheet, turn: Turn): Step | string | undefin
     // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
     jobRunning: on && job?.status === 'running',
     jobLeft: job ? job.total - job.done : 0,
+    waiting: [],
     sent: 0,
     billed: 0,
   };
@@ -96,8 +98,8 @@ function openStep(spreadsheet: Spreadsheet, turn: Turn): Step | string | undefin
 
 /** Formulas whose domains are all in are refreshed through their version cells; after a refresh, all. */
 function refreshDone(step: Step): void {
-  const pending = new Set(step.pending);
-  const refreshed = step.pending.length === 0 && step.state.refreshSince !== undefined;
+  const pending = new Set([...step.pending, ...step.waiting]);
+  const refreshed = pending.size === 0 && step.state.refreshSince !== undefined;
   if (refreshed) step.state.refreshSince = undefined;
   refreshFormulas(
     step.spreadsheet,
@@ -110,6 +112,8 @@ function closeStep(step: Step): void {
   const { state } = step;
   const left = step.pending.length > 0 || step.jobRunning;
   if (step.next === undefined && left) step.next = now() + 1000;
+  // Domains past the budget wait for the month to turn (raising the budget wakes the step sooner).
+  if (step.next === undefined && step.waiting.length > 0) step.next = nextMonthAt(now());
   const name = step.spreadsheet.getName();
   updateBackground(step.spreadsheet.getId(), (s) => {
     if (step.cadence !== 'sidebar') {

@@ -1,70 +1,161 @@
 // One check of a list of cell values against the service, as one Apps Script execution runs it: cached and kept
 // results first, then the core's CheckRun driven synchronously (UrlFetchApp + Utilities.sleep) until its deadline.
-import { CheckRun, type DomainRecord, type Report, runSync, runSyncAll, toEntry } from '../../../shared';
+// A check is one of three modes (a formula, a sidebar turn, a background step) whose options are resolved once
+// (policyOf), and spends within the user's monthly credit budget.
+import {
+  CheckRun,
+  type DomainRecord,
+  type Report,
+  type RunOptions,
+  runSync,
+  runSyncAll,
+  toEntry,
+} from '../../../shared';
 import { fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
+import { holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
 import { loadWindow, saveWindow } from '../stores/plan-store';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
 import { addSavedCredits, readStoredRecords, storeRecords } from '../stores/result-store';
+import { locked } from '../stores/storage';
 
-export interface CheckOptions {
+/**
+ * Which earlier results a check reuses: every cached and kept one, only those kept since a time (a scheduled
+ * refresh; the cache is skipped), or none ("Check again").
+ */
+export type Reuse = { kind: 'all' } | { kind: 'since'; at: number } | { kind: 'none' };
+
+/** The reuse of a job or a refresh: "Check again" (`fresh`), results since `since`, or all. */
+export function reuseOf(fresh?: boolean, since?: number): Reuse {
+  if (fresh) return { kind: 'none' };
+  return since === undefined ? { kind: 'all' } : { kind: 'since', at: since };
+}
+
+/**
+ * Where a check runs, which decides what it may do:
+ * - `formula`: =DAPA in its 30 seconds: waits out the plan's limits, one request at a time, never keeps results
+ *   (a custom function cannot write the store);
+ * - `sidebar`: a turn of the sidebar's job: waits out the limits, one request at a time, keeps results, and stops
+ *   when `cancelled` says so (the sidebar's Cancel);
+ * - `background`: a background step (formulas or the job): sends at most `maxSend` domains (what the plan's window
+ *   allows now) together with UrlFetchApp.fetchAll, never waits, keeps results.
+ * `left`: URLs left in the whole work (judges whether a probe is worth it, as the planner does).
+ */
+export type CheckMode =
+  | { kind: 'formula' }
+  | { kind: 'sidebar'; reuse: Reuse; left: number; cancelled: () => boolean }
+  | { kind: 'background'; reuse: Reuse; left: number; maxSend: number; cancelled?: () => boolean };
+
+export interface Check {
+  mode: CheckMode;
   apiKey: string;
   baseUrl: string;
   /** Absolute time (ms since epoch) by which the run stops and reports what is unfinished. */
   deadline: number;
-  /** Polled between requests; when it says so, the run is cancelled (the sidebar's Cancel). */
-  cancelled?: () => boolean;
-  /** false: end at the plan's first rate-limit wait instead of sleeping through it (background steps). */
-  waitForRateLimits?: boolean;
-  /** Send at most this many distinct domains; the others come back `unfinished` (what the window allows). */
-  maxSend?: number;
-  /** Keep fresh results in the result store (not from a custom function: it cannot write). */
-  keep?: boolean;
-  /** "Check again": ignore the cache and the store. */
-  fresh?: boolean;
-  /** Reuse only results checked since then (a scheduled refresh); the cache is skipped. */
-  since?: number;
-  /** Send every request the window allows together (UrlFetchApp.fetchAll), once the plan's maximum is known. */
-  parallel?: boolean;
-  /** URLs left in the whole work (a background step's): judges whether a probe is worth it, as the planner did. */
-  left?: number;
 }
 
-/** Checks the values (one per input position) and returns one outcome per position. Never throws for the server. */
-export function checkValues(values: readonly unknown[], options: CheckOptions): Report {
-  const { baseUrl } = options;
-  const distinct = [...new Set(values.map(toEntry).flatMap((e) => (e.kind === 'candidate' ? [e.key] : [])))];
-  const kept = readKnown(baseUrl, distinct, options);
+/** A mode's options, resolved once: the core's run options, the reuse and keeping of results, the driver. */
+export interface Policy {
+  run: Pick<RunOptions, 'waitForRateLimits' | 'maxSend' | 'left' | 'inFlight'>;
+  reuse: Reuse;
+  keep: boolean;
+  /** Every request the window allows goes out together (runSyncAll over fetchAll). */
+  parallel: boolean;
+  cancelled?: () => boolean;
+}
+
+export function policyOf(mode: CheckMode): Policy {
+  if (mode.kind === 'formula') return { run: {}, reuse: { kind: 'all' }, keep: false, parallel: false };
+  if (mode.kind === 'sidebar')
+    return {
+      run: { left: mode.left },
+      reuse: mode.reuse,
+      keep: true,
+      parallel: false,
+      cancelled: mode.cancelled,
+    };
+  return {
+    run: { waitForRateLimits: false, maxSend: mode.maxSend, left: mode.left, inFlight: Infinity },
+    reuse: mode.reuse,
+    keep: true,
+    parallel: true,
+    cancelled: mode.cancelled,
+  };
+}
+
+/** The distinct domain keys among cell values (what a check can be billed for at most). */
+export function distinctKeys(values: readonly unknown[]): string[] {
+  return [...new Set(values.map(toEntry).flatMap((e) => (e.kind === 'candidate' ? [e.key] : [])))];
+}
+
+/**
+ * Checks the values (one per input position) and returns one outcome per position. Never throws for the server.
+ * The check holds what it may be billed (its new domains, capped by the monthly budget left) and settles it with
+ * what the service billed (credit-ledger.ts).
+ */
+export function checkValues(values: readonly unknown[], check: Check): Report {
+  const { baseUrl, apiKey } = check;
+  const policy = policyOf(check.mode);
+  const distinct = distinctKeys(values);
+  const kept = readKnown(baseUrl, distinct, policy.reuse);
+  const want = Math.min(distinct.length - kept.known.size, policy.run.maxSend ?? Infinity);
+  const spend = want > 0 ? holdCredits(apiKey, want, check.deadline + HOLD_MARGIN_MS) : undefined;
+  let report: Report | undefined;
+  try {
+    report = drive(values, check, policy, kept, spend?.budget);
+    saveLearned(baseUrl, report, kept, policy.keep);
+    return report;
+  } finally {
+    closeCheck(check, report, spend);
+  }
+}
+
+/** A hold outlives its check's deadline by this much, then counts as spent (the execution ended without settling). */
+const HOLD_MARGIN_MS = 60_000;
+
+/**
+ * Keeps the window the run learned and settles its credits, in one hold of the lock (every check pays for one). A
+ * check that threw before its report was billed at most what it held. A failure costs only an optimisation (the
+ * window; a non-owner editor's formula may not save it) or a count: an unsettled hold counts as spent once it ends.
+ */
+function closeCheck({ baseUrl, apiKey }: Check, report: Report | undefined, spend: Spend | undefined): void {
+  try {
+    locked(() => {
+      try {
+        if (report) saveWindow(baseUrl, report.window);
+      } finally {
+        if (spend) settleCredits(apiKey, spend, report?.totals.billed ?? spend.budget ?? 0);
+      }
+    });
+  } catch (error) {
+    if (spend)
+      console.warn(`DAPA: credits not counted (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function drive(
+  values: readonly unknown[],
+  check: Check,
+  policy: Policy,
+  kept: Known,
+  creditBudget: number | undefined,
+): Report {
   const run = new CheckRun(values, {
-    baseUrl,
-    deadline: options.deadline,
-    window: loadWindow(baseUrl),
-    waitForRateLimits: options.waitForRateLimits,
-    maxSend: options.maxSend,
+    baseUrl: check.baseUrl,
+    deadline: check.deadline,
+    window: loadWindow(check.baseUrl),
     seed: now() % 2147483647,
-    left: options.left,
-    // Background steps: every request the window allows goes out together (one fetchAll per turn).
-    inFlight: options.parallel ? Infinity : 1,
+    creditBudget,
+    ...policy.run,
   });
   if (kept.known.size > 0) run.addCached(kept.known);
-  const report = options.parallel
-    ? runSyncAll(run, {
-        sendAll: (requests) => fetchAnswers(requests, options.apiKey),
-        sleep,
-        now,
-        cancelled: options.cancelled,
-      })
-    : runSync(run, {
-        send: (request) => fetchAnswer(request, options.apiKey),
-        sleep,
-        now,
-        cancelled: options.cancelled,
-      });
-  saveLearned(baseUrl, report, kept, options.keep);
-  return report;
+  const driver = { sleep, now, cancelled: policy.cancelled };
+  return policy.parallel
+    ? runSyncAll(run, { ...driver, sendAll: (requests) => fetchAnswers(requests, check.apiKey) })
+    : runSync(run, { ...driver, send: (request) => fetchAnswer(request, check.apiKey) });
 }
 
 /** What is already known before sending: kept results, cached ones, and how many credits the kept ones saved. */
-interface Known {
+export interface Known {
   known: Map<string, DomainRecord>;
   /** The records found in the cache (kept in the store too when the check keeps its results). */
   fromCache: Array<{ key: string; record: DomainRecord }>;
@@ -72,15 +163,16 @@ interface Known {
 }
 
 /** Reads the kept, then the cached results for the distinct keys (none for "Check again"). */
-function readKnown(baseUrl: string, distinct: readonly string[], options: CheckOptions): Known {
+export function readKnown(baseUrl: string, distinct: readonly string[], reuse: Reuse): Known {
   const kept: Known = { known: new Map(), fromCache: [], saved: 0 };
-  if (options.fresh || distinct.length === 0) return kept;
+  if (reuse.kind === 'none' || distinct.length === 0) return kept;
+  const since = reuse.kind === 'since' ? reuse.at : undefined;
   try {
-    const stored = readStoredRecords(baseUrl, distinct, options.since);
+    const stored = readStoredRecords(baseUrl, distinct, since);
     for (const [k, r] of stored) kept.known.set(k, r);
     kept.saved = countSaved(baseUrl, stored);
     const rest = distinct.filter((k) => !kept.known.has(k));
-    if (options.since === undefined && rest.length > 0)
+    if (since === undefined && rest.length > 0)
       for (const [key, record] of readCachedRecords(baseUrl, rest)) {
         kept.known.set(key, record);
         kept.fromCache.push({ key, record });
@@ -92,7 +184,7 @@ function readKnown(baseUrl: string, distinct: readonly string[], options: CheckO
 }
 
 /** Saves what the run learned (cache, result store, window, saved credits); each failure is tolerated on its own. */
-function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean | undefined): void {
+function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean): void {
   try {
     cacheRecords(baseUrl, report.fresh);
   } catch {
@@ -103,11 +195,6 @@ function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean
   } catch (error) {
     // Not kept: a later check pays for them again. Said in the execution log, never with the key.
     console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
-  }
-  try {
-    saveWindow(baseUrl, report.window);
-  } catch {
-    // The window is an optimisation (a non-owner editor's formula may not save it).
   }
   try {
     addSavedCredits(kept.saved);

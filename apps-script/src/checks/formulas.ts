@@ -124,11 +124,17 @@ export interface FormulaCell {
   formula: string;
   /** The domain keys its source range holds; undefined when the range cannot be told from the formula. */
   keys?: string[];
+  /** The cells of its source range that hold a value. */
+  rows?: number;
   /** The column of its version cell in the store's row 1, once the background added one. */
   versionColumn?: number;
 }
 
-function sourceKeys(spreadsheet: Spreadsheet, sheet: Sheet, source: RangeRef): string[] | undefined {
+function sourceKeys(
+  spreadsheet: Spreadsheet,
+  sheet: Sheet,
+  source: RangeRef,
+): { keys: string[]; rows: number } | undefined {
   const from = source.sheetName === undefined ? sheet : spreadsheet.getSheetByName(source.sheetName);
   if (!from) return undefined;
   const lastRow = source.lastRow ?? Math.max(source.firstRow, from.getLastRow());
@@ -136,12 +142,14 @@ function sourceKeys(spreadsheet: Spreadsheet, sheet: Sheet, source: RangeRef): s
   const columns = source.lastColumn - source.firstColumn + 1;
   if (rows < 1 || columns < 1) return undefined;
   const keys = new Set<string>();
+  let filled = 0;
   for (const row of from.getRange(source.firstRow, source.firstColumn, rows, columns).getValues())
     for (const value of row) {
       const entry = toEntry(value);
       if (entry.kind === 'candidate') keys.add(entry.key);
+      if (value !== '' && value !== null) filled += 1;
     }
-  return [...keys];
+  return { keys: [...keys], rows: filled };
 }
 
 function versionColumnOf(formula: string): number | undefined {
@@ -165,9 +173,9 @@ export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
         line.forEach((formula, c) => {
           if (!formula || !isDapaFormula(formula)) return;
           const source = parseDapaCall(formula)?.source;
-          const keys = source ? sourceKeys(spreadsheet, sheet, source) : undefined;
+          const read = source ? sourceKeys(spreadsheet, sheet, source) : undefined;
           const versionColumn = versionColumnOf(formula);
-          found.push({ sheet, row: r + 1, column: c + 1, formula, keys, versionColumn });
+          found.push({ sheet, row: r + 1, column: c + 1, formula, ...read, versionColumn });
         }),
       );
   }

@@ -21,7 +21,7 @@ import {
 import { currentBaseUrl } from '../stores/settings';
 import { locked } from '../stores/storage';
 import { jobMessage, NO_DATA_STATUS, NO_KEY, SCHEDULED_REFRESH, statusText } from '../messages';
-import { checkValues } from './check';
+import { type CheckMode, checkValues, reuseOf } from './check';
 import { clearOutput, isOurHeader, makeRoom, OUTPUT_WIDTH, sheetOf } from './job-target';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
@@ -117,6 +117,15 @@ function isLeft(outcome: Outcome, fatal: string | undefined, windowed: boolean):
   return outcome.kind === 'error' && ['unfinished', 'cancelled', fatal].includes(outcome.code);
 }
 
+/** A slice's check: a sidebar turn (waiting out the plan's limits), or, paced by the window, a background step's. */
+function modeOf(job: StoredJob, turn: Turn, maxSend: number | undefined): CheckMode {
+  const reuse = reuseOf(job.fresh, job.since);
+  const left = job.total - job.done;
+  return maxSend === undefined
+    ? { kind: 'sidebar', reuse, left, cancelled: turn.cancelled }
+    : { kind: 'background', reuse, left, maxSend, cancelled: turn.cancelled };
+}
+
 /** Checks the unwritten rows of the slice at the cursor, writes what finished, moves the cursor. Says whether
  *  rows were left for later. */
 function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, turn: Turn, maxSend?: number) {
@@ -129,17 +138,10 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, tu
     ? checkValues(
         todo.map((i) => inputs[i][0]),
         {
+          mode: modeOf(job, turn, maxSend),
           apiKey,
           baseUrl: currentBaseUrl(),
           deadline: pace.deadline,
-          cancelled: turn.cancelled,
-          keep: true,
-          fresh: job.fresh,
-          since: job.since,
-          maxSend,
-          waitForRateLimits: maxSend === undefined,
-          parallel: maxSend !== undefined,
-          left: job.total - job.done,
         },
       )
     : undefined;

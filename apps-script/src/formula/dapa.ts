@@ -4,7 +4,13 @@ import type { DomainRecord, Outcome, Report } from '../../../shared';
 import { checkValues } from '../checks/check';
 import { now } from '../platform/gas';
 import { goesOn, loadStatus } from '../stores/background-store';
-import { formulaError, UNFINISHED_CELL, UNFINISHED_IN_BACKGROUND } from '../messages';
+import {
+  BUDGET_CELL,
+  BUDGET_IN_BACKGROUND,
+  formulaError,
+  UNFINISHED_CELL,
+  UNFINISHED_IN_BACKGROUND,
+} from '../messages';
 import { currentBaseUrl, requireApiKey } from '../stores/settings';
 
 /** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
@@ -84,13 +90,18 @@ function metricValue(record: DomainRecord, metric: Metric): Cell {
 }
 
 /** The row a cell's outcome shows: metrics for a record, the reason code first for anything else. */
-export function rowOf(outcome: Outcome, metrics: readonly Metric[], unfinished = UNFINISHED_CELL): Cell[] {
+export function rowOf(
+  outcome: Outcome,
+  metrics: readonly Metric[],
+  unfinished = UNFINISHED_CELL,
+  budget = BUDGET_CELL,
+): Cell[] {
   const blankRow = (): Cell[] => metrics.map(() => '');
   if (outcome.kind === 'record') return metrics.map((m) => metricValue(outcome.record, m));
   const row = blankRow();
   if (outcome.kind === 'skip') {
     if (outcome.blank) return row;
-    row[0] = outcome.reason;
+    row[0] = outcome.reason === 'credit_budget' ? budget : outcome.reason;
   } else {
     row[0] = outcome.code === 'unfinished' ? unfinished : outcome.code;
   }
@@ -116,17 +127,18 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   const withHeader = parseHeaderFlag(header);
   const apiKey = requireApiKey();
   const report = checkValues(cellsOf(urls), {
+    mode: { kind: 'formula' },
     apiKey,
     baseUrl: currentBaseUrl(),
     deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
   });
   const error = fatalError(report);
   if (error) throw error;
-  let unfinished = UNFINISHED_CELL;
-  if (report.totals.errorsByCode.unfinished) {
+  let [unfinished, budget] = [UNFINISHED_CELL, BUDGET_CELL];
+  if (report.totals.errorsByCode.unfinished || report.totals.skippedByReason.credit_budget) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
-    if (id && goesOn(loadStatus(id))) unfinished = UNFINISHED_IN_BACKGROUND;
+    if (id && goesOn(loadStatus(id))) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
   }
-  const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished));
+  const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
 }

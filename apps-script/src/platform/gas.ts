@@ -37,9 +37,13 @@ export function inSpreadsheet<T>(spreadsheet: Spreadsheet, action: () => T): T {
   }
 }
 
-/** The user's own store: API key, base URL, learned plan limits and the sidebar's job. */
+/** The user's own store (API key, base URL, learned plan limits, the job, the credits), asked for once an execution. */
+let userStore: { of: object; store: Properties } | undefined;
+
 export function userProperties(): Properties {
-  return PropertiesService.getUserProperties();
+  if (userStore?.of !== PropertiesService)
+    userStore = { of: PropertiesService, store: PropertiesService.getUserProperties() };
+  return userStore.store;
 }
 
 /** The execution's document's store (DocumentProperties), when the current spreadsheet is that document. */
@@ -78,9 +82,13 @@ export function documentCache(): Cache | null {
   }
 }
 
-/** The script's cache: reachable in every execution, keys made per spreadsheet by the caller. */
+/** The script's cache: reachable in every execution, keys made per spreadsheet by the caller (asked for once). */
+let sharedCache: { of: object; cache: Cache } | undefined;
+
 export function scriptCache(): Cache {
-  return CacheService.getScriptCache();
+  if (sharedCache?.of !== CacheService)
+    sharedCache = { of: CacheService, cache: CacheService.getScriptCache() };
+  return sharedCache.cache;
 }
 
 /** The user's cache (the same in each of the user's spreadsheets); a custom function may be refused it. */

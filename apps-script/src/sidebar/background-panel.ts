@@ -24,6 +24,7 @@ import { retentionDays, savedCredits, setRetentionDays } from '../stores/result-
 import { readSchedule, saveSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { installTriggers, removeEditTrigger } from '../triggers/handlers';
+import { forecastOf } from './credits';
 import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
 import { accessText, BACKGROUND_ON, BACKGROUND_ON_HOURLY, MENU_NAME, NO_KEY } from '../messages';
 
@@ -128,7 +129,13 @@ export function getBackground(): BackgroundInfo {
   if (missing.length > 0) info.access = { missing, message: accessText(missing) };
   if (d.dropped?.length) info.dropped = d.dropped.map((n) => n.why);
   const schedule = readSchedule();
-  if (schedule) info.schedule = { every: schedule.every, target: schedule.target, nextAt: schedule.nextAt };
+  if (schedule)
+    info.schedule = {
+      every: schedule.every,
+      target: schedule.target,
+      nextAt: schedule.nextAt,
+      forecast: forecastOf(schedule),
+    };
   return info;
 }
 

@@ -22,6 +22,10 @@ export const USER_PROPERTY = {
    * are the list of spreadsheets the background dispatcher opens by id.
    */
   backgroundPrefix: 'dapa.bg.',
+  /** The monthly credit budget the user set (credits; absent: none). */
+  creditBudget: 'dapa.creditBudget',
+  /** Credits billed this calendar month and what running checks hold (credit-ledger.ts). */
+  credits: 'dapa.credits',
   /** The user's one background trigger (its id, when it is due, hourly or not, runtime today, lateness, notes). */
   dispatcher: 'dapa.dispatcher',
 } as const;
