@@ -5,7 +5,7 @@
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn, LoadOptions } from './harness';
 import { domains, metricRows, useVirtualSandbox, virtualStandIn } from './support';
-import type { VirtualSandbox } from './virtual-sandbox';
+import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'credits-plan';
 const CONFIG: SandboxConfig = { keys: { [KEY]: { maxUrlsPerRequest: 100 } } };
