@@ -6,27 +6,12 @@ import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn, LoadOptions } from './harness';
 import { domains, metricRows, useVirtualSandbox, virtualStandIn } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
+import type { CreditInfo, Estimate } from '../../apps-script/sidebar/contract';
 
 const KEY = 'credits-plan';
 const CONFIG: SandboxConfig = { keys: { [KEY]: { maxUrlsPerRequest: 100 } } };
 const HOUR = 3_600_000;
 const BUDGET_CELL = /^credit_budget: credit budget reached: raise it in the sidebar/;
-
-interface CreditInfo {
-  budget?: number;
-  used: number;
-  left?: number;
-  month: string;
-  text: string;
-}
-interface Estimate {
-  rows: number;
-  domains: number;
-  free: number;
-  cost: number;
-  capped: boolean;
-  text: string;
-}
 
 let sandbox: VirtualSandbox;
 let gas: AppsScriptStandIn;

@@ -5,23 +5,13 @@ import { NodeOperationError, type IDataObject, type INodeExecutionData } from 'n
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { CREDIT_BUDGET_WHEN_ADDED } from '../../n8n-node/nodes/DapaChecker/description';
 import { creditBudgetMessage } from '../../n8n-node/nodes/DapaChecker/outputs';
-import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
 import { DEFAULT_CONFIG, metricsFor, normalizeDomain } from '../sandbox/handler';
-import { startSandbox, type RunningSandbox } from '../sandbox/server';
-import { createExecuteContext, type ContextSetup } from './executeContext';
+import type { RunningSandbox } from '../sandbox/server';
+import { createExecuteContext, useSandboxServer, type ContextSetup } from './executeContext';
 
 let server: RunningSandbox;
 
-beforeAll(async () => {
-  server = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.sandbox.configure(DEFAULT_CONFIG);
-  forgetRememberedWindows();
-});
+useSandboxServer((started) => (server = started)); // every test starts like a fresh n8n process
 
 async function execute(setup: Omit<ContextSetup, 'credentials'>, apiKey = 'sandbox-premium') {
   const double = createExecuteContext({

@@ -13,20 +13,11 @@ import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWi
 import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
 import { DEFAULT_CONFIG, hasNoSpamData, metricsFor, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
-import { createExecuteContext, type ContextSetup } from './executeContext';
+import { createExecuteContext, useSandboxServer, type ContextSetup } from './executeContext';
 
 let server: RunningSandbox;
 
-beforeAll(async () => {
-  server = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.sandbox.configure(DEFAULT_CONFIG);
-  forgetRememberedWindows(); // every test starts like a fresh n8n process
-});
+useSandboxServer((started) => (server = started)); // every test starts like a fresh n8n process
 
 function credentials(apiKey: string): ICredentialDataDecryptedObject {
   return { apiKey, environment: 'custom', baseUrl: server.url };

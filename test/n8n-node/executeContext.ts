@@ -12,6 +12,9 @@ import type {
   NodeExecutionHint,
 } from 'n8n-workflow';
 import { DapaCheckerApi } from '../../n8n-node/credentials/DapaCheckerApi.credentials';
+import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { DEFAULT_CONFIG } from '../sandbox/handler';
+import { startSandbox, type RunningSandbox } from '../sandbox/server';
 
 export interface SentRequest {
   method: string;
@@ -168,4 +171,23 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
     },
   };
   return { context: context as unknown as IExecuteFunctions, sent, hints };
+}
+
+/**
+ * One sandbox server for a suite, started before it and closed after it; before each test its config is reset and the
+ * node forgets the windows it remembered, as in a fresh n8n process.
+ */
+export function useSandboxServer(started: (server: RunningSandbox) => void): void {
+  let server: RunningSandbox | undefined;
+  beforeAll(async () => {
+    server = await startSandbox({ port: 0 });
+    started(server);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    server?.sandbox.configure(DEFAULT_CONFIG);
+    forgetRememberedWindows();
+  });
 }
