@@ -108,6 +108,24 @@ function planDurations(learned: Learned): string[] {
   });
 }
 
+/** The 5,000-domain list again with a credit budget of 1,000: what it bills and what waits for next month. */
+function budgetLine(learned: Learned): string {
+  const values = Array.from({ length: 5000 }, (_, i) => `list${i}.example.org`);
+  const { report } = runOnVirtualSandbox(createSandbox({ ...DEFAULT_CONFIG, faults: FAULTS }), KEY, values, {
+    maxUrlsPerRequest: learned.maxUrlsPerRequest,
+    pace: learned,
+    deadline: 24 * 3_600_000,
+    creditBudget: 1000,
+  });
+  const t = report.totals;
+  const waiting = t.skippedByReason.credit_budget ?? 0;
+  const example = report.outcomes.find((o) => o.kind === 'skip' && o.reason === 'credit_budget');
+  return (
+    `With a credit budget of 1,000 a month, the 5,000-domain list bills ${t.billed.toLocaleString('en-US')} credits: ${t.records.toLocaleString('en-US')} records, ` +
+    `${waiting.toLocaleString('en-US')} rows credit_budget (retryable, never sent): "${example ? outcomeText(example) : ''}"`
+  );
+}
+
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ port: 0, config: { ...DEFAULT_CONFIG, faults: FAULTS } });
   try {
@@ -132,6 +150,7 @@ async function main(): Promise<void> {
         'measured with the core on the sandbox on a virtual clock, starting from the learned plan:',
     );
     for (const line of planDurations(first.learned)) console.log(line);
+    console.log(`\n${budgetLine(first.learned)}`);
     sandbox.sandbox.reset();
     const sheets = await import('./apps-script/demo-sheet').catch(() => undefined);
     if (sheets) {
