@@ -197,6 +197,11 @@ function storeSheet(spreadsheet: Spreadsheet): Sheet {
   return sheet;
 }
 
+/** The distinct domain keys of formula cells. */
+export function formulaKeys(cells: readonly FormulaCell[]): string[] {
+  return [...new Set(cells.flatMap((c) => c.keys ?? []))];
+}
+
 /**
  * The formulas that need a check (those not up to date; with `since`, a refresh, all of them) and their domains that
  * are not kept (checked since then).
@@ -208,7 +213,7 @@ export function formulaWork(
 ): { cells: FormulaCell[]; pending: string[] } {
   const all = dapaFormulaCells(spreadsheet);
   const cells = since !== undefined ? all : all.filter((c) => !upToDate(spreadsheet, c));
-  const keys = [...new Set(cells.flatMap((c) => c.keys ?? []))];
+  const keys = formulaKeys(cells);
   const kept = readStoredRecords(baseUrl, keys, since);
   return { cells, pending: keys.filter((k) => !kept.has(k)) };
 }

@@ -27,6 +27,17 @@ export function sheetOf(spreadsheet: Spreadsheet, range: JobRange): Sheet {
   return sheet;
 }
 
+/** The input values of a job's range (its column, first to last row), one per row. */
+export function inputValues(
+  sheet: Sheet,
+  range: Pick<JobRange, 'column' | 'firstRow' | 'lastRow'>,
+): unknown[] {
+  return sheet
+    .getRange(range.firstRow, range.column, range.lastRow - range.firstRow + 1, 1)
+    .getValues()
+    .map((row) => row[0]);
+}
+
 function targetOf(sheet: Sheet, column: number, firstRow: number, lastRow: number): Target {
   return { sheet, sheetId: sheet.getSheetId(), sheetName: sheet.getName(), column, firstRow, lastRow };
 }

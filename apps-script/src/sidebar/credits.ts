@@ -4,8 +4,8 @@
 import type { CreditInfo, Estimate, Forecast, JobSource, ScheduleEvery } from '../../sidebar/contract';
 import { distinctKeys, reuseOf } from '../checks/check';
 import { estimateKeys } from '../checks/estimate';
-import { dapaFormulaCells, refreshFormulas, upToDate } from '../checks/formulas';
-import { chooseTarget, sheetOf } from '../checks/job-target';
+import { dapaFormulaCells, formulaKeys, refreshFormulas, upToDate } from '../checks/formulas';
+import { chooseTarget, inputValues, sheetOf } from '../checks/job-target';
 import { activeSpreadsheet, now } from '../platform/gas';
 import { goesOn, listGoingOn, loadDispatcher, loadStatus } from '../stores/background-store';
 import { creditBudget, creditView, setCreditBudget as saveBudget } from '../stores/credit-ledger';
@@ -43,11 +43,8 @@ export function setCreditBudget(budget: number | null): CreditInfo {
 /** A sidebar check of the selection or a column, before it starts. */
 export function estimateJob(source: JobSource): Estimate {
   const apiKey = requireApiKey();
-  const { sheet, firstRow, lastRow, column } = chooseTarget(activeSpreadsheet(), source);
-  const values = sheet
-    .getRange(firstRow, column, lastRow - firstRow + 1, 1)
-    .getValues()
-    .map((row) => row[0]);
+  const target = chooseTarget(activeSpreadsheet(), source);
+  const values = inputValues(target.sheet, target);
   return estimateKeys(
     values.length,
     distinctKeys(values),
@@ -60,7 +57,7 @@ export function estimateJob(source: JobSource): Estimate {
 /** "Check formulas again": every formula's domains, none reused (only results checked from now on). */
 export function estimateFormulasAgain(): Estimate {
   const cells = dapaFormulaCells(activeSpreadsheet());
-  const keys = [...new Set(cells.flatMap((c) => c.keys ?? []))];
+  const keys = formulaKeys(cells);
   const rows = cells.reduce((n, c) => n + (c.rows ?? 0), 0);
   return estimateKeys(rows, keys, currentBaseUrl(), requireApiKey(), { kind: 'since', at: now() });
 }
@@ -72,13 +69,8 @@ export function forecastOf(schedule: Schedule): Forecast {
   const spreadsheet = activeSpreadsheet();
   const r = schedule.target === 'range' ? schedule.range : undefined;
   const keys = r
-    ? distinctKeys(
-        sheetOf(spreadsheet, r)
-          .getRange(r.firstRow, r.column, r.lastRow - r.firstRow + 1, 1)
-          .getValues()
-          .flat(),
-      )
-    : [...new Set(dapaFormulaCells(spreadsheet).flatMap((c) => c.keys ?? []))];
+    ? distinctKeys(inputValues(sheetOf(spreadsheet, r), r))
+    : formulaKeys(dapaFormulaCells(spreadsheet));
   const runs = RUNS_A_MONTH[schedule.every];
   const credits = keys.length * runs;
   const budget = creditBudget();
