@@ -4,7 +4,7 @@
 // guide is silent (may the owner's own custom function set user properties?), both readings run.
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn, LoadOptions } from './harness';
-import { domains, metricRows, useVirtualSandbox, virtualStandIn } from './support';
+import { domains, metricRows, sidebarCheck, useVirtualSandbox, virtualStandIn } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
 import type { CreditInfo, Estimate } from '../../apps-script/sidebar/contract';
 
@@ -114,13 +114,7 @@ describe('the monthly budget', () => {
     await open();
     column('A1', domains(40, 'f'));
     await gas.edit('B1', '=DAPA(A1:A40)');
-    column('H1', domains(30, 's'));
-    let state = await gas.run<{ status: string }>('startJob', {
-      source: 'column',
-      column: 'H',
-      headerRow: false,
-    });
-    while (state.status === 'running') state = await gas.run<{ status: string }>('continueJob');
+    expect((await sidebarCheck(gas, undefined, 'H', domains(30, 's'))).status).toBe('done');
     expect(billed()).toBe(70);
     const credits = await gas.run<CreditInfo>('getCredits');
     expect(credits.used).toBe(70);
@@ -133,13 +127,7 @@ describe('before a check', () => {
   it('the sidebar’s estimate is what the check then bills: kept and cached rows free, new ones capped by the budget left', async () => {
     await open();
     const earlier = domains(30, 'kept');
-    column('C1', earlier);
-    let state = await gas.run<{ status: string }>('startJob', {
-      source: 'column',
-      column: 'C',
-      headerRow: false,
-    });
-    while (state.status === 'running') state = await gas.run<{ status: string }>('continueJob');
+    expect((await sidebarCheck(gas, undefined, 'C', earlier)).status).toBe('done');
     expect(billed()).toBe(30);
     await gas.run('setCreditBudget', 100);
 
@@ -152,7 +140,7 @@ describe('before a check', () => {
       /130 rows, 120 distinct domains, 30 kept or cached \(free\): costs at most 70/,
     );
     const before = billed();
-    state = await gas.run<{ status: string }>('startJob', source);
+    let state = await gas.run<{ status: string }>('startJob', source);
     while (state.status === 'running') state = await gas.run<{ status: string }>('continueJob');
     expect(billed() - before).toBe(estimate.cost);
 

@@ -116,11 +116,11 @@ export function metricRows(gas: AppsScriptStandIn, a1: string): number {
 
 /**
  * One user's sidebar check of a column (no header) to its end: startJob, then continueJob until it stops, as that
- * user, starting at stand-in time `at` (beside other work: see runWith).
+ * user (undefined: the active user), starting at stand-in time `at` (beside other work: see runWith).
  */
 export async function sidebarCheck(
   gas: AppsScriptStandIn,
-  user: string,
+  user: string | undefined,
   column: string,
   list: readonly string[],
   at?: number,
