@@ -6,7 +6,6 @@
 // Run by run.sh on the newer n8n; ends with `N passed, N failed`; `--out <file>` rewrites the queue section of BENCH.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -19,7 +18,7 @@ import {
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { writeSection, BENCH_FILE } from './lib/benchDoc';
 import { domainPool, spell } from './lib/datasets';
-import { E2E_DIR, N8nCli, freePort, n8nVersion, snapshotNodePackage, tail } from './lib/n8n';
+import { E2E_DIR, N8nCli, callWebhook, freePort, n8nVersion, snapshotNodePackage, tail } from './lib/n8n';
 import { Tally, clip, runSuite } from './lib/tally';
 import {
   appendMerge,
@@ -190,25 +189,7 @@ interface Answer {
 async function post(url: string, items: Item[]): Promise<Answer> {
   const started = Date.now();
   const body = JSON.stringify({ items });
-  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
+  const { status, text } = await callWebhook(url, 'POST', body);
   let parsed: Array<Record<string, unknown>> = [];
   try {
     const json = JSON.parse(text) as unknown;

@@ -12,6 +12,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -391,4 +392,30 @@ export class N8nCli {
 /** The last `lines` lines of a text, for failure messages. */
 export function tail(text: string, lines: number): string {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/**
+ * Calls a production webhook and waits for its answer however long the execution takes (no client timeout): a POST
+ * sends `body` as JSON, a GET sends nothing.
+ */
+export function callWebhook(
+  url: string,
+  method: 'GET' | 'POST' = 'POST',
+  body = '{}',
+): Promise<{ status: number; text: string }> {
+  const sent = method === 'POST' ? body : undefined;
+  const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+  if (sent !== undefined) headers['content-length'] = Buffer.byteLength(sent);
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(sent);
+  });
 }

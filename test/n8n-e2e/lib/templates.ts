@@ -3,13 +3,13 @@
 // the rest, upsert) executed twice over the same 400 domains, and "Monthly watch" executed twice with some domains'
 // metrics moved in between (a wrapper around the sandbox's answers: test/sandbox/ itself is not changed).
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { metricsFor, normalizeDomain, type RunningSandboxLike } from './templateSandbox';
 import {
   N8N_DIR,
   REPO_ROOT,
+  callWebhook,
   freePort,
   outputOf,
   tail,
@@ -293,22 +293,6 @@ export function withWebhook(wf: WorkflowJson, webhookPath: string): WorkflowJson
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Sends `{}` to a production webhook and waits for the answer (for a POST, the execution's end). */
-function callWebhook(url: string, method = 'POST'): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method, headers: { 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(method === 'POST' ? '{}' : undefined);
-  });
-}
 
 interface StoredExecution {
   id: number;
