@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { loadAppsScript } from '../../test/apps-script/harness';
-import { assertBundleIsCurrent } from '../../test/apps-script/support';
+import { assertBundleIsCurrent, sheetsAddress } from '../../test/apps-script/support';
 import { serveSidebar } from '../../test/browser/bridge';
 import { launchChromium, type LaunchedChromium } from '../../test/browser/chromium';
 import { screenshotAsProduction } from '../../test/browser/screenshot';
@@ -76,7 +76,11 @@ async function sidebarPicture(chromium: LaunchedChromium): Promise<SidebarPictur
     );
     gas.sheet.select(`A2:A${URLS.length + 1}`);
     // The entry plan's sandbox key (5 URLs per request, 60 a minute): the summary shows what a real check costs.
-    await gas.run('saveSettings', { apiKey: 'sandbox-basic', environment: 'custom', baseUrl: sandbox.url });
+    await gas.run('saveSettings', {
+      apiKey: 'sandbox-basic',
+      environment: 'custom',
+      baseUrl: sheetsAddress(sandbox.url),
+    });
     const html = readFileSync(join(root, 'apps-script/dist/Sidebar.html'), 'utf8');
     const server = await serveSidebar(html, (name, args) => gas.run(name, ...args));
     try {

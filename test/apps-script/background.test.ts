@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
-import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
+import { domains, metricsRow, sheetsAddress, useVirtualSandbox, virtualStandIn } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'entry-plan';
@@ -240,7 +240,7 @@ describe('the result store', () => {
     // A base URL (the same service: dot segments fall away) whose SHA-256 in web-safe base64 starts with "-".
     let base = '';
     for (let i = 0; !base; i++) {
-      const candidate = `${sandbox.url}/v${i}/..`;
+      const candidate = `${sheetsAddress(sandbox.url)}/v${i}/..`;
       if (crypto.createHash('sha256').update(candidate).digest('base64url').startsWith('-')) base = candidate;
     }
     await gas.run('saveSettings', { environment: 'custom', baseUrl: base });

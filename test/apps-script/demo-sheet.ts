@@ -1,6 +1,7 @@
 // The Sheets part of `npm run demo`: the built bundle in the Apps Script stand-in, a sample column of URLs
 // (duplicates, mixed spellings, blanks, an invalid entry, a number) and =DAPA(A2:A21, "da,pa,mr,spam", TRUE) in B1.
 import { loadAppsScript } from './harness';
+import { sheetsAddress } from './support';
 
 export const SAMPLE_COLUMN: Array<string | number> = [
   'example.com',
@@ -29,7 +30,7 @@ export const SAMPLE_COLUMN: Array<string | number> = [
 export async function demoSheet(sandboxUrl: string, apiKey: string): Promise<string> {
   const gas = await loadAppsScript({ clock: 'real' });
   try {
-    await gas.run('saveSettings', { apiKey, environment: 'custom', baseUrl: sandboxUrl });
+    await gas.run('saveSettings', { apiKey, environment: 'custom', baseUrl: sheetsAddress(sandboxUrl) });
     gas.sheet.setValues('A1:A21', [['URL'], ...SAMPLE_COLUMN.map((value) => [value])]);
     const started = Date.now();
     await gas.runCustomFunction('=DAPA(A2:A21, "da,pa,mr,spam", TRUE)', { cell: 'B1' });

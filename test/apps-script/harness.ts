@@ -85,6 +85,7 @@ import {
 import type { InstallAs, RefusedTrigger, TriggerRecord } from './standin/script-app';
 import type { ScriptedResponse, UiEvent } from './standin/ui';
 import type { FetchRecord } from './standin/url-fetch';
+import { manifestAllowlist } from './standin/allowlist';
 import { DEFAULT_SPREADSHEET_ID, type LogLine, World } from './standin/world';
 
 export { AppsScriptError, DEFAULT_SPREADSHEET_ID, SCOPES };
@@ -174,6 +175,12 @@ export interface LoadOptions {
    * set them is not said: 'owner' (default, the earlier behaviour) lets it, 'nobody' refuses every custom function.
    */
   customFunctionsSetUserProperties?: 'owner' | 'nobody';
+  /**
+   * The manifest's urlFetchWhitelist as Google applies it: 'test-deployment' (default) enforces none ("optional when
+   * you install a test deployment"); 'manifest' enforces the one of appsscript.json beside Code.js, as a versioned
+   * deployment does; a list enforces those prefixes (standin/allowlist.ts).
+   */
+  urlFetchAllowlist?: 'test-deployment' | 'manifest' | string[];
 }
 
 /** A seeded lateness uniform between the default bounds (0–60 s), so a run repeats exactly. */
@@ -290,6 +297,10 @@ export class AppsScriptStandIn {
     this.world.scopes = new ScopeTable(declared, options.grantedScopes ?? declared);
     this.world.extraLatencyMs = options.virtualLatencyMs ?? 0;
     this.world.serviceCallMs = options.serviceCallMs ?? 0;
+    const allowlist = options.urlFetchAllowlist ?? 'test-deployment';
+    if (allowlist === 'manifest')
+      this.world.urlFetchAllowlist = manifestAllowlist(fs.readFileSync(path.join(projectDir, 'appsscript.json'), 'utf8')) ?? [];
+    else if (Array.isArray(allowlist)) this.world.urlFetchAllowlist = allowlist;
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
     this.customFunctions = customFunctionNames(code);
     this.activeUser = options.user ?? this.owner;

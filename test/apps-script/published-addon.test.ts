@@ -4,7 +4,7 @@
 // Entry plan: 5 URLs per request, 60 URLs a minute; triggers late by 0–60 s.
 import type { JobState } from '../../apps-script/sidebar/contract';
 import { type AppsScriptStandIn, DEFAULT_SPREADSHEET_ID, type LoadOptions, SCOPES } from './harness';
-import { domains, ENTRY_KEY as KEY, entryPlanSuite, metricRows, metricsRow, sidebarCheck } from './support';
+import { domains, ENTRY_KEY as KEY, entryPlanSuite, metricRows, metricsRow, sheetsAddress, sidebarCheck } from './support';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -136,7 +136,7 @@ describe('two people writing one sheet at once', () => {
     await gas.runWith({ user: EDITOR, at }, 'saveSettings', {
       apiKey: KEY,
       environment: 'custom',
-      baseUrl: suite.sandbox().url,
+      baseUrl: sheetsAddress(suite.sandbox().url),
     });
     return sidebarCheck(gas, EDITOR, column, list);
   }
@@ -172,7 +172,7 @@ describe('two people writing one sheet at once', () => {
     await gas.runWith({ user: EDITOR }, 'saveSettings', {
       apiKey: KEY,
       environment: 'custom',
-      baseUrl: suite.sandbox().url,
+      baseUrl: sheetsAddress(suite.sandbox().url),
     });
     const a = domains(40, 'left');
     const b = domains(40, 'right');

@@ -5,7 +5,7 @@ import type { RunningSandbox } from '../sandbox/server';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript } from './harness';
-import { assertBundleIsCurrent, domains, standInFor, statsOf, useSuiteSandbox } from './support';
+import { assertBundleIsCurrent, domains, sheetsAddress, standInFor, statsOf, useSuiteSandbox } from './support';
 
 const CONFIG = { keys: { ...DEFAULT_CONFIG.keys, 'sandbox-slow': { maxUrlsPerRequest: 10 } } };
 
@@ -47,7 +47,7 @@ describe('settings and the key', () => {
     await gas.run('saveSettings', { apiKey: 'sandbox-premium' });
     // Staging has no built-in host: it is an address the user types.
     await expect(gas.run('saveSettings', { environment: 'staging', baseUrl: '' })).rejects.toThrow(
-      /The staging base URL must start with http:\/\/ or https:\/\//,
+      /The staging address must start with https:\/\//,
     );
     expect(
       await gas.run<Settings>('saveSettings', {
@@ -68,10 +68,10 @@ describe('settings and the key', () => {
 
   it('rejects an invalid custom base URL or a key with spaces, saying what is wrong', async () => {
     await expect(gas.run('saveSettings', { environment: 'custom', baseUrl: 'ftp://x' })).rejects.toThrow(
-      'The custom base URL must start with http:// or https://, for example http://127.0.0.1:8787',
+      'The custom address must start with https:// (for example https://api.your-proxy.com).',
     );
     await expect(
-      gas.run('saveSettings', { environment: 'custom', baseUrl: 'http://a b.com' }),
+      gas.run('saveSettings', { environment: 'custom', baseUrl: 'https://a b.com' }),
     ).rejects.toThrow('The custom base URL cannot contain spaces.');
     await expect(gas.run('saveSettings', { apiKey: 'two words' })).rejects.toThrow(/cannot contain spaces/);
     await expect(gas.run('saveSettings', { environment: 'moon' })).rejects.toThrow(
@@ -84,13 +84,13 @@ describe('settings and the key', () => {
     expect(
       await gas.run<Settings>('saveSettings', {
         environment: 'custom',
-        baseUrl: `${sandbox.url}/api/user/dapa-checker/`,
+        baseUrl: `${sheetsAddress(sandbox.url)}/api/user/dapa-checker/`,
       }),
     ).toMatchObject({ environment: 'custom' });
   });
 
   it('tests the key without billing anything', async () => {
-    await gas.run('saveSettings', { environment: 'custom', baseUrl: sandbox.url });
+    await gas.run('saveSettings', { environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
     expect(await gas.run<KeyTestResult>('testKey')).toEqual({
       ok: false,
       message: expect.stringMatching(/No API key is saved/),
@@ -111,15 +111,15 @@ describe('settings and the key', () => {
       ok: false,
       message: expect.stringMatching(/expired/),
     });
-    await gas.run('saveSettings', { environment: 'custom', baseUrl: 'http://127.0.0.1:9' });
+    await gas.run('saveSettings', { environment: 'custom', baseUrl: 'https://127.0.0.1:9' });
     expect(await gas.run<KeyTestResult>('testKey')).toMatchObject({
       ok: false,
-      message: expect.stringMatching(/^Could not reach http:\/\/127\.0\.0\.1:9/),
+      message: expect.stringMatching(/^Could not reach https:\/\/127\.0\.0\.1:9/),
     });
   });
 
   it('forgets the learned plan limits when the key changes', async () => {
-    await gas.run('saveSettings', { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: sandbox.url });
+    await gas.run('saveSettings', { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
     gas.sheet.setValues(
       'A1:A60',
       domains(60).map((d) => [d]),
@@ -131,7 +131,7 @@ describe('settings and the key', () => {
   });
 
   it("uses each user's own key in the sidebar, and the owner's key in formulas of a shared sheet", async () => {
-    await gas.run('saveSettings', { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: sandbox.url });
+    await gas.run('saveSettings', { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
     gas.sheet.setValues('A1', [['example.com']]);
     gas.asUser('editor@example.com');
     expect(await gas.run<Settings>('getSettings')).toMatchObject({ hasKey: false });

@@ -66,6 +66,14 @@ export function metricsRow(domain: string): number[] {
 }
 
 /**
+ * The address the Sheets settings take for a local sandbox: Staging and Custom accept only https://, and the
+ * stand-in's network reaches a loopback https address over plain HTTP (standin/url-fetch.ts).
+ */
+export function sheetsAddress(localUrl: string): string {
+  return localUrl.replace(/^http:\/\//i, 'https://');
+}
+
+/**
  * A stand-in whose owner has `apiKey` saved and the sandbox as custom base URL; a virtual-clock sandbox answers on
  * the stand-in's clock.
  */
@@ -77,7 +85,7 @@ export async function standInFor(
   assertBundleIsCurrent();
   const gas = await loadAppsScript(options);
   sandbox.useClock?.(gas.clock);
-  await gas.run('saveSettings', { apiKey: apiKey ?? '', environment: 'custom', baseUrl: sandbox.url });
+  await gas.run('saveSettings', { apiKey: apiKey ?? '', environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
   return gas;
 }
 

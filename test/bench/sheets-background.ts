@@ -10,7 +10,7 @@ import path from 'node:path';
 import * as prettier from 'prettier';
 import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
 import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from '../apps-script/harness';
-import { assertBundleIsCurrent, domains } from '../apps-script/support';
+import { assertBundleIsCurrent, domains, sheetsAddress } from '../apps-script/support';
 import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
 
@@ -80,7 +80,7 @@ async function world(conditions: Conditions, load: LoadOptions = {}): Promise<Wo
     ...load,
   });
   sandbox.useClock(gas.clock);
-  await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sandbox.url });
+  await gas.run('saveSettings', { apiKey: KEY, environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
   return { sandbox, gas };
 }
 
@@ -490,7 +490,7 @@ async function main(): Promise<void> {
   ) => {
     const w = await world(LATE_60, load);
     try {
-      const p: PublishedWorld = { gas: w.gas, key: KEY, baseUrl: w.sandbox.url, stats: () => stats(w) };
+      const p: PublishedWorld = { gas: w.gas, key: KEY, baseUrl: sheetsAddress(w.sandbox.url), stats: () => stats(w) };
       published.push(`${label}: ${await scenario(p)}`);
     } catch (error) {
       published.push(`${label}: the bench could not run it: ${(error as Error).message}`);

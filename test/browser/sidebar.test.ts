@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Page } from 'puppeteer-core';
 import type { AppsScriptStandIn } from '../apps-script/harness';
 import { loadAppsScript } from '../apps-script/harness';
-import { assertBundleIsCurrent, statsOf } from '../apps-script/support';
+import { assertBundleIsCurrent, sheetsAddress, statsOf } from '../apps-script/support';
 import { metricsFor } from '../sandbox/handler';
 import { type RunningSandbox, startSandbox } from '../sandbox/server';
 import { serveSidebar, type SidebarServer } from './bridge';
@@ -182,7 +182,7 @@ describe('the DAPA sidebar in a real browser', () => {
   it('saves the key and afterwards shows only a masked hint, never the key', async () => {
     await page.type('#api-key', KEY);
     await page.click('input[name="environment"][value="custom"]');
-    await page.type('#base-url', sandbox.url);
+    await page.type('#base-url', sheetsAddress(sandbox.url));
     await page.click('#save-settings');
     await until(
       page,
@@ -193,7 +193,7 @@ describe('the DAPA sidebar in a real browser', () => {
     const status = await textOf(page, '#key-status');
     expect(status).toMatch(/•/);
     expect(status).not.toContain(KEY);
-    expect(await textOf(page, '#server-status')).toBe(`Server: Custom (${sandbox.url})`);
+    expect(await textOf(page, '#server-status')).toBe(`Server: Custom (${sheetsAddress(sandbox.url)})`);
     expect(await page.content()).not.toContain(KEY);
     const inputValues = await page.$$eval('input', (inputs) =>
       inputs.map((i) => (i as HTMLInputElement).value),
@@ -203,7 +203,7 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(await gas.run('getSettings')).toMatchObject({
       hasKey: true,
       environment: 'custom',
-      baseUrl: sandbox.url,
+      baseUrl: sheetsAddress(sandbox.url),
     });
   });
 

@@ -7,6 +7,28 @@ import { readText, writeTexts } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
+
+/**
+ * Apps Script fetches from Google's servers, and a versioned deployment only from the https prefixes of its
+ * manifest's urlFetchWhitelist (Google: "Each prefix must use https://, not http://"), so a Staging or Custom
+ * address is https or nothing: a local or http address could never be reached.
+ */
+export function httpsOnlyMessage(environment: Environment): string {
+  return (
+    `The ${environment} address must start with https:// (for example https://api.your-proxy.com). Apps Script ` +
+    "runs on Google's servers: an http:// or local address such as 127.0.0.1 can never be reached from there. " +
+    'The published add-on reaches only https://www.dapachecker.org; a copy you install yourself reaches another ' +
+    'https server once its address is added to urlFetchWhitelist in appsscript.json.'
+  );
+}
+
+/** The Staging or Custom address as typed, checked: https, no spaces; the endpoint path may be pasted with it. */
+function typedBaseUrl(environment: Environment, typed: string): string {
+  const url = typed.trim();
+  if (/\s/.test(url)) throw new Error(`The ${environment} base URL cannot contain spaces.`);
+  if (!/^https:\/\/[^\s/]+/i.test(url)) throw new Error(httpsOnlyMessage(environment));
+  return baseUrlFor(environment, url);
+}
 const MAX_KEY_LENGTH = 512;
 
 /** "••••••1234" for a key of 8 characters or more; a shorter key shows no character at all. */
@@ -75,8 +97,7 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
   if (environment !== 'production') {
     const custom = change.baseUrl ?? readText('user', USER_PROPERTY.customBaseUrl) ?? '';
     if (typeof custom !== 'string') throw new Error(`The ${environment} base URL must be text.`);
-    if (/\s/.test(custom.trim())) throw new Error(`The ${environment} base URL cannot contain spaces.`);
-    updates[USER_PROPERTY.customBaseUrl] = baseUrlFor(environment, custom);
+    updates[USER_PROPERTY.customBaseUrl] = typedBaseUrl(environment, custom);
   }
   let keyChanged = false;
   if (change.apiKey !== undefined) {

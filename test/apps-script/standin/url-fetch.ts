@@ -1,8 +1,10 @@
 // UrlFetchApp: real HTTP from the main thread while the execution's worker blocks, so the call is synchronous for
 // the script, as in Apps Script. Honours muteHttpExceptions, followRedirects, contentType, headers and payload,
-// and the documented limits (URL length, header count, response size, 20,000 calls a day).
+// the documented limits (URL length, header count, response size, 20,000 calls a day) and, when the stand-in is told
+// to (a versioned deployment), the manifest's urlFetchWhitelist as Google applies it (allowlist.ts).
 import http from 'node:http';
 import https from 'node:https';
+import { allowlistRefusal } from './allowlist';
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import { SCOPES, type ScopeTable } from './scopes';
@@ -33,6 +35,8 @@ export interface FetchContext {
   extraLatencyMs: number;
   now(): number;
   scopes: ScopeTable;
+  /** The URL prefixes fetches are allowed to (urlFetchWhitelist); undefined: not enforced (a test deployment). */
+  allowlist?: readonly string[];
   /**
    * Runs the network I/O of one fetch (or one fetchAll) as a wait of the execution: on a virtual clock other
    * executions run meanwhile, and the stand-in time it took plus `extraMs` passes for this one.
@@ -97,6 +101,16 @@ function toBuffer(payload: unknown): Buffer {
   return Buffer.from(String(payload), 'utf8');
 }
 
+/**
+ * The stand-in's network: Apps Script fetches from Google's servers, which never reach this machine. A local
+ * sandbox stands for a server on the internet: an `https://` address on a loopback host (127.0.0.1, localhost,
+ * [::1]) reaches the local server behind it over plain HTTP. Certificates are not modelled.
+ */
+function wireProtocol(url: URL): 'http:' | 'https:' {
+  if (url.protocol === 'https:' && /^(127\.0\.0\.1|localhost|\[::1\])$/i.test(url.hostname)) return 'http:';
+  return url.protocol === 'https:' ? 'https:' : 'http:';
+}
+
 function send(
   url: URL,
   method: string,
@@ -104,10 +118,12 @@ function send(
   body: Buffer,
   timeoutMs: number,
 ): Promise<RawResponse> {
-  const client = url.protocol === 'https:' ? https : http;
+  const protocol = wireProtocol(url);
+  const client = protocol === 'https:' ? https : http;
+  const target = protocol === url.protocol ? url : new URL(url.href.replace(/^https:/i, 'http:'));
   return new Promise((resolve, reject) => {
     const request = client.request(
-      url,
+      target,
       { method, headers: { ...headers, 'content-length': String(body.length) } },
       (response) => {
         const chunks: Buffer[] = [];
@@ -191,6 +207,8 @@ export class UrlFetchApp extends AppsScriptObject {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new AppsScriptException(`Invalid argument: ${urlText}`);
+    const refused = allowlistRefusal(urlText, this.context.allowlist);
+    if (refused) throw new AppsScriptException(refused);
     const options = (params ?? {}) as Record<string, unknown>;
     let method = String(options.method ?? 'get').toUpperCase();
     const headers: Record<string, string> = {};

@@ -68,6 +68,8 @@ export class World {
   readonly fetchCalls = { count: 0 };
   readonly logs: LogLine[] = [];
   extraLatencyMs = 0;
+  /** The URL prefixes UrlFetchApp may reach (the manifest's urlFetchWhitelist); undefined: not enforced. */
+  urlFetchAllowlist?: readonly string[];
   /** Virtual clock only: stand-in ms each service call takes (Apps Script's own per-call overhead). */
   serviceCallMs = 0;
   /** Who runs when: on a virtual clock executions take turns and overlap during sleeps, lock waits and fetches. */
@@ -161,6 +163,7 @@ export class World {
           extraLatencyMs: this.clock.mode === 'virtual' ? this.extraLatencyMs : 0,
           now: () => this.clock.now(),
           scopes: this.scopes,
+          allowlist: this.urlFetchAllowlist,
           during: (e, io, extraMs) => this.timeline.during(e.id, io, extraMs),
         });
         break;
