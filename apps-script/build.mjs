@@ -3,7 +3,7 @@
 // and appsscript.json. The sidebar's own build writes dist/Sidebar.html.
 import { build } from 'esbuild';
 import { Buffer } from 'node:buffer';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
@@ -11,7 +11,8 @@ import vm from 'node:vm';
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, 'dist');
 const GLOBAL = '__dapa';
-const SIZE_TARGET_KB = 60;
+/** The size limit of Code.js, shared with test/apps-script/bundle.test.ts (code-size.json says why it is what it is). */
+const SIZE_LIMIT_KB = JSON.parse(await readFile(join(here, 'code-size.json'), 'utf8')).maxKB;
 
 const DAPA_DOC = `/**
  * Domain Authority, Page Authority, MR and Spam Score of each URL, from the DAPA checker API (one request per range).
@@ -24,9 +25,22 @@ const DAPA_DOC = `/**
  * @customfunction
  */`;
 
+const DAPA_SAMPLE_DOC = `/**
+ * Made-up DA, PA, MR and Spam Score to try the add-on without an API key: every value reads "SAMPLE ...", nothing is
+ * sent to the DAPA service and nothing is billed. For real metrics use DAPA with your key.
+ *
+ * @param {A2:A9} urls A cell or a range of URLs or domains: one result row per cell, row by row.
+ * @param {"da,pa,mr,spam"} metrics Optional. Which columns, in which order: da, pa, mr, spam, domain.
+ * @param {TRUE} header Optional. TRUE adds a header row.
+ * @return One row per cell: SAMPLE values (or the reason a cell was skipped).
+ * @customfunction
+ */`;
+
 /** Every top-level function Apps Script sees: the menu's, the sidebar's (google.script.run) and DAPA. */
 const ENTRY_POINTS = [
   { name: 'DAPA', params: ['urls', 'metrics', 'header', 'refresh'], doc: DAPA_DOC },
+  { name: 'DAPA_SAMPLE', params: ['urls', 'metrics', 'header'], doc: DAPA_SAMPLE_DOC },
+  { name: 'trySampleData', params: [] },
   { name: 'onOpen', params: ['e'] },
   { name: 'onInstall', params: ['e'] },
   { name: 'showSidebar', params: [] },
@@ -113,7 +127,7 @@ await copyFile(join(here, 'appsscript.json'), join(dist, 'appsscript.json'));
 const kb = (n) => (n / 1024).toFixed(1);
 const bytes = Buffer.byteLength(code);
 console.log(
-  `apps-script: dist/Code.js ${kb(bytes)} KB minified (target ≤ ${SIZE_TARGET_KB} KB; bundle ${kb(Buffer.byteLength(bundle))} KB + ${ENTRY_POINTS.length} stubs), dist/appsscript.json`,
+  `apps-script: dist/Code.js ${kb(bytes)} KB minified (limit ${SIZE_LIMIT_KB} KB, apps-script/code-size.json; bundle ${kb(Buffer.byteLength(bundle))} KB + ${ENTRY_POINTS.length} stubs), dist/appsscript.json`,
 );
-if (bytes > SIZE_TARGET_KB * 1024)
-  console.warn(`apps-script: Code.js is over the ${SIZE_TARGET_KB} KB target`);
+if (bytes > SIZE_LIMIT_KB * 1024)
+  fail(`dist/Code.js is ${kb(bytes)} KB, over its ${SIZE_LIMIT_KB} KB limit (apps-script/code-size.json)`);

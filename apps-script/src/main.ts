@@ -1,6 +1,7 @@
 // The add-on's entry: every top-level function Apps Script sees. build.mjs bundles this module into one IIFE
 // (global `__dapa`) and adds a one-line top-level stub per export, so keep this list and build.mjs in step.
 export { DAPA } from './formula/dapa';
+export { DAPA_SAMPLE, trySampleData } from './sample/sample';
 export {
   onOpen,
   onInstall,

@@ -5,6 +5,7 @@ import type { JobCounts, JobStatus } from '../sidebar/contract';
 
 export const MENU_NAME = 'DAPA';
 export const SET_KEY_PATH = `Extensions → ${MENU_NAME} → Set API key`;
+export const SAMPLE_PATH = `Extensions → ${MENU_NAME} → Try with sample data`;
 export const REFRESH_PATH = `Extensions → ${MENU_NAME} → Refresh DAPA formulas`;
 
 export const NO_KEY = `No DAPA API key is set. Add your key in ${SET_KEY_PATH}.`;

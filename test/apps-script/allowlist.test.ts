@@ -18,7 +18,8 @@ describe("the manifest's urlFetchWhitelist", () => {
   test("is in the built manifest, and every prefix keeps Google's rules (https, full domain, a path)", () => {
     const prefixes = manifestAllowlist(builtManifest());
     expect(prefixes).toEqual(['https://www.dapachecker.org/api/user/dapa-checker']);
-    for (const prefix of prefixes ?? []) expect({ prefix, problem: prefixProblem(prefix) }).toEqual({ prefix });
+    for (const prefix of prefixes ?? [])
+      expect({ prefix, problem: prefixProblem(prefix) }).toEqual({ prefix });
   });
 
   test('covers every address the add-on fetches from the production service (checks and the key test)', () => {
@@ -60,7 +61,7 @@ describe('the stand-in applies the allowlist as a versioned deployment does', ()
   let sandbox: RunningSandbox;
   useSuiteSandbox(DEFAULT_CONFIG, (s) => (sandbox = s));
 
-  test('a fetch outside the allowlist is refused with Google\'s words and never reaches the server', async () => {
+  test("a fetch outside the allowlist is refused with Google's words and never reaches the server", async () => {
     const gas = await standInFor(sandbox, 'sandbox-premium', {
       clock: 'virtual',
       urlFetchAllowlist: 'manifest',

@@ -14,7 +14,7 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['stores'], // every stored value: settings, the plan's window, results, the job, background state, the lock
   ['checks', 'triggers'], // checking cells (values, formulas, the sidebar's job); the user's triggers
   ['formula', 'background'], // =DAPA; background steps, their planner and the trigger handlers
-  ['sidebar'], // the menu's and the sidebar's server functions
+  ['sidebar', 'sample'], // the menu's and the sidebar's server functions; sample mode (=DAPA_SAMPLE, no request)
   ['main'], // main.ts: the entry points
 ];
 

@@ -299,7 +299,8 @@ export class AppsScriptStandIn {
     this.world.serviceCallMs = options.serviceCallMs ?? 0;
     const allowlist = options.urlFetchAllowlist ?? 'test-deployment';
     if (allowlist === 'manifest')
-      this.world.urlFetchAllowlist = manifestAllowlist(fs.readFileSync(path.join(projectDir, 'appsscript.json'), 'utf8')) ?? [];
+      this.world.urlFetchAllowlist =
+        manifestAllowlist(fs.readFileSync(path.join(projectDir, 'appsscript.json'), 'utf8')) ?? [];
     else if (Array.isArray(allowlist)) this.world.urlFetchAllowlist = allowlist;
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
     this.customFunctions = customFunctionNames(code);

@@ -4,7 +4,15 @@
 // Entry plan: 5 URLs per request, 60 URLs a minute; triggers late by 0–60 s.
 import type { JobState } from '../../apps-script/sidebar/contract';
 import { type AppsScriptStandIn, DEFAULT_SPREADSHEET_ID, type LoadOptions, SCOPES } from './harness';
-import { domains, ENTRY_KEY as KEY, entryPlanSuite, metricRows, metricsRow, sheetsAddress, sidebarCheck } from './support';
+import {
+  domains,
+  ENTRY_KEY as KEY,
+  entryPlanSuite,
+  metricRows,
+  metricsRow,
+  sheetsAddress,
+  sidebarCheck,
+} from './support';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

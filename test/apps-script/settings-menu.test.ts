@@ -5,7 +5,14 @@ import type { RunningSandbox } from '../sandbox/server';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type AppsScriptStandIn, DIST_DIR, loadAppsScript } from './harness';
-import { assertBundleIsCurrent, domains, sheetsAddress, standInFor, statsOf, useSuiteSandbox } from './support';
+import {
+  assertBundleIsCurrent,
+  domains,
+  sheetsAddress,
+  standInFor,
+  statsOf,
+  useSuiteSandbox,
+} from './support';
 
 const CONFIG = { keys: { ...DEFAULT_CONFIG.keys, 'sandbox-slow': { maxUrlsPerRequest: 10 } } };
 
@@ -119,7 +126,11 @@ describe('settings and the key', () => {
   });
 
   it('forgets the learned plan limits when the key changes', async () => {
-    await gas.run('saveSettings', { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
+    await gas.run('saveSettings', {
+      apiKey: 'sandbox-premium',
+      environment: 'custom',
+      baseUrl: sheetsAddress(sandbox.url),
+    });
     gas.sheet.setValues(
       'A1:A60',
       domains(60).map((d) => [d]),
@@ -131,7 +142,11 @@ describe('settings and the key', () => {
   });
 
   it("uses each user's own key in the sidebar, and the owner's key in formulas of a shared sheet", async () => {
-    await gas.run('saveSettings', { apiKey: 'sandbox-premium', environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
+    await gas.run('saveSettings', {
+      apiKey: 'sandbox-premium',
+      environment: 'custom',
+      baseUrl: sheetsAddress(sandbox.url),
+    });
     gas.sheet.setValues('A1', [['example.com']]);
     gas.asUser('editor@example.com');
     expect(await gas.run<Settings>('getSettings')).toMatchObject({ hasKey: false });
@@ -167,6 +182,7 @@ describe('the add-on menu', () => {
         items: [
           { caption: 'Open sidebar', functionName: 'showSidebar' },
           { caption: 'Set API key', functionName: 'promptApiKey' },
+          { caption: 'Try with sample data', functionName: 'trySampleData' },
           { caption: 'Check selection', functionName: 'checkSelection' },
           { caption: 'Refresh DAPA formulas', functionName: 'refreshDapaFormulas' },
           { caption: 'Check DAPA formulas again', functionName: 'checkFormulasAgain' },

@@ -85,7 +85,11 @@ export async function standInFor(
   assertBundleIsCurrent();
   const gas = await loadAppsScript(options);
   sandbox.useClock?.(gas.clock);
-  await gas.run('saveSettings', { apiKey: apiKey ?? '', environment: 'custom', baseUrl: sheetsAddress(sandbox.url) });
+  await gas.run('saveSettings', {
+    apiKey: apiKey ?? '',
+    environment: 'custom',
+    baseUrl: sheetsAddress(sandbox.url),
+  });
   return gas;
 }
 

@@ -490,7 +490,12 @@ async function main(): Promise<void> {
   ) => {
     const w = await world(LATE_60, load);
     try {
-      const p: PublishedWorld = { gas: w.gas, key: KEY, baseUrl: sheetsAddress(w.sandbox.url), stats: () => stats(w) };
+      const p: PublishedWorld = {
+        gas: w.gas,
+        key: KEY,
+        baseUrl: sheetsAddress(w.sandbox.url),
+        stats: () => stats(w),
+      };
       published.push(`${label}: ${await scenario(p)}`);
     } catch (error) {
       published.push(`${label}: the bench could not run it: ${(error as Error).message}`);

@@ -11,6 +11,12 @@ import {
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
 import { BLANK_URL_MESSAGE } from '../../n8n-node/nodes/DapaChecker/outputs';
+import { DEFAULT_SETTINGS } from '../../n8n-node/nodes/DapaChecker/description';
+import {
+  runsAsTool,
+  timeLimitSeconds,
+  TOOL_TIME_LIMIT_SECONDS,
+} from '../../n8n-node/nodes/DapaChecker/settings';
 import { DEFAULT_CONFIG, hasNoSpamData, metricsFor, type SandboxConfig } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { createExecuteContext, useSandboxServer, type ContextSetup } from './executeContext';
@@ -450,6 +456,38 @@ describe('DAPA Checker node', () => {
       expect(item.json.reason).toBe('unfinished');
       expect(item.json.message).toMatch(/maximum total wait/);
     }
+  });
+
+  test("as an AI agent's tool with no Time Limit set, the run stops at 60 s: what the plan leaves goes to Skipped", async () => {
+    // sandbox-upm allows 100 URLs a minute: the last 30 of 130 could only go a minute after the first request,
+    // past the tool's 60 s, so they end at once as "unfinished" instead of keeping the agent waiting.
+    const items = Array.from({ length: 130 }, (_v, i) => ({ url: `tool${i}.net` }));
+    const started = Date.now();
+    const { results, skipped } = await execute({
+      apiKey: 'sandbox-upm',
+      items,
+      nodeType: 'n8n-nodes-dapa-checker.dapaCheckerTool',
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(results).toHaveLength(100);
+    expect(skipped).toHaveLength(30);
+    for (const item of skipped) {
+      expect(item.json.reason).toBe('unfinished');
+      expect(item.json.message).toMatch(/time limit/);
+    }
+  });
+
+  test('the tool default is only a default: a Time Limit the user set wins, and a plain node has none', () => {
+    const settings = { ...DEFAULT_SETTINGS };
+    expect(timeLimitSeconds(settings, 'n8n-nodes-dapa-checker.dapaCheckerTool')).toBe(
+      TOOL_TIME_LIMIT_SECONDS,
+    );
+    expect(TOOL_TIME_LIMIT_SECONDS).toBe(60);
+    expect(timeLimitSeconds(settings, 'n8n-nodes-dapa-checker.dapaChecker')).toBe(0);
+    expect(
+      timeLimitSeconds({ ...settings, timeLimitSeconds: 600 }, 'n8n-nodes-dapa-checker.dapaCheckerTool'),
+    ).toBe(600);
+    expect(runsAsTool(undefined)).toBe(false);
   });
 
   test('cancelling the execution stops the wait at once and ends the open URLs as "cancelled"', async () => {

@@ -46,6 +46,8 @@ export interface ContextSetup {
   nodeContext?: IDataObject | null;
   /** Hand the body over as n8n does without `encoding: 'text'` (parsed JSON), to check the node re-reads it. */
   parsedBodies?: boolean;
+  /** The node's type as n8n names it; `n8n-nodes-dapa-checker.dapaCheckerTool` when an AI agent uses it as a tool. */
+  nodeType?: string;
 }
 
 export interface ExecuteContext {
@@ -120,7 +122,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
   const node: INode = {
     id: 'dapa-checker-under-test',
     name: 'DAPA Checker',
-    type: 'n8n-nodes-dapa-checker.dapaChecker',
+    type: setup.nodeType ?? 'n8n-nodes-dapa-checker.dapaChecker',
     typeVersion: 1,
     position: [0, 0],
     parameters: {},

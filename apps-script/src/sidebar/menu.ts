@@ -17,6 +17,7 @@ export function onOpen(_event?: unknown): void {
     .createAddonMenu()
     .addItem('Open sidebar', 'showSidebar')
     .addItem('Set API key', 'promptApiKey')
+    .addItem('Try with sample data', 'trySampleData')
     .addItem('Check selection', 'checkSelection')
     .addItem('Refresh DAPA formulas', 'refreshDapaFormulas')
     .addItem('Check DAPA formulas again', 'checkFormulasAgain')

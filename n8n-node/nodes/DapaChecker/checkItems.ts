@@ -22,6 +22,7 @@ import {
   readSettings,
   resolveBaseUrl,
   type SettingProblem,
+  timeLimitSeconds,
 } from './settings';
 import { sendWithCredential } from './transport';
 
@@ -127,8 +128,10 @@ async function check(
   creditsLeft: number | undefined,
 ): Promise<Report> {
   const { settings, baseUrl, storageKey } = prepared;
-  // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early.
-  const deadline = settings.timeLimitSeconds > 0 ? Date.now() + settings.timeLimitSeconds * 1000 : Infinity;
+  // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early. As an AI
+  // agent's tool, a run with no Time Limit of its own stops after TOOL_TIME_LIMIT_SECONDS.
+  const limitSeconds = timeLimitSeconds(settings, context.getNode().type);
+  const deadline = limitSeconds > 0 ? Date.now() + limitSeconds * 1000 : Infinity;
   const staticData = context.getWorkflowStaticData('node');
   const run = new CheckRun(urls, {
     baseUrl,

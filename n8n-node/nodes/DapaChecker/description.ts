@@ -111,7 +111,7 @@ export const dapaCheckerProperties: INodeProperties[] = [
         default: 0,
         typeOptions: { minValue: 0 },
         description:
-          'The node sends no request after this many seconds. 0 means no limit of its own: the run takes as long as the plan\'s rate limits need, and only the workflow\'s timeout or stopping the execution ends it early. URLs not checked by then go to the Skipped output with the reason "unfinished".',
+          "The node sends no request after this many seconds. 0 means no limit of its own: the run takes as long as the plan's rate limits need, and only the workflow's timeout or stopping the execution ends it early; used as an AI agent's tool, 0 means 60 seconds. URLs not checked by then go to the Skipped output with the reason \"unfinished\".",
       },
       {
         displayName: 'Wait for Rate Limits',

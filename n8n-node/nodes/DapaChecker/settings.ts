@@ -4,6 +4,29 @@ import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
 import { baseUrlFor, type Environment } from '../../../shared/index';
 import { DEFAULT_SETTINGS, type CheckSettings } from './description';
 
+/**
+ * The Time Limit of a run as an AI agent's tool when the user set none: an agent waits for the tool's answer, and the
+ * plan alone could make it wait for many minutes (1,000 domains on the entry plan: about 17). What is not checked by
+ * then goes to Skipped as "unfinished", as at any time limit.
+ */
+export const TOOL_TIME_LIMIT_SECONDS = 60;
+
+/**
+ * Whether n8n runs the node as an AI agent's tool. A node with `usableAsTool` is offered to agents as a node type of
+ * its own, its name with "Tool" after it (`n8n-nodes-dapa-checker.dapaCheckerTool`); n8n-workflow's `isToolType`
+ * reads the type the same way.
+ */
+export function runsAsTool(nodeType: string | undefined): boolean {
+  const name = (nodeType ?? '').split('.').pop() ?? '';
+  return name.endsWith('Tool');
+}
+
+/** The run's Time Limit in seconds (0: none): the user's, else 60 s as a tool, else none. */
+export function timeLimitSeconds(settings: CheckSettings, nodeType: string | undefined): number {
+  if (settings.timeLimitSeconds > 0) return settings.timeLimitSeconds;
+  return runsAsTool(nodeType) ? TOOL_TIME_LIMIT_SECONDS : 0;
+}
+
 export interface SettingProblem {
   message: string;
   description: string;

@@ -17,8 +17,7 @@ export function prefixProblem(prefix: string): string | undefined {
   if (!/^https:\/\//i.test(prefix)) return `"${prefix}" does not use https://`;
   const rest = prefix.slice('https://'.length);
   const slash = rest.indexOf('/');
-  if (slash < 0)
-    return `"${prefix}" has no path (end the domain with "/" at least)`;
+  if (slash < 0) return `"${prefix}" has no path (end the domain with "/" at least)`;
   const host = rest.slice(0, slash);
   const bare = host.startsWith('*.') ? host.slice(2) : host;
   if (host.includes('*') && !host.startsWith('*.')) return `"${prefix}" has a wildcard that is not leading`;
