@@ -40,8 +40,10 @@ export function seconds(ms: number): string {
 export function networkBlockedMessage(status = 403): string {
   return (
     `The DAPA service refused requests from this server's network (HTTP ${status}): not your API key. ` +
-    'It blocks some datacenters, where Apps Script and hosted n8n run. Check from another network (such as a ' +
-    'self-hosted n8n) or ask DAPA checker support to allow this address.'
+    "It blocks some datacenters, such as Google's servers (where Apps Script runs) and hosted n8n. From Google " +
+    'Sheets nothing on your side changes that: ask DAPA checker support to allow Google Apps Script, or check the ' +
+    'list with the n8n node on a self-hosted n8n. From n8n: run the workflow on a self-hosted n8n, or ask support ' +
+    "to allow this server's address."
   );
 }
 

@@ -18,12 +18,26 @@ function quoted(serverText: string | undefined): string {
   return serverText ? ` ("${serverText}")` : '';
 }
 
+/**
+ * A 403 page in Sheets: Apps Script always fetches from Google's servers, so "try another network" is no advice here;
+ * the service's support or a self-hosted n8n is.
+ */
+export function networkBlockedInSheets(status = 403): string {
+  return (
+    `The DAPA service refused requests from this server's network (HTTP ${status}): not your API key. Apps Script ` +
+    "runs on Google's servers and the service blocks them; nothing in this sheet or on your own network changes " +
+    'that. Ask DAPA checker support (https://www.dapachecker.org) to allow Google Apps Script, or check the list ' +
+    'with the DAPA Checker node in a self-hosted n8n.'
+  );
+}
+
 /** The error a whole =DAPA formula shows when no row can be checked (wrong key, expired plan, wrong base URL). */
 export function formulaError(fatal: Fatal): string {
   if (fatal.code === 'bad_key')
     return `The DAPA API key was rejected${quoted(fatal.serverText)}: it is wrong or missing. Fix it in ${SET_KEY_PATH}.`;
   if (fatal.code === 'not_premium')
     return `Your DAPA plan has expired or does not allow this request${quoted(fatal.serverText)}. Renew the plan, or set another key in ${SET_KEY_PATH}.`;
+  if (fatal.code === 'network_blocked') return networkBlockedInSheets(fatal.detail?.status);
   return outcomeText(fatal);
 }
 

@@ -12,9 +12,11 @@ describe('words from codes', () => {
     expect(formulaError({ code: 'not_premium', retryable: false })).toBe(
       'Your DAPA plan has expired or does not allow this request. Renew the plan, or set another key in Extensions → DAPA → Set API key.',
     );
-    expect(formulaError({ code: 'network_blocked', retryable: false, detail: { status: 403 } })).toMatch(
-      /refused requests from this server's network \(HTTP 403\)/,
-    );
+    const blocked = formulaError({ code: 'network_blocked', retryable: false, detail: { status: 403 } });
+    // A Sheets user cannot move Google's servers to another network: the advice is support or a self-hosted n8n.
+    expect(blocked).not.toMatch(/another network|check from/i);
+    expect(blocked).toMatch(/Ask DAPA checker support .* to allow Google Apps Script/);
+    expect(blocked).toMatch(/refused requests from this server's network \(HTTP 403\)/);
   });
 
   it('gives a Status cell the code first, a blank row its own words, a record none', () => {

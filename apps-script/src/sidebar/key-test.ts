@@ -2,6 +2,7 @@
 // bills nothing (the core's key probe).
 import { keyProbeRequest, readKeyProbe } from '../../../shared';
 import type { KeyTestResult } from '../../sidebar/contract';
+import { networkBlockedInSheets } from '../messages';
 import { requireFor } from '../platform/consent';
 import { fetchAnswer, now } from '../platform/gas';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
@@ -14,6 +15,8 @@ export function testKey(): KeyTestResult {
   try {
     const answer = fetchAnswer(keyProbeRequest(baseUrl), apiKey);
     const result = readKeyProbe(answer, now());
+    if (!result.ok && result.code === 'network_blocked')
+      return { ok: false, message: networkBlockedInSheets(answer.status) };
     return { ok: result.ok, message: result.message };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
