@@ -12,7 +12,8 @@ export class DapaCheckerApi implements ICredentialType {
     dark: 'file:../nodes/DapaChecker/dapa.dark.svg',
   };
 
-  documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-dapa-checker#credential';
+  // The service's own API documentation: where the key comes from (the package's npm page exists only once published).
+  documentationUrl = 'https://www.dapachecker.org/api-docs';
 
   properties: INodeProperties[] = [
     {

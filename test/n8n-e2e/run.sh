@@ -99,8 +99,9 @@ done
 
 mkdir -p "$E2E/work"
 # The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),
-# installed by every scenario from this tarball into its n8n's custom extensions folder (lib/n8n.ts), and the
-# tarball that `npm run lint:n8n` lints and scans.
+# installed by every scenario from this tarball with n8n-node/install.mjs into its n8n's custom extensions folder,
+# as n8n-node/README.md ("Install from a clone") tells a self-hoster (lib/n8n.ts), and the tarball that
+# `npm run lint:n8n` lints and scans.
 rm -rf "$E2E/work/pack"
 if ! E2E_NODE_TARBALL="$(node "$ROOT/n8n-node/pack.mjs" --out "$E2E/work/pack")"; then
   fail_install "npm pack of n8n-node failed"
@@ -167,5 +168,7 @@ if [ -n "$long_pid" ]; then
   cat "$E2E/work/longlist.log"
   add_summary "$E2E/work/longlist.log"
 fi
+# The suite's whole duration, measured here (the READMEs quote no figure for it).
+echo "--- run.sh took $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
 echo "$passed passed, $failed failed"
 exit "$status"

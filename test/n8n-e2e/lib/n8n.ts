@@ -188,31 +188,28 @@ export async function snapshotNodePackage(workDir: string): Promise<string | und
   return [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(copy, file))) ? copy : undefined;
 }
 
-/** `npm install <tarball>` into `<workDir>/extensions`; throws with npm's output when it fails. */
+/**
+ * The tarball installed into `<workDir>/extensions` by n8n-node/install.mjs, the script n8n-node/README.md ("Install
+ * from a clone") gives a self-hoster; n8n is then pointed at that folder (N8N_CUSTOM_EXTENSIONS, as the README says
+ * for a folder other than ~/.n8n/custom). Throws with the script's output when it fails.
+ */
 function installNodeTarball(workDir: string, tarball: string): string {
   const extensions = path.join(workDir, 'extensions');
-  mkdirSync(extensions, { recursive: true });
-  writeFileSync(path.join(extensions, 'package.json'), '{"name":"n8n-custom-extensions","private":true}\n');
-  const args = [
-    'install',
-    '--offline',
-    '--legacy-peer-deps',
-    '--no-audit',
-    '--no-fund',
-    '--prefix',
-    extensions,
-  ];
-  const result = spawnSync('npm', [...args, path.resolve(tarball)], { cwd: extensions, encoding: 'utf8' });
+  const script = path.join(REPO_ROOT, 'n8n-node', 'install.mjs');
+  const result = spawnSync(process.execPath, [script, extensions, '--tarball', path.resolve(tarball)], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
   const installed = path.join(extensions, 'node_modules', 'n8n-nodes-dapa-checker', 'dist');
   if (
     result.status !== 0 ||
     ![BUILT_NODE, BUILT_CREDENTIAL].every((f) => existsSync(path.join(installed, f)))
   ) {
     throw new Error(
-      `npm install ${tarball} failed (${result.status}):\n${tail(result.stdout + result.stderr, 20)}`,
+      `node n8n-node/install.mjs ${extensions} --tarball ${tarball} failed (${result.status}):\n${tail(`${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`, 20)}`,
     );
   }
-  console.log(`node package: ${path.basename(tarball)} installed into ${extensions}`);
+  console.log(`node package: ${path.basename(tarball)} installed into ${extensions} by n8n-node/install.mjs`);
   return extensions;
 }
 
