@@ -72,9 +72,11 @@ describe('GitHub Actions workflows', () => {
     expect(release).not.toMatch(/NODE_AUTH_TOKEN|NPM_TOKEN|secrets\.|PACKAGE_AUTHOR_EMAIL/);
   });
 
-  test('Node 24 (the LTS) in the release and in the CI test job; the e2e job keeps Node 20 for n8n 2.8.4', () => {
+  test('Node 24 (the LTS) in the release, the Apps Script deploy and the CI test job; the e2e job keeps Node 20 for n8n 2.8.4', () => {
     const versions = (text: string) => [...text.matchAll(/node-version: '(\d+)'/g)].map((m) => m[1]);
     expect(versions(read('release.yml'))).toEqual(['24']);
+    // Node 20 reached its end of life; the deploy only builds and runs clasp, which Node 24 runs.
+    expect(versions(read('deploy-apps-script.yml'))).toEqual(['24']);
     const ci = read('ci.yml');
     const [test, e2e] = ci.split('\n  e2e:\n');
     expect(versions(test)).toEqual(['24']);
