@@ -1,0 +1,208 @@
+// The documents stay true: every figure the READMEs, the CHANGELOG and the privacy policy give about sizes, times,
+// scopes, storage keys and cache locations is held here to what the build, the bench output (test/bench/SHEETS.md,
+// written by `npm run bench:sheets`), the manifest, the storage keys and the pinned installs say. Each check names
+// the file and the figure, so a drift says where to look.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CACHE_PREFIX,
+  DOCUMENT_PROPERTY,
+  STORE_SHEET,
+  USER_PROPERTY,
+} from '../../apps-script/src/stores/storage-keys';
+
+const root = join(__dirname, '../..');
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+/** A document as one line of text: figures and phrases that a line break would split still match. */
+const flat = (path: string) => read(path).replace(/\s+/g, ' ');
+
+const READMES = ['README.md', 'apps-script/README.md', 'n8n-node/README.md', 'test/n8n-e2e/README.md'];
+
+describe('sizes', () => {
+  const limitKB = (JSON.parse(read('apps-script/code-size.json')) as { maxKB: number }).maxKB;
+
+  test("Code.js: the READMEs give its limit, the build's and the bundle test's one number, never a stale size", () => {
+    expect(read('apps-script/build.mjs')).toContain("'code-size.json'");
+    expect(read('test/apps-script/bundle.test.ts')).toContain('code-size.json');
+    const stated = [
+      ...flat('README.md').matchAll(/code-size\.json\]\(apps-script\/code-size\.json\), (\d+) KB/g),
+    ];
+    expect(stated.map((m) => Number(m[1]))).toEqual([limitKB]);
+    expect(flat('apps-script/README.md')).toContain(
+      `\`maxKB\` in [code-size.json](code-size.json) (${limitKB} KB)`,
+    );
+    for (const file of READMES) {
+      const claims = [...flat(file).matchAll(/Code\.js`?[^.]{0,60}?\b(\d+\.\d) KB/g)].map((m) => m[0]);
+      expect({ file, claims }).toEqual({ file, claims: [] });
+    }
+  });
+
+  test('the core: the README gives the limit of test/core/bare-v8.test.ts, not a size of the day', () => {
+    const limit = Number(/MAX_CORE_BYTES = (\d+) \* 1024/.exec(read('test/core/bare-v8.test.ts'))?.[1]);
+    expect(limit).toBeGreaterThan(0);
+    const readme = flat('README.md');
+    expect([...readme.matchAll(/at most (\d+) KB/g)].map((m) => Number(m[1]))).toEqual([limit, limit]);
+    expect(readme).not.toMatch(/\d+\.\d KB minified with zod/);
+  });
+});
+
+describe('times', () => {
+  const sheets = read('test/bench/SHEETS.md');
+  /** The "all filled after" and trigger runtime cells of a scenario row of SHEETS.md's D table. */
+  function row(scenario: string): { minutes: string; ratio: string; runtimeDay?: string } {
+    const line = sheets.split('\n').find((l) => l.startsWith(`| ${scenario} `));
+    if (!line) throw new Error(`test/bench/SHEETS.md has no row "${scenario}"`);
+    const m = /\| ([\d.]+) min \(([\d.]+) × bound[^|]*\|[^|]*most in a day ([\d.]+) min/.exec(line);
+    if (!m) throw new Error(`cannot read the row "${scenario}" of test/bench/SHEETS.md`);
+    return { minutes: m[1], ratio: m[2], runtimeDay: m[3] };
+  }
+  const bound = row('D: bound script, left alone');
+  const sidebarOpen = row('D: Editor add-on, sidebar open');
+  const closed = row('D: Editor add-on, sidebar closed');
+  const tenThousand = /B: 10,000 rows in ([\d.]+) × the bound/.exec(sheets)?.[1];
+  const twoSheets =
+    /the same 500 domains in two spreadsheets of one user: \d+ of \d+ rows filled in ([\d.]+) min/.exec(
+      sheets,
+    )?.[1];
+
+  test("500 domains: the plan's bound is 500 / 60, said the same way everywhere", () => {
+    const planBound = (500 / 60).toFixed(2);
+    for (const file of ['README.md', 'apps-script/README.md']) {
+      const text = flat(file);
+      expect({ file, bound: text.includes(`500 / 60 = ${planBound} min`) }).toEqual({ file, bound: true });
+      // No other figure for the same thing (8.0, 8.3 or 8.4 minutes as "500 domains take").
+      expect({ file, other: /500 (new )?domains (take|need) (about )?\d/.exec(text)?.[0] }).toEqual({
+        file,
+        other: undefined,
+      });
+    }
+  });
+
+  test('the Sheets bench figures in README.md and apps-script/README.md are the last SHEETS.md run', () => {
+    const readme = flat('README.md');
+    const sheetsReadme = flat('apps-script/README.md');
+    const expected: Array<[string, string]> = [
+      [`fill in ${bound.minutes} min (${bound.ratio} × the bound) as a bound script`, 'README.md'],
+      [`with ${bound.runtimeDay} min of trigger runtime`, 'README.md'],
+      [`${sidebarOpen.ratio} × the bound as an add-on with the sidebar open`, 'README.md'],
+      [`in ${closed.minutes} min as a published add-on`, 'README.md'],
+      [`one user: ${twoSheets} min`, 'README.md'],
+      [`rows take ${tenThousand} × the bound`, 'README.md'],
+      [`all filled in ${bound.minutes} min (${bound.ratio} × the plan's bound`, 'apps-script/README.md'],
+      [`with ${bound.runtimeDay} min of trigger runtime`, 'apps-script/README.md'],
+      [
+        `${sidebarOpen.ratio} × the bound with the sidebar open, and ${closed.minutes} min`,
+        'apps-script/README.md',
+      ],
+      [`two spreadsheets of one user, ${twoSheets} min`, 'apps-script/README.md'],
+      [`${tenThousand} × the bound`, 'apps-script/README.md'],
+    ];
+    for (const [figure, file] of expected) {
+      const text = file === 'README.md' ? readme : sheetsReadme;
+      expect({ file, figure, said: text.includes(figure) }).toEqual({ file, figure, said: true });
+    }
+  });
+
+  test('the e2e duration: no page quotes a total that nothing measures (run.sh prints it)', () => {
+    expect(read('test/n8n-e2e/run.sh')).toMatch(/run\.sh took \$\(\(SECONDS \/ 60\)\) min/);
+    for (const file of ['README.md', 'test/n8n-e2e/README.md', '.github/workflows/ci.yml']) {
+      const text = flat(file);
+      const e2eClaims = [
+        ...text.matchAll(/(test:e2e|e2e)[^.]{0,200}?(~\s?\d+ ?min\w*|[Aa]bout \d+ minutes)/g),
+      ]
+        .map((m) => m[0])
+        .filter((claim) => !/BENCH_PLAN/.test(claim));
+      expect({ file, e2eClaims }).toEqual({ file, e2eClaims: [] });
+    }
+  });
+});
+
+describe('scopes', () => {
+  const manifest = JSON.parse(read('apps-script/appsscript.json')) as { oauthScopes: string[] };
+  const short = manifest.oauthScopes.map((s) => s.replace('https://www.googleapis.com/auth/', '')).sort();
+
+  test("the CHANGELOG's list of the add-on's scopes is the manifest's", () => {
+    const lists = [...flat('CHANGELOG.md').matchAll(/scopes ((?:`[\w.]+`(?:, | and )?){2,})/g)].map((m) =>
+      [...m[1].matchAll(/`([\w.]+)`/g)].map((n) => n[1]).sort(),
+    );
+    expect(lists.length).toBeGreaterThan(0);
+    for (const list of lists) expect(list).toEqual(short);
+  });
+});
+
+describe('where things are stored', () => {
+  /** `| where | key | what |` rows of apps-script/README.md's storage table, keys without their <...> part. */
+  function storageRows(): Array<{ where: string; keys: string[] }> {
+    const text = read('apps-script/README.md');
+    const table = text.slice(
+      text.indexOf('## Storage keys'),
+      text.indexOf('Every stored value goes through'),
+    );
+    return table
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| where') && !line.startsWith('| ---'))
+      .map((line) => {
+        const [where, keys] = line
+          .split('|')
+          .slice(1, 3)
+          .map((c) => c.trim());
+        return { where, keys: [...keys.matchAll(/`([^`]+)`/g)].map((m) => m[1].replace(/<[^>]*>.*$/, '')) };
+      });
+  }
+
+  test('the storage table names every key where storage-keys.ts keeps it, and the three caches', () => {
+    const rows = storageRows();
+    const keysIn = (where: string) => rows.filter((r) => r.where === where).flatMap((r) => r.keys);
+    const user = keysIn('user properties');
+    for (const key of Object.values(USER_PROPERTY))
+      expect({ key, listed: user.includes(key) }).toEqual({ key, listed: true });
+    const metadata = keysIn('spreadsheet developer metadata');
+    for (const key of Object.values(DOCUMENT_PROPERTY))
+      expect({ key, listed: metadata.includes(key) }).toEqual({ key, listed: true });
+    // Nothing listed that the code does not keep, and no key said to live in document properties.
+    const known = new Set<string>([...Object.values(USER_PROPERTY), ...Object.values(DOCUMENT_PROPERTY)]);
+    for (const key of [...user, ...metadata])
+      expect({ key, known: known.has(key) }).toEqual({ key, known: true });
+    expect(rows.some((r) => /document properties/.test(r.where))).toBe(false);
+    for (const cache of ['document cache', 'script cache', 'user cache'])
+      expect({ cache, prefix: keysIn(cache).some((k) => k.startsWith(CACHE_PREFIX)) }).toEqual({
+        cache,
+        prefix: true,
+      });
+    expect(keysIn('hidden sheet')).toEqual([STORE_SHEET]);
+  });
+
+  test('the privacy policy names every cache that holds fetched metrics', () => {
+    const privacy = flat('apps-script/publishing/PRIVACY.md');
+    const row = privacy.split('|').find((cell) => /document cache/.test(cell)) ?? '';
+    for (const cache of ['document cache', 'script cache', 'user cache']) expect(row).toContain(cache);
+    expect(privacy).not.toMatch(/only in the document cache/);
+  });
+});
+
+describe('the first hour', () => {
+  test('one word for getting a key (sign up), and the paid plan it needs, in every README', () => {
+    for (const file of ['README.md', 'apps-script/README.md', 'n8n-node/README.md']) {
+      const text = flat(file);
+      expect({ file, signIn: /sign in at/i.test(text) }).toEqual({ file, signIn: false });
+      expect({ file, signUp: /sign up at/i.test(text) }).toEqual({ file, signUp: true });
+      expect({ file, paid: /paid DAPA plan/.test(text) }).toEqual({ file, paid: true });
+    }
+  });
+
+  test('no README tells a Sheets user to point the add-on at a local http address', () => {
+    expect(read('apps-script/README.md')).not.toMatch(/Custom_? takes any address|\(the sandbox: `http:/);
+    expect(flat('README.md')).not.toMatch(/Point a Sheets setting/);
+  });
+
+  test("n8n: the lowest version is the e2e's oldest pin, and the README's install command is the e2e's", () => {
+    const pinned = (
+      JSON.parse(read('test/n8n-e2e/n8n-install/package.json')) as { dependencies: { n8n: string } }
+    ).dependencies.n8n;
+    const node = flat('n8n-node/README.md');
+    expect(node).toContain(`**n8n ${pinned} or later**`);
+    expect(flat('README.md')).toContain(`self-hosted n8n, ${pinned} or later`);
+    expect(read('n8n-node/README.md')).toContain('node n8n-node/install.mjs ~/.n8n/custom');
+    expect(read('test/n8n-e2e/lib/n8n.ts')).toMatch(/'n8n-node', 'install\.mjs'/);
+  });
+});
