@@ -188,8 +188,8 @@ describe('Sheets publishing kit', () => {
       'icon-128.png': [128, 128],
       'icon-32.png': [32, 32],
       'card-banner-220x140.png': [220, 140],
-      'screenshot-1-sidebar.png': [1280, 800],
-      'screenshot-2-summary.png': [1280, 800],
+      'screenshot-1-formula.png': [1280, 800],
+      'screenshot-2-sidebar.png': [1280, 800],
     };
     expect(readdirSync(assets).sort()).toEqual(Object.keys(expected).sort());
     for (const [file, [width, height]] of Object.entries(expected)) {
