@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SAMPLE_SHEET, SAMPLE_URLS } from '../../apps-script/src/sample/sample';
 import { DOCUMENT_PROPERTY, STORE_SHEET, USER_PROPERTY } from '../../apps-script/src/stores/storage-keys';
 
 const root = join(__dirname, '../..');
@@ -168,6 +169,61 @@ describe('Sheets publishing kit', () => {
     }
     // The pattern itself catches what it is for.
     for (const bad of ['a@x.invalid', 'https://example.com', 'TODO: fill']) expect(bad).toMatch(PLACEHOLDER);
+  });
+
+  test('the pricing is one of Google\'s values, and not "Free of charge" while checks need a paid plan', () => {
+    const listing = readFileSync(join(kit, 'LISTING.md'), 'utf8');
+    const value = section(listing, 'Pricing').split('\n')[0].trim();
+    const GOOGLE = ['Free of charge', 'Paid', 'Free of charge trial', 'Free of charge with paid features'];
+    expect(GOOGLE).toContain(value);
+    // The API needs a paid DAPA plan (the detailed description says so): nothing is free of charge without a caveat.
+    expect(section(listing, 'Detailed description')).toMatch(/paid DAPA checker plan/);
+    expect(value).toBe('Paid');
+    expect(readFileSync(join(kit, 'PUBLISHING.md'), 'utf8')).not.toMatch(/Pricing: free of charge/i);
+  });
+
+  test('PUBLISHING.md leaves nothing to guess: every step in order, every asset named, no size from memory', () => {
+    const publishing = readFileSync(join(kit, 'PUBLISHING.md'), 'utf8');
+    const steps = [...publishing.matchAll(/^## (\d+)\. /gm)].map((m) => Number(m[1]));
+    expect(steps).toEqual(steps.map((_n, i) => i + 1));
+    for (const needed of [
+      'npm ci',
+      'clasp login',
+      'clasp create',
+      'npm run push',
+      'Test deployments',
+      'VIDEO.md',
+      'REVIEWERS.md',
+      'create-version',
+      'App Configuration',
+      'Store Listing',
+      'Publish',
+    ])
+      expect({ needed, said: publishing.includes(needed) }).toEqual({ needed, said: true });
+    for (const file of readdirSync(join(kit, 'assets')))
+      expect({ file, named: publishing.includes(file) }).toEqual({ file, named: true });
+    expect(publishing).not.toMatch(/from memory|if asked/i);
+  });
+
+  test('the demo video script shows every scope of the manifest, the consent screen in English and the client ID', () => {
+    const video = readFileSync(join(kit, 'VIDEO.md'), 'utf8');
+    for (const scope of manifestShort)
+      expect({ scope, shown: video.includes(`\`${scope}\``) }).toEqual({ scope, shown: true });
+    expect(video).toMatch(/English/);
+    expect(video).toMatch(/client ID/);
+    expect(video).toMatch(/Try with sample data/);
+    expect([...video.matchAll(/^\| (\d+) +\|/gm)].length).toBeGreaterThanOrEqual(10);
+  });
+
+  test("the reviewers' instructions name what the add-on really shows: the menu item, the sample sheet, the key test", () => {
+    const reviewers = readFileSync(join(kit, 'REVIEWERS.md'), 'utf8');
+    expect(read('apps-script/src/sidebar/menu.ts')).toContain("'Try with sample data'");
+    expect(reviewers).toContain('Try with sample data');
+    expect(reviewers).toContain(`"${SAMPLE_SHEET}"`);
+    expect(reviewers).toContain('"SAMPLE"');
+    for (const url of ['not a domain', 'github.com']) expect(SAMPLE_URLS).toContain(url);
+    expect(reviewers).toContain('The API key works and the plan is active');
+    expect(read('shared/keyprobe.ts')).toContain('The API key works and the plan is active');
   });
 
   test('the privacy policy names the API, the key and every place the add-on stores something', () => {
