@@ -11,6 +11,8 @@ import {
   USER_PROPERTY,
 } from '../../apps-script/src/stores/storage-keys';
 
+import { DEFAULT_CONFIG } from '../sandbox/handler';
+
 const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 /** A document as one line of text: figures and phrases that a line break would split still match. */
@@ -100,6 +102,25 @@ describe('times', () => {
     for (const [figure, file] of expected) {
       const text = file === 'README.md' ? readme : sheetsReadme;
       expect({ file, figure, said: text.includes(figure) }).toEqual({ file, figure, said: true });
+    }
+  });
+
+  test("the entry plan's figures (per request, per minute, credits, 1,000 domains' time) are the sandbox's entry plan", () => {
+    const plan = DEFAULT_CONFIG.keys['sandbox-basic'];
+    const credits = (plan.monthlyCredits ?? 0).toLocaleString('en-US');
+    const thousand = Math.round(1000 / (plan.urlsPerMinute ?? 1));
+    for (const file of ['README.md', 'apps-script/README.md', 'n8n-node/README.md']) {
+      const text = flat(file);
+      for (const m of text.matchAll(/about \*{0,2}([\d,]+) credits a month/g))
+        expect({ file, credits: m[1] }).toEqual({ file, credits });
+      for (const m of text.matchAll(/1,000 domains(?: on the entry plan)?:? (?:take )?about (\d+) minutes/g))
+        expect({ file, minutes: Number(m[1]) }).toEqual({ file, minutes: thousand });
+      for (const m of text.matchAll(/(\d+) URLs (?:a|per) minute, (\d+) per request/g))
+        expect({ file, perMinute: Number(m[1]), perRequest: Number(m[2]) }).toEqual({
+          file,
+          perMinute: plan.urlsPerMinute,
+          perRequest: plan.maxUrlsPerRequest,
+        });
     }
   });
 
