@@ -140,7 +140,8 @@ async function formulaShot(chromium: LaunchedChromium): Promise<Shot> {
     // The page's calls let the stand-in recalculate the formula (answered from the cache): let it finish first.
     await gas.recalculate();
     const cells = gas.sheet.getDisplayValues('A1:E21');
-    if (cells.flat().some((cell) => /Loading/.test(cell))) throw new Error('The =DAPA column is still loading');
+    if (cells.flat().some((cell) => /Loading/.test(cell)))
+      throw new Error('The =DAPA column is still loading');
     return {
       grid: { cells, firstColumn: 0, selected: { row: 0, column: 1, bar: FORMULA }, resultFrom: 1 },
       sections: await sections(page, ['credits', 'check']),
