@@ -47,6 +47,14 @@ export const UNFINISHED_IN_BACKGROUND = 'unfinished: checking in the background,
 
 export const SIDEBAR_PATH = `Extensions → ${MENU_NAME} → Open sidebar`;
 
+/** What a formula shows when Google refused its network call: the user did not allow the add-on to reach the service. */
+export function fetchRefused(): string {
+  return (
+    'Google did not let DAPA reach the DAPA service: allow "Connect to an external service" for DAPA. ' +
+    `Open ${SIDEBAR_PATH} (or any DAPA menu item): Google asks for the permission; then refresh (${REFRESH_PATH}).`
+  );
+}
+
 /** What a DAPA cell shows for a domain past the monthly credit budget (never sent, never billed). */
 export const BUDGET_CELL = `credit_budget: credit budget reached: raise it in the sidebar (${SIDEBAR_PATH})`;
 

@@ -1,6 +1,10 @@
 // Apps Script's documented limits that the stand-in enforces (developers.google.com/apps-script/guides/services/quotas
 // and the Cache, Properties, Lock and Utilities references), in one place.
 
+/** "Simultaneous executions per user: 30" (quotas page), and the message past it. */
+export const SIMULTANEOUS_EXECUTIONS_PER_USER = 30;
+export const TOO_MANY_SIMULTANEOUS_MESSAGE =
+  'There are too many scripts running simultaneously for this Google user account.';
 /** A custom function's execution: 30 seconds ("Custom function runtime"). */
 export const CUSTOM_FUNCTION_MS = 30_000;
 /** Any other execution (menu item, google.script.run): 6 minutes ("Script runtime"). */
