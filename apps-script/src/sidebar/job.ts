@@ -72,7 +72,10 @@ export function startJob(source: JobSource): JobState {
     sheet.getRange(headerRow, column + 1, 1, OUTPUT_WIDTH).setValues([OUTPUT_HEADER.slice()]);
   }
   const job = newJob(spreadsheet.getId(), target, { message: target.note });
-  if (source.fresh === true) job.fresh = true;
+  if (source.fresh === true) {
+    job.fresh = true;
+    job.freshFrom = now();
+  }
   storeNewJob(job);
   wakeBackground(job.spreadsheetId, now());
   return stateOf(job);
@@ -186,6 +189,7 @@ export function retrySkipped(): JobState {
     status: again > 0 ? 'running' : 'done',
     message: retryMessage(again),
     fresh: last.fresh,
+    freshFrom: last.freshFrom,
     since: last.since,
   });
   storeNewJob(job);
