@@ -9,6 +9,7 @@ import {
   clearOutput,
   guardOutputArea,
   makeRoom,
+  markOutput,
   OUTPUT_HEADER,
   OUTPUT_WIDTH,
   sheetOf,
@@ -68,6 +69,7 @@ export function startJob(source: JobSource): JobState {
   makeRoom(sheet, target, OUTPUT_WIDTH);
   const writeHeader = guardOutputArea(target);
   clearOutput(sheet, target, OUTPUT_WIDTH);
+  markOutput(target);
   if (writeHeader && headerRow !== undefined) {
     sheet.getRange(headerRow, column + 1, 1, OUTPUT_WIDTH).setValues([OUTPUT_HEADER.slice()]);
   }
