@@ -64,7 +64,8 @@ export const DEFAULT_TRIGGER_LATENESS_MS = { min: 0, max: 60_000 } as const;
 
 /**
  * Developer metadata: the Sheets API's developer-metadata guide limits the metadata of a spreadsheet (and of each
- * sheet) to 30,000 characters. The stand-in keeps spreadsheet-level metadata only and counts keys plus values.
+ * sheet) to 30,000 characters. The stand-in keeps the spreadsheet's own metadata and that of each sheet's columns
+ * (counted per sheet), and counts keys plus values.
  */
 export const DEVELOPER_METADATA_MAX_CHARS = 30_000;
 
