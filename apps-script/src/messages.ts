@@ -122,7 +122,7 @@ export function accessText(missing: readonly string[]): string {
   return (
     `Background checks need your permission to ${scopeWords(missing)}, which you did not grant. =DAPA formulas still work` +
     (missing.includes('https://www.googleapis.com/auth/script.external_request')
-      ? '.'
+      ? ' where Google lets them reach the service on their own (a cell says so where it does not).'
       : ', and so do checks from the sidebar.') +
     ` To allow it, turn background checks on again (${START_BACKGROUND_PATH}): Google asks for just what is missing.`
   );

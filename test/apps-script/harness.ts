@@ -183,6 +183,12 @@ export interface LoadOptions {
    */
   customFunctionsAtOnce?: number;
   /**
+   * Not documented: with granular consent, is a custom function's UrlFetchApp call refused when the owner did not
+   * grant "Connect to an external service"? 'free' (default): custom functions fetch on their own terms; 'needs-grant':
+   * refused with Google's permission error, as users of per-cell fetch formulas report.
+   */
+  customFunctionFetch?: 'free' | 'needs-grant';
+  /**
    * "Simultaneous executions per user: 30" (quotas page): one more execution of that user (a formula, a trigger, a
    * server call) is refused with "There are too many scripts running simultaneously for this Google user account."
    */
@@ -274,8 +280,12 @@ export class AppsScriptStandIn {
   private readonly customFunctionsAtOnce: number;
   private readonly simultaneousExecutions: number;
   /** Executions refused because the user already had `simultaneousExecutions` running. */
-  readonly tooManySimultaneous: Array<{ user: string; functionName: string; kind: ExecutionKind; at: number }> =
-    [];
+  readonly tooManySimultaneous: Array<{
+    user: string;
+    functionName: string;
+    kind: ExecutionKind;
+    at: number;
+  }> = [];
   /** The most executions of one user running at one moment. */
   maxSimultaneous = 0;
   /** The last result of each formula cell and what produced it (keepsIdenticalResults). */
@@ -308,6 +318,7 @@ export class AppsScriptStandIn {
     this.world = new World(this.clock, projectDir);
     const declared = options.oauthScopes ?? manifestScopes(projectDir) ?? KNOWN_SCOPES;
     this.world.scopes = new ScopeTable(declared, options.grantedScopes ?? declared);
+    this.world.scopes.customFunctionFetchNeedsGrant = options.customFunctionFetch === 'needs-grant';
     this.world.extraLatencyMs = options.virtualLatencyMs ?? 0;
     this.world.serviceCallMs = options.serviceCallMs ?? 0;
     this.pool = new WorkerPool(workerCode(), code, this.world, this.clock);
@@ -750,9 +761,13 @@ export class AppsScriptStandIn {
         const keys = [...model.dirty];
         model.dirty.clear();
         const queue = keys.slice();
-        const workers = Array.from({ length: Math.min(this.customFunctionsAtOnce, queue.length) }, async () => {
-          for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
-        });
+        const workers = Array.from(
+          { length: Math.min(this.customFunctionsAtOnce, queue.length) },
+          async () => {
+            for (let key = queue.shift(); key !== undefined; key = queue.shift())
+              await this.evaluate(key, doc);
+          },
+        );
         await Promise.all(workers);
       }
     }

@@ -1,5 +1,7 @@
 // Reading =DAPA(...) formulas back from the sheet: which range a formula checks, how large its result is, which
 // domains it holds and whether it shows unfinished rows, so a refresh rewrites only the formulas that need it.
+// Over 300 lines: parsing a formula, reading every formula of a spreadsheet and writing their version cells share
+// one notion of a formula cell and its version column.
 /// <reference types="google-apps-script" />
 import { toEntry } from '../../../shared';
 import { columnLetter, columnNumber } from '../platform/cells';
@@ -298,11 +300,12 @@ function writeVersions(spreadsheet: Spreadsheet, cells: readonly FormulaCell[], 
     cell.versionColumn = column;
   }
   const width = row1.length;
-  if (width > store.getMaxColumns()) store.insertColumnsAfter(store.getMaxColumns(), width - store.getMaxColumns());
+  if (width > store.getMaxColumns())
+    store.insertColumnsAfter(store.getMaxColumns(), width - store.getMaxColumns());
   for (let c = 0; c < width; c++) row1[c] ??= '';
   // Only the version cells that change, a run of neighbours at a time: an unchanged one recalculates nothing.
   const changed = cells.map((c) => c.versionColumn as number).sort((a, b) => a - b);
-  for (let i = 0; i < changed.length; ) {
+  for (let i = 0; i < changed.length;) {
     let j = i + 1;
     while (j < changed.length && changed[j] <= changed[j - 1] + 1) j++;
     const [from, to] = [changed[i], changed[j - 1]];
@@ -323,7 +326,7 @@ function writeFormulaRuns(written: ReadonlyArray<{ cell: FormulaCell; formula: s
       a.cell.column - b.cell.column ||
       a.cell.row - b.cell.row,
   );
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     const first = sorted[i].cell;
     let j = i + 1;
     while (

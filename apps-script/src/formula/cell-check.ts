@@ -3,6 +3,7 @@
 // waiting cell, filling each request with the domains of =DAPA cells not yet running (read from the sheet), as many as
 // the plan's window allows now (roomIn). Every record is cached the moment it is in; the other cells take theirs from
 // the cache. Every wait (a lock, the window, a poll) comes out of the one deadline.
+// Over 300 lines: the waiting cell and the sender are two halves of one protocol over the queue, read together.
 import {
   CheckRun,
   DEFAULT_BATCH_SIZE,
@@ -29,6 +30,8 @@ const POLL_MS = 1_000;
 const REQUEST_MS = 3_000;
 /** A sender's turn outlives its deadline by this much before another cell may take it over. */
 const TURN_MARGIN_MS = 3_000;
+/** Requests one round sends one after another while the minute's request limit is unknown. */
+const SEQUENTIAL_REQUESTS = 12;
 /** Domains of other cells looked up in the cache per round (one getAll). */
 const LOOK_AHEAD = 500;
 
@@ -211,7 +214,11 @@ function sendForAll(cells: Cells, check: CellCheck): void {
       return e !== undefined && e.at >= (queue.wanted[k] ?? -Infinity);
     };
     const own = cells.missing();
-    const order = [...new Set([...own, ...wanted, ...ahead])].filter(
+    // A range that needs several requests anyway lets the cells waiting beside it go first (they may be one domain
+    // each); a cell of one request goes first itself.
+    const others = wanted.filter((k) => !cells.distinct.includes(k));
+    const first = own.length > (roomIn(window, now()).perRequest ?? DEFAULT_BATCH_SIZE) ? others : own;
+    const order = [...new Set([...first, ...own, ...wanted, ...ahead])].filter(
       (k) => !tried.has(k) && !cells.found.has(k) && (own.includes(k) || !endedFor(k)),
     );
     const look = order.slice(0, LOOK_AHEAD);
@@ -227,7 +234,11 @@ function sendForAll(cells: Cells, check: CellCheck): void {
       continue;
     }
     const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
-    const batch = candidates.slice(0, Math.min(room.urls, perRequest * Math.max(1, room.requests)));
+    // A turn's first round is one request: a blocked network or a wrong key costs one, not a window of them.
+    // Requests go side by side only while the window knows how many the minute allows; else one after another.
+    const parallel = tried.size > 0 && Number.isFinite(room.requests);
+    const requests = tried.size === 0 ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
+    const batch = candidates.slice(0, Math.min(room.urls, perRequest * requests));
     const spend = changeQueue(baseUrl, (q) => {
       q.sending = batch;
       return holdCredits(apiKey, batch.length, deadline + 60_000);
@@ -238,7 +249,11 @@ function sendForAll(cells: Cells, check: CellCheck): void {
       return;
     }
     for (const key of batch) tried.add(key);
-    const report = sendRound(cells, check, batch, window, spend.budget);
+    // Not knowing the plan's maximum, the round ends once a 422 taught it, and is planned anew with it.
+    const learning = !Number.isFinite(room.perRequest);
+    const report = sendRound(cells, check, batch, window, spend.budget, learning, parallel);
+    for (const o of report.outcomes)
+      if (o.kind === 'error' && o.code === 'cancelled' && o.key) tried.delete(o.key);
     window = report.window;
     const ended: Array<[string, Outcome]> = [];
     for (const outcome of report.outcomes) {
@@ -267,26 +282,32 @@ function sendRound(
   batch: string[],
   window: WindowSnapshot | undefined,
   creditBudget: number | undefined,
+  oneTurn: boolean,
+  parallel: boolean,
 ) {
+  let taught = false;
   const run = new CheckRun(batch, {
     baseUrl: check.baseUrl,
     deadline: check.deadline,
     window,
     seed: now() % 2147483647,
     creditBudget,
-    inFlight: Infinity,
+    inFlight: parallel ? Infinity : 1,
   });
   return runSyncAll(run, {
     now,
     sleep,
-    cancelled: () => cells.refused !== undefined,
+    cancelled: () => cells.refused !== undefined || (oneTurn && taught),
     received: (records) => {
       cacheRecords(check.baseUrl, records);
       for (const { key, record } of records) if (cells.distinct.includes(key)) cells.found.set(key, record);
     },
     sendAll: (requests) => {
       try {
-        return fetchAnswers(requests, check.apiKey);
+        const answers = fetchAnswers(requests, check.apiKey);
+        // A 422 "Limit Exceeded" names the plan's maximum (a 422 with skips only is an answer like any other).
+        taught ||= answers.some((a) => a.status === 422 && /limit exceeded/i.test(a.body));
+        return answers;
       } catch (error) {
         cells.refused ??= refusedByGoogle(error);
         throw error;
@@ -322,7 +343,9 @@ function settle(
       }
     });
   } catch (error) {
-    console.warn(`DAPA: a formula's round was not settled (${error instanceof Error ? error.message : String(error)})`);
+    console.warn(
+      `DAPA: a formula's round was not settled (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
 }
 

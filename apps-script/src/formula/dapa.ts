@@ -145,7 +145,8 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   if (error) throw error;
   let [unfinished, budget] = [UNFINISHED_CELL, BUDGET_CELL];
   const waiting = answer.outcomes.some(
-    (o) => (o.kind === 'error' && o.code === 'unfinished') || (o.kind === 'skip' && o.reason === 'credit_budget'),
+    (o) =>
+      (o.kind === 'error' && o.code === 'unfinished') || (o.kind === 'skip' && o.reason === 'credit_budget'),
   );
   if (waiting) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();

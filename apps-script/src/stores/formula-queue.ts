@@ -45,7 +45,8 @@ function parseQueue(text: string | null, at: number): FormulaQueue {
       for (const [key, t] of Object.entries(raw.wanted)) if (typeof t === 'number') queue.wanted[key] = t;
     if (isRecord(raw.sender) && typeof raw.sender.id === 'string' && typeof raw.sender.until === 'number')
       queue.sender = { id: raw.sender.id, until: raw.sender.until };
-    if (Array.isArray(raw.sending)) queue.sending = raw.sending.filter((k): k is string => typeof k === 'string');
+    if (Array.isArray(raw.sending))
+      queue.sending = raw.sending.filter((k): k is string => typeof k === 'string');
     if (isRecord(raw.ended))
       for (const [key, e] of Object.entries(raw.ended))
         if (isRecord(e) && typeof e.at === 'number' && e.at > at - ENDED_MS && isRecord(e.outcome))

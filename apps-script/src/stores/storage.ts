@@ -159,7 +159,8 @@ export function lockWaitsEndBy(by: number | undefined): void {
 export function locked<T>(action: () => T): T {
   const lock = sharedLock();
   if (lock.hasLock()) return action();
-  const wait = waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
+  const wait =
+    waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
   if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
   try {
     return action();
