@@ -3,17 +3,17 @@
 import type {
   BackgroundInfo,
   CreditInfo,
+  Estimate,
   JobSource,
   JobState,
   ScheduleChange,
   SettingsChange,
 } from './contract';
+import { createJobLoop } from './job-loop';
 import { errorMessage, isJobState, jobCalls, server } from './server';
 import { backgroundArrived, isRunning, jobArrived, type PageState, type Retry, type Wanted } from './state';
 import type { Store } from './store';
 
-/** After a step that moved nothing (a rate limit, another step holding the job), wait before the next one. */
-const IDLE_PAUSE_MS = [1_000, 2_000, 4_000, 8_000];
 /** The page's own job loop is checking: one loop per page, so the background drive waits for it to end. */
 const DRIVE_BESIDE_LOOP_MS = 5_000;
 const DRIVE_AFTER_FAILURE_MS = 30_000;
@@ -44,8 +44,13 @@ export function createActions(store: Store) {
     const stops = store.state.checkStops;
     store.update((state) => jobArrived(state, next));
     if (store.state.checkStops === stops) return;
-    void updateBackground(() => server('getBackground')).catch(() => undefined);
+    refreshBackground();
     void loadCredits();
+  }
+
+  /** Background figures read again beside other work (a failure shows nothing: the next reading corrects it). */
+  function refreshBackground(): void {
+    void updateBackground(() => server('getBackground')).catch(() => undefined);
   }
 
   /** Runs a server call that answers the background figures, and keeps them with the moment they were asked for. */
@@ -72,6 +77,22 @@ export function createActions(store: Store) {
     }
   }
 
+  async function estimateText(call: () => Promise<Estimate>): Promise<string> {
+    try {
+      return (await whileBusy(call)).text;
+    } catch (error) {
+      return `Could not estimate: ${errorMessage(error)}`;
+    }
+  }
+
+  async function loadSettings(): Promise<void> {
+    try {
+      setKey({ settings: await server('getSettings'), saved: false });
+    } catch (error) {
+      setKey({ error: errorMessage(error) });
+    }
+  }
+
   async function loadSelection(): Promise<void> {
     try {
       set({ selection: { info: await server('getSelection') } });
@@ -93,79 +114,14 @@ export function createActions(store: Store) {
     if (isRunning(stored) && !store.state.loop.driving) set({ resume: stored });
   }
 
-  // ---- the job loop: one continueJob() call per step, each one short server execution ---------------------
-
-  /** Starts the loop that steps the job until it is no longer running. */
-  function drive(): void {
-    if (store.state.loop.driving) return;
-    store.update((state) => ({
-      ...state,
-      resume: undefined,
-      failure: null,
-      loop: { driving: true, stopRequested: false, idleSteps: 0 },
-      wanted: { ...state.wanted, step: Date.now() },
-    }));
-  }
-
-  function endLoop(): void {
-    store.update((state) => ({
-      ...state,
-      loop: { driving: false, stopRequested: false, idleSteps: 0 },
-      wanted: { ...state.wanted, step: undefined },
-    }));
-  }
-
-  /** One step of the loop (the scheduler runs it when `wanted.step` is due); it wants the next one or ends. */
-  async function step(): Promise<void> {
-    const { job, loop } = store.state;
-    if (!loop.driving) return;
-    if (!job || !isRunning(job)) return endLoop();
-    try {
-      if (loop.stopRequested) {
-        setJob(await jobCalls.cancel());
-        return endLoop();
-      }
-      setJob(await jobCalls.continue());
-      if (loop.idleSteps > 0) void updateBackground(() => server('getBackground')).catch(() => undefined);
-      const now = store.state;
-      const idleSteps = now.job && now.job.done > job.done ? 0 : loop.idleSteps + 1;
-      if (!isRunning(now.job)) return endLoop();
-      const pause =
-        idleSteps > 0 && !now.loop.stopRequested
-          ? IDLE_PAUSE_MS[Math.min(idleSteps, IDLE_PAUSE_MS.length) - 1]
-          : 0;
-      store.update((state) => ({
-        ...state,
-        loop: { ...state.loop, idleSteps },
-        wanted: { ...state.wanted, step: Date.now() + pause },
-      }));
-    } catch (error) {
-      if (store.state.loop.stopRequested) fail(`Could not cancel: ${errorMessage(error)}`, 'discard');
-      else fail(`The check paused: ${errorMessage(error)}`, 'resume');
-      endLoop();
-    }
-  }
-
-  /** Cancels the stored job at once (no loop running, or the loop's cancel failed). */
-  async function discard(): Promise<void> {
-    hideFailure();
-    try {
-      setJob(await whileBusy(() => jobCalls.cancel()));
-    } catch (error) {
-      fail(`Could not cancel: ${errorMessage(error)}`, 'discard');
-    }
-  }
-
-  async function retrySkipped(): Promise<void> {
-    hideFailure();
-    try {
-      setJob(await whileBusy(() => jobCalls.retrySkipped()));
-    } catch (error) {
-      fail(`Could not retry: ${errorMessage(error)}`, 'retrySkipped');
-      return;
-    }
-    drive();
-  }
+  const { drive, step, cancel, discard, retrySkipped } = createJobLoop({
+    store,
+    setJob,
+    refreshBackground,
+    fail,
+    hideFailure,
+    whileBusy,
+  });
 
   const retries: Record<Retry, () => void> = {
     resume: drive,
@@ -180,13 +136,7 @@ export function createActions(store: Store) {
       void updateBackground(() => server('getBackground')).catch((error: unknown) =>
         set({ background: { ...store.state.background, error: errorMessage(error) } }),
       );
-      void (async () => {
-        try {
-          setKey({ settings: await server('getSettings'), saved: false });
-        } catch (error) {
-          setKey({ error: errorMessage(error) });
-        }
-      })();
+      void loadSettings();
       void loadSelection();
       void loadJob();
       void loadCredits();
@@ -234,22 +184,12 @@ export function createActions(store: Store) {
     /** What the chosen check will cost, before it starts. */
     async estimate(source: JobSource | string): Promise<void> {
       if (typeof source === 'string') return fail(source);
-      let check: string;
-      try {
-        check = (await whileBusy(() => server('estimateJob', source))).text;
-      } catch (error) {
-        check = `Could not estimate: ${errorMessage(error)}`;
-      }
+      const check = await estimateText(() => server('estimateJob', source));
       set({ estimates: { ...store.state.estimates, check } });
     },
 
     async estimateFormulasAgain(): Promise<void> {
-      let formulas: string;
-      try {
-        formulas = (await whileBusy(() => server('estimateFormulasAgain'))).text;
-      } catch (error) {
-        formulas = `Could not estimate: ${errorMessage(error)}`;
-      }
+      const formulas = await estimateText(() => server('estimateFormulasAgain'));
       set({ estimates: { ...store.state.estimates, formulas } });
     },
 
@@ -257,16 +197,7 @@ export function createActions(store: Store) {
     discard,
     retrySkipped,
 
-    /**
-     * Cancel asks the server at once (a running step polls the stored job and stops early); should that call fail
-     * or the server not stop the step, the loop cancels after the step in flight returns.
-     */
-    cancel(): void {
-      if (!store.state.loop.driving) return void discard();
-      set({ loop: { ...store.state.loop, stopRequested: true } });
-      // The answer is not shown: the step in flight returns the cancelled job. A failure is covered by the loop.
-      jobCalls.cancel().catch(() => undefined);
-    },
+    cancel,
 
     saveBudget(budget: number | null): void {
       void loadCredits(() => whileBusy(() => server('setCreditBudget', budget)));
