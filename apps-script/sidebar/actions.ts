@@ -16,6 +16,7 @@ import type { Store } from './store';
 
 /** The page's own job loop is checking: one loop per page, so the background drive waits for it to end. */
 const DRIVE_BESIDE_LOOP_MS = 5_000;
+/** A drive that failed (a network hiccup) is tried again later, whatever the figures shown said. */
 const DRIVE_AFTER_FAILURE_MS = 30_000;
 
 export type Actions = ReturnType<typeof createActions>;
@@ -193,10 +194,10 @@ export function createActions(store: Store) {
       set({ estimates: { ...store.state.estimates, formulas } });
     },
 
+    // The job loop's (job-loop.ts): Resume, "Cancel it", "Retry skipped rows", Cancel.
     resume: drive,
     discard,
     retrySkipped,
-
     cancel,
 
     saveBudget(budget: number | null): void {
