@@ -1,6 +1,7 @@
 // Builds what `clasp push` sends into apps-script/dist: Code.js (one minified esbuild IIFE of src/main.ts, global
 // `__dapa`, plus a one-line top-level stub per entry point, the custom function's with its @customfunction JSDoc)
-// and appsscript.json. The sidebar's own build writes dist/Sidebar.html.
+// and appsscript.json; the sidebar's server functions come from sidebar/contract.ts's SERVER_FUNCTIONS, and the build
+// stops when src/main.ts's exports and the stubs differ. The sidebar's own build writes dist/Sidebar.html.
 import { build } from 'esbuild';
 import { Buffer } from 'node:buffer';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -36,8 +37,8 @@ const DAPA_SAMPLE_DOC = `/**
  * @customfunction
  */`;
 
-/** Every top-level function Apps Script sees: the menu's, the sidebar's (google.script.run) and DAPA. */
-const ENTRY_POINTS = [
+/** The top-level functions Apps Script sees besides the sidebar's: DAPA, DAPA_SAMPLE, the menu's and the triggers'. */
+const OTHER_ENTRY_POINTS = [
   { name: 'DAPA', params: ['urls', 'metrics', 'header', 'refresh'], doc: DAPA_DOC },
   { name: 'DAPA_SAMPLE', params: ['urls', 'metrics', 'header'], doc: DAPA_SAMPLE_DOC },
   { name: 'trySampleData', params: [] },
@@ -48,30 +49,27 @@ const ENTRY_POINTS = [
   { name: 'checkSelection', params: [] },
   { name: 'refreshDapaFormulas', params: [] },
   { name: 'showHelp', params: [] },
-  { name: 'getSettings', params: [] },
-  { name: 'saveSettings', params: ['settings'] },
-  { name: 'testKey', params: [] },
-  { name: 'getSelection', params: [] },
-  { name: 'startJob', params: ['source'] },
-  { name: 'continueJob', params: [] },
-  { name: 'cancelJob', params: [] },
-  { name: 'getJob', params: [] },
-  { name: 'retrySkipped', params: [] },
   { name: 'dapaBackgroundStep', params: ['e'] },
   { name: 'dapaOnEdit', params: ['e'] },
   { name: 'dapaBackgroundWatch', params: ['e'] },
-  { name: 'startBackground', params: [] },
-  { name: 'stopBackground', params: [] },
-  { name: 'getBackground', params: [] },
-  { name: 'setKeepDays', params: ['days'] },
-  { name: 'setSchedule', params: ['change'] },
-  { name: 'checkFormulasAgain', params: [] },
-  { name: 'getCredits', params: [] },
-  { name: 'setCreditBudget', params: ['budget'] },
-  { name: 'estimateJob', params: ['source'] },
-  { name: 'estimateFormulasAgain', params: [] },
-  { name: 'driveBackground', params: [] },
 ];
+
+/** The sidebar's server functions (google.script.run), read from the one list of them in sidebar/contract.ts. */
+async function sidebarEntryPoints() {
+  const contract = await build({
+    entryPoints: [join(here, 'sidebar', 'contract.ts')],
+    write: false,
+    format: 'cjs',
+    platform: 'neutral',
+    logLevel: 'warning',
+  });
+  const module = { exports: {} };
+  vm.runInContext(contract.outputFiles[0].text, vm.createContext({ module, exports: module.exports }));
+  return Object.entries(module.exports.SERVER_FUNCTIONS).map(([name, { params }]) => ({
+    name,
+    params: [...params],
+  }));
+}
 
 function fail(message) {
   console.error(`apps-script build: ${message}`);
@@ -85,6 +83,9 @@ const zodMini = {
     b.onResolve({ filter: /^zod\/mini$/ }, () => ({ path: join(here, 'zod-mini.ts') }));
   },
 };
+
+/** Every top-level function Apps Script sees. */
+const ENTRY_POINTS = [...OTHER_ENTRY_POINTS, ...(await sidebarEntryPoints())];
 
 const result = await build({
   entryPoints: [join(here, 'src', 'main.ts')],

@@ -3,10 +3,15 @@
 // for n8n and Node (a Promise-returning send + sleep). All three take their turns from `turn`.
 import type { Report } from './outcome';
 import type { CheckRun, HttpRequest, NetworkFailure, Step } from './run';
-import type { HttpAnswer } from './wire';
+import type { DomainRecord, HttpAnswer } from './wire';
 
 interface Io {
   now(): number;
+  /**
+   * Handed the records of each turn's answers as soon as they are in, before the run goes on: a shell keeps them
+   * there (its cache), so an execution stopped later never pays for them again. A throw is ignored.
+   */
+  received?: (records: ReadonlyArray<{ key: string; record: DomainRecord }>) => void;
   /** Checked between steps (and, in the sync drivers, every 2 s of a wait); when true, the run is cancelled. */
   cancelled?: () => boolean;
 }
@@ -52,6 +57,16 @@ function turn(run: CheckRun, io: Io): Turn {
   }
 }
 
+function handOver(run: CheckRun, io: Io): void {
+  const records = run.newRecords();
+  if (records.length === 0 || !io.received) return;
+  try {
+    io.received(records);
+  } catch {
+    // Keeping early only saves a later request: the report still carries every record.
+  }
+}
+
 function sleepSync(io: SyncWait, ms: number): void {
   if (!io.cancelled) return io.sleep(ms);
   const until = io.now() + ms;
@@ -76,6 +91,7 @@ export function runSyncAll(run: CheckRun, io: SyncAllIo): Report {
     }
     const at = io.now();
     t.sends.forEach((s, i) => run.receive(s.id, answers[i], at));
+    handOver(run, io);
   }
 }
 
@@ -110,6 +126,7 @@ export async function runAsync(run: CheckRun, io: AsyncIo): Promise<Report> {
           answer = failure(error);
         }
         run.receive(s.id, answer, io.now());
+        handOver(run, io);
       }),
     );
   }

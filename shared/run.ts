@@ -137,6 +137,8 @@ export class CheckRun {
   private spentWindowsInRow = 0;
   private readonly latencies: number[] = [];
   private readonly fresh: Array<{ key: string; record: DomainRecord }> = [];
+  /** How many of `fresh` the driver has been handed (newRecords). */
+  private freshHanded = 0;
   private fatal?: Fatal;
   /** Set once the run has finished: the outcome of a domain whose request comes back to be sent again. */
   private finalOutcome?: (key: string) => Outcome;
@@ -289,6 +291,13 @@ export class CheckRun {
   }
 
   /** One outcome per input position, the totals, what was learned, and what may be cached. */
+  /** Records received since the last call: a driver hands them to the shell to keep before anything can fail. */
+  newRecords(): Array<{ key: string; record: DomainRecord }> {
+    const records = this.fresh.slice(this.freshHanded);
+    this.freshHanded = this.fresh.length;
+    return records;
+  }
+
   report(): Report {
     const outcomes = this.entries.map((entry): Outcome => {
       if (entry.kind === 'blank') return { kind: 'skip', reason: 'empty_url', retryable: false, blank: true };

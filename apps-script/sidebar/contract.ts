@@ -1,5 +1,6 @@
 // The fixed contract between the sidebar and the Apps Script server functions it calls through
-// google.script.run: names, argument shapes and answers. Types only; nothing here runs.
+// google.script.run: argument shapes, answers, and SERVER_FUNCTIONS, the one list of those functions (build.mjs
+// writes Code.js's top-level stubs from it; tsc checks that src/main.ts exports each with its signature).
 
 export type Environment = 'production' | 'staging' | 'custom';
 
@@ -136,28 +137,47 @@ export interface JobState {
   message?: string;
 }
 
-/** Every server function the sidebar calls, with its argument and answer. */
-export interface ServerFunctions {
-  getSettings(): Settings;
-  saveSettings(change: SettingsChange): Settings;
-  testKey(): KeyTestResult;
-  getSelection(): SelectionInfo;
-  startJob(source: JobSource): JobState;
-  continueJob(): JobState;
-  cancelJob(): JobState;
-  getJob(): JobState | null;
-  retrySkipped(): JobState;
-  getBackground(): BackgroundInfo;
-  startBackground(): BackgroundInfo;
-  stopBackground(): BackgroundInfo;
-  setKeepDays(days: number): BackgroundInfo;
-  setSchedule(change: ScheduleChange | null): BackgroundInfo;
-  checkFormulasAgain(): BackgroundInfo;
-  driveBackground(): BackgroundInfo;
-  getCredits(): CreditInfo;
-  setCreditBudget(budget: number | null): CreditInfo;
-  estimateJob(source: JobSource): Estimate;
-  estimateFormulasAgain(): Estimate;
+/** A server function as the sidebar calls it: the names of its parameters (Code.js's stub is written with them);
+ *  its arguments and answer are types only. */
+export interface ServerFunction<Args extends unknown[], Answer> {
+  readonly params: { readonly [I in keyof Args]: string };
+  /** Never set: it carries the signature for tsc. */
+  readonly signature?: (...args: Args) => Answer;
 }
 
-export type ServerFunctionName = keyof ServerFunctions;
+function call<Args extends unknown[], Answer>(
+  ...params: { [I in keyof Args]: string }
+): ServerFunction<Args, Answer> {
+  return { params };
+}
+
+/** Every server function the sidebar calls, with its arguments and answer: the one list of them. */
+export const SERVER_FUNCTIONS = {
+  getSettings: call<[], Settings>(),
+  saveSettings: call<[change: SettingsChange], Settings>('change'),
+  testKey: call<[], KeyTestResult>(),
+  getSelection: call<[], SelectionInfo>(),
+  startJob: call<[source: JobSource], JobState>('source'),
+  continueJob: call<[], JobState>(),
+  cancelJob: call<[], JobState>(),
+  getJob: call<[], JobState | null>(),
+  retrySkipped: call<[], JobState>(),
+  getBackground: call<[], BackgroundInfo>(),
+  startBackground: call<[], BackgroundInfo>(),
+  stopBackground: call<[], BackgroundInfo>(),
+  setKeepDays: call<[days: number], BackgroundInfo>('days'),
+  setSchedule: call<[change: ScheduleChange | null], BackgroundInfo>('change'),
+  checkFormulasAgain: call<[], BackgroundInfo>(),
+  driveBackground: call<[], BackgroundInfo>(),
+  getCredits: call<[], CreditInfo>(),
+  setCreditBudget: call<[budget: number | null], CreditInfo>('budget'),
+  estimateJob: call<[source: JobSource], Estimate>('source'),
+  estimateFormulasAgain: call<[], Estimate>(),
+};
+
+export type ServerFunctionName = keyof typeof SERVER_FUNCTIONS;
+
+/** The server functions as functions: `ServerFunctions['startJob']` is `(source: JobSource) => JobState`. */
+export type ServerFunctions = {
+  [N in ServerFunctionName]: NonNullable<(typeof SERVER_FUNCTIONS)[N]['signature']>;
+};

@@ -62,6 +62,14 @@ export const UNFINISHED_IN_BACKGROUND = 'unfinished: checking in the background,
 
 export const SIDEBAR_PATH = `Extensions → ${MENU_NAME} → Open sidebar`;
 
+/** What a formula shows when Google refused its network call: the user did not allow the add-on to reach the service. */
+export function fetchRefused(): string {
+  return (
+    'Google did not let DAPA reach the DAPA service: allow "Connect to an external service" for DAPA. ' +
+    `Open ${SIDEBAR_PATH} (or any DAPA menu item): Google asks for the permission; then refresh (${REFRESH_PATH}).`
+  );
+}
+
 /** What a DAPA cell shows for a domain past the monthly credit budget (never sent, never billed). */
 export const BUDGET_CELL = `credit_budget: credit budget reached: raise it in the sidebar (${SIDEBAR_PATH})`;
 
@@ -129,7 +137,7 @@ export function accessText(missing: readonly string[]): string {
   return (
     `Background checks need your permission to ${scopeWords(missing)}, which you did not grant. =DAPA formulas still work` +
     (missing.includes('https://www.googleapis.com/auth/script.external_request')
-      ? '.'
+      ? ' where Google lets them reach the service on their own (a cell says so where it does not).'
       : ', and so do checks from the sidebar.') +
     ` To allow it, turn background checks on again (${START_BACKGROUND_PATH}): Google asks for just what is missing.`
   );

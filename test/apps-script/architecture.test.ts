@@ -1,11 +1,13 @@
 // The Sheets shell's architecture as its imports draw it: apps-script/src is cut into folders named after what they
 // hold, stacked in layers, and every import runs down (or stays in its folder): never back up, never in a cycle.
-// Prints the picture (folders, the arrows between them and how many imports each carries).
+// Prints the picture (folders, the arrows between them and how many imports each carries). The sidebar page
+// (apps-script/sidebar) is held to the same, with its own layers, one store and one timer.
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
 const SRC = path.resolve(__dirname, '../../apps-script/src');
+const PAGE = path.resolve(__dirname, '../../apps-script/sidebar');
 
 /** The layers, bottom first: a folder may import from folders of lower layers only (and from itself). */
 const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
@@ -18,15 +20,35 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['main'], // main.ts: the entry points
 ];
 
+/** The sidebar page's layers: a module at the top is its own folder; the panels share theirs. */
+const PAGE_LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
+  ['contract'], // the server functions and their shapes
+  ['dom', 'server', 'state'], // drawing helpers, google.script.run, the one state and its transitions
+  ['store'], // the state, replaced whole by each change
+  ['job-loop', 'scheduler'], // the job's steps; the one timer
+  ['actions'], // what events do
+  ['panels'], // a file per panel: draws its slice, hands its events to the actions
+  ['page'], // the one render, the wiring
+  ['sidebar'], // the entry: puts the page together
+];
+
 /** Files longer than this say why in their header ("Over 300 lines: ..."). */
 const MAX_LINES = 300;
+/** A panel of the page is shorter. */
+const MAX_PANEL_LINES = 250;
 
 interface Graph {
   /** file (relative to src, without .ts) → the src files it imports */
   imports: Map<string, Set<string>>;
   lines: Map<string, number>;
   headers: Map<string, string>;
+  /** file → its names declared at the top with `let` or `var` (state kept outside a function) */
+  topLevelLets: Map<string, string[]>;
+  /** file → the timer functions it names (setTimeout, setInterval ...) */
+  timers: Map<string, string[]>;
 }
+
+const TIMERS = new Set(['setTimeout', 'setInterval', 'requestAnimationFrame', 'requestIdleCallback']);
 
 function sourceFiles(dir: string): string[] {
   return fs
@@ -38,7 +60,13 @@ function sourceFiles(dir: string): string[] {
 
 /** Every import and re-export of every file of `dir` that resolves to another file of `dir`. */
 function importGraph(dir: string): Graph {
-  const graph: Graph = { imports: new Map(), lines: new Map(), headers: new Map() };
+  const graph: Graph = {
+    imports: new Map(),
+    lines: new Map(),
+    headers: new Map(),
+    topLevelLets: new Map(),
+    timers: new Map(),
+  };
   for (const file of sourceFiles(dir)) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     const name = file.replace(/\.ts$/, '');
@@ -55,6 +83,20 @@ function importGraph(dir: string): Graph {
     graph.imports.set(name, targets);
     graph.lines.set(name, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
     graph.headers.set(name, /^(\/\/.*\n)+/.exec(text)?.[0] ?? '');
+    graph.topLevelLets.set(
+      name,
+      source.statements
+        .filter(ts.isVariableStatement)
+        .filter((s) => !(s.declarationList.flags & ts.NodeFlags.Const))
+        .flatMap((s) => s.declarationList.declarations.map((d) => d.name.getText(source))),
+    );
+    const timers = new Set<string>();
+    const visit = (node: ts.Node): void => {
+      if (ts.isIdentifier(node) && TIMERS.has(node.text)) timers.add(node.text);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    graph.timers.set(name, [...timers]);
   }
   return graph;
 }
@@ -122,16 +164,16 @@ function folderEdges(graph: Graph): Map<string, Set<string>> {
 }
 
 /** The picture: the layers with their folders and files, then every arrow between folders with its count. */
-function picture(graph: Graph): string {
+function picture(graph: Graph, layers: ReadonlyArray<ReadonlyArray<string>>, title: string): string {
   const filesIn = (folder: string) => [...graph.imports.keys()].filter((f) => folderOf(f) === folder);
   const arrows = folderArrows(graph);
   const total = [...graph.imports.values()].reduce((n, t) => n + t.size, 0);
   const lines = [
-    `apps-script/src: ${graph.imports.size} files in ${LAYERS.flat().length} folders on ${LAYERS.length} layers, ` +
+    `${title}: ${graph.imports.size} files in ${layers.flat().length} folders on ${layers.length} layers, ` +
       `${total} import arrows (${[...arrows.values()].reduce((a, b) => a + b, 0)} between folders)`,
   ];
-  [...LAYERS].reverse().forEach((folders, i) => {
-    const layer = LAYERS.length - 1 - i;
+  [...layers].reverse().forEach((folders, i) => {
+    const layer = layers.length - 1 - i;
     for (const folder of folders) {
       const files = filesIn(folder);
       const biggest = Math.max(...files.map((f) => graph.lines.get(f) ?? 0));
@@ -149,7 +191,7 @@ describe('the Sheets shell’s folders', () => {
   const graph = importGraph(SRC);
 
   it('every import runs down a layer or stays in its folder, and the picture is printed', () => {
-    console.log(picture(graph));
+    console.log(picture(graph, LAYERS, 'apps-script/src'));
     expect(graph.imports.size).toBeGreaterThan(20);
     expect(layeringFaults(graph, LAYERS)).toEqual([]);
   });
@@ -171,10 +213,59 @@ describe('the Sheets shell’s folders', () => {
   });
 });
 
+describe('the sidebar page’s modules (apps-script/sidebar)', () => {
+  const graph = importGraph(PAGE);
+  const files = [...graph.imports.keys()];
+  const panels = files.filter((f) => folderOf(f) === 'panels');
+
+  it('every import runs down a layer, and the picture is printed', () => {
+    console.log(picture(graph, PAGE_LAYERS, 'apps-script/sidebar'));
+    expect(panels.length).toBeGreaterThanOrEqual(5);
+    expect(layeringFaults(graph, PAGE_LAYERS)).toEqual([]);
+    expect(cycles(folderEdges(graph))).toEqual([]);
+  });
+
+  it('a panel draws the state and hands its events to the actions: it imports no other panel, no server, no store', () => {
+    const reaching = panels.flatMap((panel) =>
+      [...(graph.imports.get(panel) ?? [])]
+        .filter((target) => folderOf(target) === 'panels' || target === 'server' || target === 'store')
+        .map((target) => `${panel}.ts imports ${target}.ts`),
+    );
+    expect(reaching).toEqual([]);
+  });
+
+  it('keeps its state in the one store: no module keeps a `let` or `var` of its own', () => {
+    const kept = [...graph.topLevelLets]
+      .filter(([, names]) => names.length > 0)
+      .map(([f, n]) => `${f}: ${n}`);
+    expect(kept).toEqual([]);
+  });
+
+  it('has one timer, the scheduler’s: no other module sets one', () => {
+    const timed = [...graph.timers].filter(([, names]) => names.length > 0).map(([file]) => file);
+    expect(timed).toEqual(['scheduler']);
+  });
+
+  it(`no panel over ${MAX_PANEL_LINES} lines, no module over ${MAX_LINES} without a reason; each says its role`, () => {
+    const long = [...graph.lines]
+      .filter(([file, n]) => n > (folderOf(file) === 'panels' ? MAX_PANEL_LINES : MAX_LINES))
+      .filter(([file]) => !/Over \d+ lines:/i.test(graph.headers.get(file) ?? ''))
+      .map(([file, n]) => `${file}.ts: ${n} lines`);
+    expect(long).toEqual([]);
+    expect([...graph.headers].filter(([, header]) => header.trim() === '').map(([file]) => file)).toEqual([]);
+  });
+});
+
 describe('the layering check itself', () => {
   /** A graph of a few named files (folder/file), with the imports given. */
   function graphOf(imports: Record<string, string[]>): Graph {
-    const graph: Graph = { imports: new Map(), lines: new Map(), headers: new Map() };
+    const graph: Graph = {
+      imports: new Map(),
+      lines: new Map(),
+      headers: new Map(),
+      topLevelLets: new Map(),
+      timers: new Map(),
+    };
     for (const [file, targets] of Object.entries(imports)) graph.imports.set(file, new Set(targets));
     return graph;
   }

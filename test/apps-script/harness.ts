@@ -66,6 +66,8 @@ import {
   CUSTOM_FUNCTION_MS,
   DEFAULT_TRIGGER_LATENESS_MS,
   EXECUTION_MS,
+  SIMULTANEOUS_EXECUTIONS_PER_USER,
+  TOO_MANY_SIMULTANEOUS_MESSAGE,
   TRIGGER_QUOTA_MESSAGE,
   TRIGGER_RUNTIME_PER_DAY_MS,
 } from './standin/limits';
@@ -176,6 +178,23 @@ export interface LoadOptions {
    */
   customFunctionsSetUserProperties?: 'owner' | 'nobody';
   /**
+   * How many formula cells Sheets recalculates side by side, each its own custom-function execution ("Each time a
+   * custom function is used in a spreadsheet, Sheets makes a separate call to the Apps Script server"). Google does
+   * not document the number; default 4. At most the per-user limit below can run.
+   */
+  customFunctionsAtOnce?: number;
+  /**
+   * Not documented: with granular consent, is a custom function's UrlFetchApp call refused when the owner did not
+   * grant "Connect to an external service"? 'free' (default): custom functions fetch on their own terms; 'needs-grant':
+   * refused with Google's permission error, as users of per-cell fetch formulas report.
+   */
+  customFunctionFetch?: 'free' | 'needs-grant';
+  /**
+   * "Simultaneous executions per user: 30" (quotas page): one more execution of that user (a formula, a trigger, a
+   * server call) is refused with "There are too many scripts running simultaneously for this Google user account."
+   */
+  simultaneousExecutions?: number;
+  /**
    * The manifest's urlFetchWhitelist as Google applies it: 'test-deployment' (default) enforces none ("optional when
    * you install a test deployment"); 'manifest' enforces the one of appsscript.json beside Code.js, as a versioned
    * deployment does; a list enforces those prefixes (standin/allowlist.ts).
@@ -265,6 +284,17 @@ export class AppsScriptStandIn {
   private readonly lateness = new Map<string, number>();
   private readonly keepsIdenticalResults: boolean;
   private readonly customFunctionsSetUserProperties: 'owner' | 'nobody';
+  private readonly customFunctionsAtOnce: number;
+  private readonly simultaneousExecutions: number;
+  /** Executions refused because the user already had `simultaneousExecutions` running. */
+  readonly tooManySimultaneous: Array<{
+    user: string;
+    functionName: string;
+    kind: ExecutionKind;
+    at: number;
+  }> = [];
+  /** The most executions of one user running at one moment. */
+  maxSimultaneous = 0;
   /** The last result of each formula cell and what produced it (keepsIdenticalResults). */
   private readonly lastResults = new Map<string, { signature: string; grid: CellValue[][] }>();
   /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
@@ -295,6 +325,7 @@ export class AppsScriptStandIn {
     this.world = new World(this.clock, projectDir);
     const declared = options.oauthScopes ?? manifestScopes(projectDir) ?? KNOWN_SCOPES;
     this.world.scopes = new ScopeTable(declared, options.grantedScopes ?? declared);
+    this.world.scopes.customFunctionFetchNeedsGrant = options.customFunctionFetch === 'needs-grant';
     this.world.extraLatencyMs = options.virtualLatencyMs ?? 0;
     this.world.serviceCallMs = options.serviceCallMs ?? 0;
     const allowlist = options.urlFetchAllowlist ?? 'test-deployment';
@@ -315,6 +346,8 @@ export class AppsScriptStandIn {
     };
     this.keepsIdenticalResults = options.keepsIdenticalResults ?? false;
     this.customFunctionsSetUserProperties = options.customFunctionsSetUserProperties ?? 'owner';
+    this.customFunctionsAtOnce = Math.max(1, options.customFunctionsAtOnce ?? 4);
+    this.simultaneousExecutions = options.simultaneousExecutions ?? SIMULTANEOUS_EXECUTIONS_PER_USER;
     this.triggerQuotaMs = options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'];
   }
 
@@ -515,7 +548,13 @@ export class AppsScriptStandIn {
       custom && (this.activeUser !== this.owner || this.customFunctionsSetUserProperties === 'nobody');
     execution.document = document;
     execution.triggerKind = triggerKind;
+    const running = this.executionList.filter((e) => e.user === runAs && e.status === 'running').length;
+    if (running >= this.simultaneousExecutions) {
+      this.tooManySimultaneous.push({ user: runAs, functionName, kind, at: this.clock.now() });
+      throw new AppsScriptError(TOO_MANY_SIMULTANEOUS_MESSAGE, 'Error');
+    }
     this.executionList.push(execution);
+    this.maxSimultaneous = Math.max(this.maxSimultaneous, running + 1);
     return this.pool.execute(execution, args);
   }
 
@@ -734,9 +773,13 @@ export class AppsScriptStandIn {
         const keys = [...model.dirty];
         model.dirty.clear();
         const queue = keys.slice();
-        const workers = Array.from({ length: Math.min(4, queue.length) }, async () => {
-          for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
-        });
+        const workers = Array.from(
+          { length: Math.min(this.customFunctionsAtOnce, queue.length) },
+          async () => {
+            for (let key = queue.shift(); key !== undefined; key = queue.shift())
+              await this.evaluate(key, doc);
+          },
+        );
         await Promise.all(workers);
       }
     }

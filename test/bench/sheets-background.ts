@@ -13,6 +13,13 @@ import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from '../app
 import { assertBundleIsCurrent, domains, sheetsAddress } from '../apps-script/support';
 import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
+import {
+  PER_CELL_HEADER,
+  perCellMet,
+  perCellRow,
+  type PerCellResult,
+  perCellScenario,
+} from './sheets-per-cell';
 
 const KEY = 'sandbox-basic';
 const URLS_PER_MINUTE = 60;
@@ -528,6 +535,63 @@ async function main(): Promise<void> {
     twoSidebars(p),
   );
 
+  // Issue 25: =DAPA(A2) dragged down 500 rows, N custom functions side by side.
+  const perCell: Array<{ result: PerCellResult; targets: { withinMs?: number; maxRequests?: number } }> = [];
+  const entryBound = (500 / URLS_PER_MINUTE) * MINUTE;
+  const perCellRuns: Array<
+    [Parameters<typeof perCellScenario>[0], { withinMs?: number; maxRequests?: number }]
+  > = [];
+  for (const atOnce of [4, 10, 30])
+    for (const background of [true, false])
+      perCellRuns.push([
+        {
+          key: KEY,
+          count: 500,
+          atOnce,
+          background,
+          boundMs: entryBound,
+          limitMs: 4 * entryBound + 10 * MINUTE,
+        },
+        atOnce === 30 && background ? { withinMs: 1.1 * entryBound } : {},
+      ]);
+  perCellRuns.push([
+    {
+      key: KEY,
+      count: 500,
+      atOnce: 30,
+      background: true,
+      headers: true,
+      boundMs: entryBound,
+      limitMs: 4 * entryBound + 10 * MINUTE,
+    },
+    { withinMs: 1.1 * entryBound },
+  ]);
+  perCellRuns.push([
+    {
+      key: KEY,
+      count: 500,
+      atOnce: 30,
+      background: true,
+      dragTo: 1001,
+      boundMs: entryBound,
+      limitMs: 4 * entryBound + 10 * MINUTE,
+    },
+    {},
+  ]);
+  perCellRuns.push([
+    { key: 'sandbox-rpm', count: 500, atOnce: 30, background: true, boundMs: MINUTE, limitMs: 10 * MINUTE },
+    { withinMs: 3 * MINUTE, maxRequests: Math.ceil(500 / 50) + 3 },
+  ]);
+  for (const [setup, targets] of perCellRuns) {
+    try {
+      perCell.push({ result: await perCellScenario(setup), targets });
+    } catch (error) {
+      console.error(
+        `per-cell ${setup.atOnce} side by side: the bench could not run it: ${(error as Error).stack}`,
+      );
+    }
+  }
+
   const b = await sidebarScenario(BASE);
   results.push(b.result);
   nextDays.push(await sidebarNextDay(b.w, b.list));
@@ -562,9 +626,29 @@ async function main(): Promise<void> {
     ),
     `${j.result.scenario}: ${j.triggersLeft} trigger(s) installed at the end, ${j.errorsShown} error(s) shown to the user`,
   ]);
+  const perCellTable = [
+    PER_CELL_HEADER,
+    PER_CELL_HEADER.replace(/[^|]+/g, ' --- '),
+    ...perCell.map((p) => perCellRow(p.result)),
+  ]
+    .map((l) => `| ${l} |`)
+    .join('\n');
+  const perCellChecks = perCell.map(({ result: r, targets }) => {
+    const s = r.setup;
+    const limits = [
+      '0 #ERROR!',
+      '0 billed twice',
+      s.headers ? '0 × 429' : '≤ 3 × 429',
+      ...(targets.withinMs ? [`all filled within ${min(targets.withinMs)}`] : []),
+      ...(targets.maxRequests ? [`≤ ${targets.maxRequests} requests`] : []),
+      ...(s.dragTo ? ['0 requests for the blank rows'] : []),
+    ];
+    return `per-cell, ${s.key}, ${s.atOnce} side by side, background ${s.background ? 'on' : 'off'}${s.headers ? ', headers' : ''}${s.dragTo ? `, dragged to row ${s.dragTo}` : ''} (${limits.join(', ')}): ${r.errorCells} #ERROR!, ${r.billedTwice} billed twice, ${r.tooMany} × 429, ${r.requests} requests, ${Number.isFinite(r.tookMs) ? `all filled in ${min(r.tookMs)}` : `${r.filled} of ${s.count} filled`}: ${perCellMet(r, targets) ? 'met' : 'MISSED'}`;
+  });
   const aHead = results[0];
   const bHead = results[results.length - 1];
   const checks = [
+    ...perCellChecks,
     `A: all 500 cells in ${(aHead.tookMs / aHead.boundMs).toFixed(3)} × the bound (target ≤ 1.10): ${aHead.tookMs <= 1.1 * aHead.boundMs ? 'met' : 'MISSED'}`,
     `A: trigger runtime ${sec(aHead.runtimeMs)}, at most ${min(aHead.maxDayRuntimeMs)} on one day (consumer quota 90 min a day): ${aHead.maxDayRuntimeMs <= CONSUMER_QUOTA_MS ? 'met' : 'MISSED'}`,
     ...results
@@ -636,6 +720,16 @@ team key, their executions overlapping in the stand-in (one runs during another'
 
 ${published.map((n) => `- ${n}`).join('\n')}
 
+## Issue 25: per-cell formulas, \`=DAPA(A2)\` dragged down
+
+500 distinct domains in A2:A501 and \`=DAPA(A{r})\` beside each in B2:B501, entered as one drag: every cell is its own
+custom-function execution, and the stand-in runs N of them side by side (Google does not say how many Sheets runs;
+at most 30 executions per user). Triggers late by 0–60 s, seeded. Background on: the cells fill by themselves; off:
+Refresh from the menu once a minute. The bound is 500 / 60 minutes on the entry plan (\`sandbox-basic\`) and one
+minute on \`sandbox-rpm\` (50 URLs a request, 10 requests a minute).
+
+${perCellTable}
+
 ## The same lists the next day
 
 ${nextTable}
@@ -661,6 +755,8 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   console.log(table);
   console.log('');
   console.log(judgedTable);
+  console.log('');
+  console.log(perCellTable);
   for (const n of judgedNotes) console.log(n);
   console.log('');
   for (const n of published) console.log(n);

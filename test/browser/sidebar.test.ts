@@ -53,7 +53,7 @@ function assertSidebarIsCurrent(): void {
   if (!fs.existsSync(SIDEBAR_HTML)) throw new Error(`${SIDEBAR_HTML} is missing: run "npm run build" first`);
   const built = fs.statSync(SIDEBAR_HTML).mtimeMs;
   const newer = fs
-    .readdirSync(SIDEBAR_SOURCES)
+    .readdirSync(SIDEBAR_SOURCES, { recursive: true, encoding: 'utf8' })
     .filter((f) => fs.statSync(path.join(SIDEBAR_SOURCES, f)).mtimeMs > built);
   if (newer.length > 0)
     throw new Error(`Sidebar.html is older than ${newer.join(', ')}: run "npm run build"`);

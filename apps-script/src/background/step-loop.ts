@@ -49,6 +49,8 @@ export interface Step {
   pending: string[];
   /** Formula domains past the monthly credit budget: they wait for it to be raised or for the month to turn. */
   waiting: string[];
+  /** Formula domains this step got a record (or a final answer) for: their formulas show more once refreshed. */
+  answered: string[];
   jobRunning: boolean;
   /** Rows of the job not done yet. */
   jobLeft: number;
@@ -117,6 +119,8 @@ function check(step: Step, n: number): { code: string; message: string } | undef
   });
   step.billed += report.totals.billed;
   const done = new Set(report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).map((o) => o.key));
+  for (const o of report.outcomes)
+    if (o.key && (o.kind === 'record' || (o.kind === 'skip' && !o.retryable))) step.answered.push(o.key);
   const past = new Set(
     report.outcomes.flatMap((o) =>
       o.kind === 'skip' && o.reason === 'credit_budget' && o.key ? [o.key] : [],

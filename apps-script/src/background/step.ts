@@ -90,21 +90,32 @@ function openStep(spreadsheet: Spreadsheet, turn: Turn): Step | string | undefin
     jobRunning: on && job?.status === 'running',
     jobLeft: job ? job.total - job.done : 0,
     waiting: [],
+    answered: [],
     sent: 0,
     billed: 0,
   };
   return step;
 }
 
-/** Formulas whose domains are all in are refreshed through their version cells; after a refresh, all. */
+/**
+ * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all); and,
+ * marked not complete, those that show more than before (this step answered some of their domains) or whose rest can
+ * only wait (for the budget or the month's turn), so that results already paid for are never held back for the rest.
+ */
 function refreshDone(step: Step): void {
-  const pending = new Set([...step.pending, ...step.waiting]);
-  const refreshed = pending.size === 0 && step.state.refreshSince !== undefined;
+  if (step.stopped) return; // stopped on an error retrying cannot fix: a recalculation would only meet it again
+  const pending = new Set(step.pending);
+  const waiting = new Set(step.waiting);
+  const answered = new Set(step.answered);
+  const refreshed = pending.size === 0 && waiting.size === 0 && step.state.refreshSince !== undefined;
   if (refreshed) step.state.refreshSince = undefined;
-  refreshFormulas(
-    step.spreadsheet,
-    step.cells.filter((c) => c.keys && c.keys.every((k) => !pending.has(k))),
+  const withKeys = step.cells.filter((c) => c.keys);
+  const complete = withKeys.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k)));
+  const partly = withKeys.filter(
+    (c) => !complete.includes(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
   );
+  refreshFormulas(step.spreadsheet, complete);
+  refreshFormulas(step.spreadsheet, partly, false);
 }
 
 /** Stores what the step learned and when this spreadsheet wants its next step (or none). */

@@ -148,7 +148,12 @@ function drive(
     ...policy.run,
   });
   if (kept.known.size > 0) run.addCached(kept.known);
-  const driver = { sleep, now, cancelled: policy.cancelled };
+  // Every record is cached as soon as it is in: an execution stopped later (a formula at 30 s) never pays twice.
+  const received = (records: ReadonlyArray<{ key: string; record: DomainRecord }>) => {
+    cacheRecords(check.baseUrl, records);
+    for (const { key } of records) kept.handed.add(key);
+  };
+  const driver = { sleep, now, cancelled: policy.cancelled, received };
   return policy.parallel
     ? runSyncAll(run, { ...driver, sendAll: (requests) => fetchAnswers(requests, check.apiKey) })
     : runSync(run, { ...driver, send: (request) => fetchAnswer(request, check.apiKey) });
@@ -160,11 +165,13 @@ export interface Known {
   /** The records found in the cache (kept in the store too when the check keeps its results). */
   fromCache: Array<{ key: string; record: DomainRecord }>;
   saved: number;
+  /** Fresh records already cached as they came in. */
+  handed: Set<string>;
 }
 
 /** Reads the kept, then the cached results for the distinct keys (none for "Check again"). */
 export function readKnown(baseUrl: string, distinct: readonly string[], reuse: Reuse): Known {
-  const kept: Known = { known: new Map(), fromCache: [], saved: 0 };
+  const kept: Known = { known: new Map(), fromCache: [], saved: 0, handed: new Set() };
   if (reuse.kind === 'none' || distinct.length === 0) return kept;
   const since = reuse.kind === 'since' ? reuse.at : undefined;
   try {
@@ -186,7 +193,10 @@ export function readKnown(baseUrl: string, distinct: readonly string[], reuse: R
 /** Saves what the run learned (cache, result store, window, saved credits); each failure is tolerated on its own. */
 function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean): void {
   try {
-    cacheRecords(baseUrl, report.fresh);
+    cacheRecords(
+      baseUrl,
+      report.fresh.filter(({ key }) => !kept.handed.has(key)),
+    );
   } catch {
     // The records are in the report; only a later recalculation would pay for them again.
   }

@@ -1,5 +1,7 @@
 // Reading =DAPA(...) formulas back from the sheet: which range a formula checks, how large its result is, which
 // domains it holds and whether it shows unfinished rows, so a refresh rewrites only the formulas that need it.
+// Over 300 lines: parsing a formula, reading every formula of a spreadsheet and writing their version cells share
+// one notion of a formula cell and its version column.
 /// <reference types="google-apps-script" />
 import { toEntry } from '../../../shared';
 import { columnLetter, columnNumber } from '../platform/cells';
@@ -130,21 +132,35 @@ export interface FormulaCell {
   versionColumn?: number;
 }
 
+/** Each sheet's values, read once per look at the spreadsheet (one service call a sheet, not one a formula). */
+type Grids = Map<string, unknown[][]>;
+
+function gridOf(sheet: Sheet, grids: Grids): unknown[][] {
+  const name = sheet.getName();
+  let grid = grids.get(name);
+  if (!grid) {
+    grid = sheet.getLastRow() < 1 || sheet.getLastColumn() < 1 ? [] : sheet.getDataRange().getValues();
+    grids.set(name, grid);
+  }
+  return grid;
+}
+
 function sourceKeys(
   spreadsheet: Spreadsheet,
   sheet: Sheet,
   source: RangeRef,
+  grids: Grids,
 ): { keys: string[]; rows: number } | undefined {
   const from = source.sheetName === undefined ? sheet : spreadsheet.getSheetByName(source.sheetName);
   if (!from) return undefined;
-  const lastRow = source.lastRow ?? Math.max(source.firstRow, from.getLastRow());
-  const rows = lastRow - source.firstRow + 1;
-  const columns = source.lastColumn - source.firstColumn + 1;
-  if (rows < 1 || columns < 1) return undefined;
+  const grid = gridOf(from, grids);
+  const lastRow = source.lastRow ?? Math.max(source.firstRow, grid.length);
+  if (lastRow < source.firstRow || source.lastColumn < source.firstColumn) return undefined;
   const keys = new Set<string>();
   let filled = 0;
-  for (const row of from.getRange(source.firstRow, source.firstColumn, rows, columns).getValues())
-    for (const value of row) {
+  for (let r = source.firstRow; r <= Math.min(lastRow, grid.length); r++)
+    for (let c = source.firstColumn; c <= source.lastColumn; c++) {
+      const value = grid[r - 1][c - 1] ?? '';
       const entry = toEntry(value);
       if (entry.kind === 'candidate') keys.add(entry.key);
       if (value !== '' && value !== null) filled += 1;
@@ -162,6 +178,7 @@ function versionColumnOf(formula: string): number | undefined {
 /** Every DAPA formula of the spreadsheet (the result store's sheet aside), with its domains and version cell. */
 export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
   const found: FormulaCell[] = [];
+  const grids: Grids = new Map();
   for (const sheet of spreadsheet.getSheets()) {
     const lastRow = sheet.getLastRow();
     const lastColumn = sheet.getLastColumn();
@@ -173,7 +190,7 @@ export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
         line.forEach((formula, c) => {
           if (!formula || !isDapaFormula(formula)) return;
           const source = parseDapaCall(formula)?.source;
-          const read = source ? sourceKeys(spreadsheet, sheet, source) : undefined;
+          const read = source ? sourceKeys(spreadsheet, sheet, source, grids) : undefined;
           const versionColumn = versionColumnOf(formula);
           found.push({ sheet, row: r + 1, column: c + 1, formula, ...read, versionColumn });
         }),
@@ -252,21 +269,76 @@ export function refreshFormulas(
   locked(() => writeVersions(spreadsheet, cells, complete));
 }
 
+/**
+ * The version cells' new values and the formulas that get one, written in a few calls whatever the number of
+ * formulas (`=DAPA(A2)` dragged down is one formula per row): row 1 of the store read and written once, each sheet's
+ * formulas read once, and new formulas written a column run at a time.
+ */
 function writeVersions(spreadsheet: Spreadsheet, cells: readonly FormulaCell[], complete: boolean): void {
   const store = storeSheet(spreadsheet);
-  let free = Math.max(FIRST_VERSION_COLUMN, store.getLastColumn() + 1);
+  const lastColumn = store.getLastColumn();
+  const row1: unknown[] = lastColumn > 0 ? store.getRange(1, 1, 1, lastColumn).getValues()[0] : [];
+  let free = Math.max(FIRST_VERSION_COLUMN, lastColumn + 1);
+  const formulasOf = new Map<Sheet, string[][]>();
+  const written: Array<{ cell: FormulaCell; formula: string }> = [];
   for (const cell of cells) {
     // Read again under the lock: another execution may have given this formula its version cell meanwhile.
-    const given =
-      cell.versionColumn ?? versionColumnOf(cell.sheet.getRange(cell.row, cell.column).getFormula());
+    let given = cell.versionColumn;
+    if (given === undefined) {
+      let grid = formulasOf.get(cell.sheet);
+      if (!grid) {
+        grid = cell.sheet.getRange(1, 1, cell.sheet.getLastRow(), cell.sheet.getLastColumn()).getFormulas();
+        formulasOf.set(cell.sheet, grid);
+      }
+      given = versionColumnOf(grid[cell.row - 1]?.[cell.column - 1] ?? cell.formula);
+    }
     const column = given ?? free++;
-    if (column > store.getMaxColumns())
-      store.insertColumnsAfter(store.getMaxColumns(), column - store.getMaxColumns());
-    const old = String(store.getRange(1, column).getValue());
+    const old = String(row1[column - 1] ?? '');
     const n = Number(old.slice(old.lastIndexOf('.') + 1)) || 0;
-    store.getRange(1, column).setValue(`${complete ? signature(cell) : 'p'}.${n + 1}`);
-    if (given === undefined)
-      cell.sheet.getRange(cell.row, cell.column).setFormula(withVersion(cell.formula, column));
+    row1[column - 1] = `${complete ? signature(cell) : 'p'}.${n + 1}`;
+    if (given === undefined) written.push({ cell, formula: withVersion(cell.formula, column) });
     cell.versionColumn = column;
+  }
+  const width = row1.length;
+  if (width > store.getMaxColumns())
+    store.insertColumnsAfter(store.getMaxColumns(), width - store.getMaxColumns());
+  for (let c = 0; c < width; c++) row1[c] ??= '';
+  // Only the version cells that change, a run of neighbours at a time: an unchanged one recalculates nothing.
+  const changed = cells.map((c) => c.versionColumn as number).sort((a, b) => a - b);
+  for (let i = 0; i < changed.length;) {
+    let j = i + 1;
+    while (j < changed.length && changed[j] <= changed[j - 1] + 1) j++;
+    const [from, to] = [changed[i], changed[j - 1]];
+    store.getRange(1, from, 1, to - from + 1).setValues([row1.slice(from - 1, to)]);
+    i = j;
+  }
+  writeFormulaRuns(written);
+}
+
+/** Writes formulas, one setFormulas per run of cells one below the other in a column. */
+function writeFormulaRuns(written: ReadonlyArray<{ cell: FormulaCell; formula: string }>): void {
+  // Sheets in the order first met (the cells of one look share their sheet objects): no service call to sort.
+  const order = new Map<Sheet, number>();
+  for (const { cell } of written) if (!order.has(cell.sheet)) order.set(cell.sheet, order.size);
+  const sorted = [...written].sort(
+    (a, b) =>
+      (order.get(a.cell.sheet) as number) - (order.get(b.cell.sheet) as number) ||
+      a.cell.column - b.cell.column ||
+      a.cell.row - b.cell.row,
+  );
+  for (let i = 0; i < sorted.length;) {
+    const first = sorted[i].cell;
+    let j = i + 1;
+    while (
+      j < sorted.length &&
+      sorted[j].cell.sheet === first.sheet &&
+      sorted[j].cell.column === first.column &&
+      sorted[j].cell.row === first.row + (j - i)
+    )
+      j++;
+    first.sheet
+      .getRange(first.row, first.column, j - i, 1)
+      .setFormulas(sorted.slice(i, j).map((w) => [w.formula]));
+    i = j;
   }
 }

@@ -21,7 +21,7 @@ import {
 import { currentBaseUrl } from '../stores/settings';
 import { locked } from '../stores/storage';
 import { jobMessage, NO_DATA_STATUS, NO_KEY, SCHEDULED_REFRESH, statusText } from '../messages';
-import { type CheckMode, checkValues, reuseOf } from './check';
+import { type CheckMode, checkValues, type Reuse, reuseOf } from './check';
 import { clearOutput, isOurHeader, makeRoom, OUTPUT_WIDTH, sheetOf } from './job-target';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
@@ -117,9 +117,19 @@ function isLeft(outcome: Outcome, fatal: string | undefined, windowed: boolean):
   return outcome.kind === 'error' && ['unfinished', 'cancelled', fatal].includes(outcome.code);
 }
 
+/**
+ * What a slice reuses: for "Check again" only what the job itself received (kept since it began), so a domain that
+ * appears in two slices is billed once and nothing from before the job counts; for a refresh what was checked since
+ * `since`; otherwise every cached and kept result.
+ */
+function reuseFor(job: StoredJob): Reuse {
+  if (!job.fresh) return reuseOf(false, job.since);
+  return job.freshFrom === undefined ? { kind: 'none' } : { kind: 'since', at: job.freshFrom };
+}
+
 /** A slice's check: a sidebar turn (waiting out the plan's limits), or, paced by the window, a background step's. */
 function modeOf(job: StoredJob, turn: Turn, maxSend: number | undefined): CheckMode {
-  const reuse = reuseOf(job.fresh, job.since);
+  const reuse = reuseFor(job);
   const left = job.total - job.done;
   return maxSend === undefined
     ? { kind: 'sidebar', reuse, left, cancelled: turn.cancelled }

@@ -1,5 +1,6 @@
 // Where a sidebar job reads and writes: the column of URLs it checks (a selection or a whole column, with or
-// without a header row), the five result columns to its right, and the guard that never overwrites cells not ours.
+// without a header row), the five result columns to its right, and the guard that never overwrites cells not ours:
+// ours are those under our header, or in the rows our mark on the five columns names, and shaped like our output.
 import { toEntry } from '../../../shared';
 import type { JobSource } from '../../sidebar/contract';
 import { columnLetter, columnNumber, isEmptyCell } from '../platform/cells';
@@ -122,7 +123,79 @@ export function chooseTarget(spreadsheet: Spreadsheet, source: JobSource): Targe
   );
 }
 
-/** Refuses to overwrite cells that are not ours; returns whether the header row can be written. */
+// ---- our mark on the output columns -------------------------------------------------------------------
+
+/**
+ * Each output column a check writes carries this developer metadata on the whole column (so it moves with the column
+ * when columns are inserted or deleted, and stays through sorts): its place among the five and the rows written,
+ * "0 1 600". About 20 characters a column and one mark a column (a new one replaces it): far within the 30,000
+ * characters a sheet's metadata may hold.
+ */
+const OUTPUT_MARK = 'dapa-output';
+
+/** Our marks on one whole column of the sheet. */
+function marksOn(sheet: Sheet, column: number): GoogleAppsScript.Spreadsheet.DeveloperMetadata[] {
+  const letter = columnLetter(column);
+  return sheet
+    .getRange(`${letter}:${letter}`)
+    .getDeveloperMetadata()
+    .filter((m) => m.getKey() === OUTPUT_MARK);
+}
+
+/**
+ * The rows of our earlier output right of the URL column: those each of the five columns is marked with, at its own
+ * place among them (a column inserted inside the output, or an output moved, is not ours). None: not marked.
+ */
+function markedRows(sheet: Sheet, column: number): number[] | undefined {
+  let rows = [1, Infinity];
+  for (let part = 0; part < OUTPUT_WIDTH; part++) {
+    const mark = marksOn(sheet, column + 1 + part)
+      .map((m) => String(m.getValue()).split(' ').map(Number))
+      .find((m) => m[0] === part && m.length === 3);
+    if (!mark) return undefined;
+    rows = [Math.max(rows[0], mark[1]), Math.min(rows[1], mark[2])];
+  }
+  return rows[0] <= rows[1] ? rows : undefined;
+}
+
+/**
+ * Marks the five output columns as ours for the target's rows (joined with the rows of our earlier output there when
+ * they meet: those still hold it). Best effort: unmarked, a later check without a header row is refused, as it is
+ * for a user's cells.
+ */
+export function markOutput({ sheet, column, firstRow, lastRow }: Target): void {
+  try {
+    const earlier = markedRows(sheet, column);
+    const meets = earlier && earlier[0] <= lastRow + 1 && firstRow <= earlier[1] + 1;
+    const rows = meets
+      ? [Math.min(earlier[0], firstRow), Math.max(earlier[1], lastRow)]
+      : [firstRow, lastRow];
+    for (let part = 0; part < OUTPUT_WIDTH; part++) {
+      const letter = columnLetter(column + 1 + part);
+      for (const m of marksOn(sheet, column + 1 + part)) m.remove();
+      sheet
+        .getRange(`${letter}:${letter}`)
+        .addDeveloperMetadata(
+          OUTPUT_MARK,
+          `${part} ${rows.join(' ')}`,
+          SpreadsheetApp.DeveloperMetadataVisibility.PROJECT,
+        );
+    }
+  } catch (error) {
+    console.warn(`DAPA: results not marked (${String(error)})`);
+  }
+}
+
+/** Where a cell of an output row is not what we write (DA, PA, MR, Spam Score: a number or empty; Status: text or
+ *  empty): its index, or -1. */
+function unlikeOurs(row: readonly unknown[]): number {
+  return row.findIndex((cell, i) => !isEmptyCell(cell) && typeof cell !== (i < 4 ? 'number' : 'string'));
+}
+
+/**
+ * Refuses to overwrite cells that are not ours; returns whether the header row can be written. Ours: under our header,
+ * or in the rows our mark names (a second check without a header row), and shaped like our output.
+ */
 export function guardOutputArea(target: Target): boolean {
   const { sheet, column, firstRow, lastRow } = target;
   const rows = sheet.getRange(firstRow, column + 1, lastRow - firstRow + 1, OUTPUT_WIDTH).getValues();
@@ -133,9 +206,16 @@ export function guardOutputArea(target: Target): boolean {
     headerOurs = isOurHeader(header);
     headerFree = header.every(isEmptyCell);
   }
-  const taken = rows.findIndex((row) => row.some((cell) => !isEmptyCell(cell)));
-  if (taken >= 0 && !headerOurs && !hasOurHeaderAbove(sheet, column, firstRow)) {
-    const cellIndex = rows[taken].findIndex((cell) => !isEmptyCell(cell));
+  let ours: (row: number) => boolean = () => true;
+  if (!rows.flat().every(isEmptyCell) && !headerOurs && !hasOurHeaderAbove(sheet, column, firstRow)) {
+    const marked = markedRows(sheet, column);
+    ours = (row) => marked !== undefined && row >= marked[0] && row <= marked[1];
+  }
+  const cellOf = (row: unknown[], i: number) =>
+    ours(firstRow + i) ? unlikeOurs(row) : row.findIndex((cell) => !isEmptyCell(cell));
+  const taken = rows.findIndex((row, i) => cellOf(row, i) >= 0);
+  if (taken >= 0) {
+    const cellIndex = cellOf(rows[taken], taken);
     const address = `${columnLetter(column + 1 + cellIndex)}${firstRow + taken}`;
     const area = `${columnLetter(column + 1)}${firstRow}:${columnLetter(column + OUTPUT_WIDTH)}${lastRow}`;
     throw new Error(

@@ -1,12 +1,14 @@
 // The =DAPA(urls, metrics, header) custom function: one check per range (duplicates sent once, blanks and
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
-import type { DomainRecord, Outcome, Report } from '../../../shared';
-import { checkValues } from '../checks/check';
+import type { DomainRecord, Fatal, Outcome } from '../../../shared';
+import { checkCells } from './cell-check';
 import { now } from '../platform/gas';
+import { lockWaitsEndBy } from '../stores/storage';
 import { goesOn, loadStatus } from '../stores/background-store';
 import {
   BUDGET_CELL,
   BUDGET_IN_BACKGROUND,
+  fetchRefused,
   formulaError,
   UNFINISHED_CELL,
   UNFINISHED_IN_BACKGROUND,
@@ -15,6 +17,8 @@ import { currentBaseUrl, requireApiKey } from '../stores/settings';
 
 /** A custom function has 30 seconds in all; the run stops by 25 s and never starts a request it cannot finish. */
 export const CUSTOM_FUNCTION_BUDGET_MS = 25_000;
+/** No lock is waited for past this (the answer still has to be worded and returned within the 30 seconds). */
+const LOCK_WAITS_END_MS = 27_000;
 
 export type Metric = 'da' | 'pa' | 'mr' | 'spam' | 'domain';
 type Cell = string | number;
@@ -109,8 +113,7 @@ export function rowOf(
 }
 
 /** The error a whole formula shows when no row can be checked: wrong key, expired plan, wrong base URL. */
-function fatalError(report: Report): Error | undefined {
-  const fatal = report.fatal;
+function fatalError(fatal: Fatal | undefined): Error | undefined {
   return fatal && fatal.code !== 'server_error' ? new Error(formulaError(fatal)) : undefined;
 }
 
@@ -126,19 +129,29 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   const columns = parseMetrics(metrics);
   const withHeader = parseHeaderFlag(header);
   const apiKey = requireApiKey();
-  const report = checkValues(cellsOf(urls), {
-    mode: { kind: 'formula' },
-    apiKey,
-    baseUrl: currentBaseUrl(),
-    deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
-  });
-  const error = fatalError(report);
+  lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS);
+  let answer;
+  try {
+    answer = checkCells(cellsOf(urls), {
+      apiKey,
+      baseUrl: currentBaseUrl(),
+      deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
+    });
+  } finally {
+    lockWaitsEndBy(undefined);
+  }
+  if (answer.refused) throw new Error(fetchRefused());
+  const error = fatalError(answer.fatal);
   if (error) throw error;
   let [unfinished, budget] = [UNFINISHED_CELL, BUDGET_CELL];
-  if (report.totals.errorsByCode.unfinished || report.totals.skippedByReason.credit_budget) {
+  const waiting = answer.outcomes.some(
+    (o) =>
+      (o.kind === 'error' && o.code === 'unfinished') || (o.kind === 'skip' && o.reason === 'credit_budget'),
+  );
+  if (waiting) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
     if (id && goesOn(loadStatus(id))) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
   }
-  const rows = report.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));
+  const rows = answer.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
 }

@@ -9,6 +9,7 @@ import {
   clearOutput,
   guardOutputArea,
   makeRoom,
+  markOutput,
   OUTPUT_HEADER,
   OUTPUT_WIDTH,
   sheetOf,
@@ -68,11 +69,15 @@ export function startJob(source: JobSource): JobState {
   makeRoom(sheet, target, OUTPUT_WIDTH);
   const writeHeader = guardOutputArea(target);
   clearOutput(sheet, target, OUTPUT_WIDTH);
+  markOutput(target);
   if (writeHeader && headerRow !== undefined) {
     sheet.getRange(headerRow, column + 1, 1, OUTPUT_WIDTH).setValues([OUTPUT_HEADER.slice()]);
   }
   const job = newJob(spreadsheet.getId(), target, { message: target.note });
-  if (source.fresh === true) job.fresh = true;
+  if (source.fresh === true) {
+    job.fresh = true;
+    job.freshFrom = now();
+  }
   storeNewJob(job);
   wakeBackground(job.spreadsheetId, now());
   return stateOf(job);
@@ -186,6 +191,7 @@ export function retrySkipped(): JobState {
     status: again > 0 ? 'running' : 'done',
     message: retryMessage(again),
     fresh: last.fresh,
+    freshFrom: last.freshFrom,
     since: last.since,
   });
   storeNewJob(job);

@@ -25,8 +25,11 @@ export interface StoredJob extends Omit<JobState, 'a1'>, JobRange {
    *  does not overlap; `lease` names the holder, so a turn that outlived its lease knows it was overtaken. */
   leaseUntil?: number;
   lease?: string;
-  /** "Check again": the cache and the result store are not used. */
+  /** "Check again": the cache and the results kept before `freshFrom` are not used. */
   fresh?: boolean;
+  /** When a "Check again" began: what the job itself receives from then on is reused by its later slices (and by
+   *  "Retry skipped rows"), so a domain in two slices is billed once. Absent (a job stored before): nothing is. */
+  freshFrom?: number;
   /** A scheduled refresh: only results checked since then are reused, and a "Checked at" column is written. */
   since?: number;
 }

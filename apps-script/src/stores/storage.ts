@@ -5,6 +5,7 @@
 import {
   currentSpreadsheet,
   documentProperties,
+  now,
   type Properties,
   sharedLock,
   userProperties,
@@ -139,6 +140,18 @@ export function deleteKeys(scope: Scope, prefix: string): void {
   for (const key of props.getKeys()) if (key.startsWith(prefix)) props.deleteProperty(key);
 }
 
+/** The time by which this execution's lock waits must be over (a custom function's hard limit), if it has one. */
+let waitsEndBy: number | undefined;
+
+/**
+ * An execution with a hard end (a custom function: 30 seconds, waits included) waits for the lock only until
+ * `by`; past it, a section that needs the lock is given up at once (BUSY) instead of being killed inside the wait.
+ * undefined: the ordinary policy. Set at the start of such an execution and cleared at its end.
+ */
+export function lockWaitsEndBy(by: number | undefined): void {
+  waitsEndBy = by;
+}
+
 /**
  * Runs `action` under the lock policy above. Nested calls run inside the outer hold (Apps Script's lock is one per
  * execution: an inner release would free the outer section).
@@ -146,7 +159,9 @@ export function deleteKeys(scope: Scope, prefix: string): void {
 export function locked<T>(action: () => T): T {
   const lock = sharedLock();
   if (lock.hasLock()) return action();
-  if (!lock.tryLock(LOCK_WAIT_MS)) throw new Error(BUSY);
+  const wait =
+    waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
+  if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
   try {
     return action();
   } finally {

@@ -1,5 +1,6 @@
 // Developer metadata on a spreadsheet (Spreadsheet.addDeveloperMetadata, getDeveloperMetadata,
-// createDeveloperMetadataFinder): key/value pairs with a visibility, kept with the document, within the size limit
+// createDeveloperMetadataFinder) and on a sheet's whole columns (Range.addDeveloperMetadata, getDeveloperMetadata on
+// 'B:B'; it moves with its column when columns are inserted): key/value pairs with a visibility, within the size limit
 // of the Sheets developer-metadata guide. Custom functions may read it, not change it.
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
@@ -13,17 +14,31 @@ interface MetadataEntry {
   key: string;
   value: string | null;
   visibility: MetadataVisibility;
+  /** The column it is on (metadata of a sheet's column); none: the store's spreadsheet or sheet itself. */
+  column?: number;
 }
 
 /** Stand-in wording (Google's is not documented): a change that would pass the size limit. */
-export function metadataTooLargeMessage(chars: number): string {
-  return `Developer metadata too large: a spreadsheet may hold at most ${DEVELOPER_METADATA_MAX_CHARS} characters of developer metadata (keys and values); this change makes ${chars}.`;
+export function metadataTooLargeMessage(
+  chars: number,
+  where: 'spreadsheet' | 'sheet' = 'spreadsheet',
+): string {
+  return `Developer metadata too large: a ${where} may hold at most ${DEVELOPER_METADATA_MAX_CHARS} characters of developer metadata (keys and values); this change makes ${chars}.`;
 }
 
-/** The developer metadata of one spreadsheet (its location is the spreadsheet itself). */
+/**
+ * A range that is not an entire column (or row): Google's guide says metadata goes with "rows, columns, sheets, or a
+ * spreadsheet"; the wording is Apps Script's as users report it (not found in Google's reference here).
+ */
+export const METADATA_RANGE_MESSAGE =
+  'Adding developer metadata to arbitrary ranges is not currently supported. Developer metadata may only be added to the top-level spreadsheet, an individual sheet, or an entire row or column.';
+
+/** The developer metadata of one spreadsheet (located on the spreadsheet) or of one sheet (on its columns). */
 export class DeveloperMetadataStore {
   readonly entries: MetadataEntry[] = [];
   private nextId = 1;
+
+  constructor(private readonly where: 'spreadsheet' | 'sheet' = 'spreadsheet') {}
 
   chars(except?: MetadataEntry, extra = 0): number {
     let total = extra;
@@ -32,15 +47,22 @@ export class DeveloperMetadataStore {
   }
 
   check(chars: number): void {
-    if (chars > DEVELOPER_METADATA_MAX_CHARS) throw new AppsScriptException(metadataTooLargeMessage(chars));
+    if (chars > DEVELOPER_METADATA_MAX_CHARS)
+      throw new AppsScriptException(metadataTooLargeMessage(chars, this.where));
   }
 
-  add(key: string, value: string | null, visibility: MetadataVisibility): MetadataEntry {
+  add(key: string, value: string | null, visibility: MetadataVisibility, column?: number): MetadataEntry {
     this.check(this.chars(undefined, key.length + (value ?? '').length));
     // Ids are positive and spreadsheet-scoped; sequential here so that a run repeats exactly.
-    const entry = { id: this.nextId++, key, value, visibility };
+    const entry: MetadataEntry = { id: this.nextId++, key, value, visibility };
+    if (column !== undefined) entry.column = column;
     this.entries.push(entry);
     return entry;
+  }
+
+  /** Columns inserted after `column`: the metadata of the columns right of it moves with them. */
+  shiftColumns(column: number, count: number): void {
+    for (const e of this.entries) if (e.column !== undefined && e.column > column) e.column += count;
   }
 
   /** A snapshot for tests: key, value, visibility of each entry. */
@@ -158,11 +180,13 @@ export class DeveloperMetadataFinder extends AppsScriptObject {
   }
 }
 
-/** Spreadsheet.addDeveloperMetadata(key), (key, visibility), (key, value), (key, value, visibility). */
+/** Spreadsheet.addDeveloperMetadata(key), (key, visibility), (key, value), (key, value, visibility); a whole
+ *  column's Range.addDeveloperMetadata with the same arguments (`column`). */
 export function addDeveloperMetadata(
   store: DeveloperMetadataStore,
   execution: Execution,
   args: unknown[],
+  column?: number,
 ): DeveloperMetadata {
   if (execution.isCustomFunction) throw noPermission('addDeveloperMetadata');
   const key = keyOf(args[0]);
@@ -175,5 +199,5 @@ export function addDeveloperMetadata(
     value = args[1] === null || args[1] === undefined ? null : String(args[1]);
     visibility = visibilityOf(args[2]);
   }
-  return new DeveloperMetadata(store, store.add(key, value, visibility), execution);
+  return new DeveloperMetadata(store, store.add(key, value, visibility, column), execution);
 }

@@ -1,6 +1,10 @@
 // Apps Script's documented limits that the stand-in enforces (developers.google.com/apps-script/guides/services/quotas
 // and the Cache, Properties, Lock and Utilities references), in one place.
 
+/** "Simultaneous executions per user: 30" (quotas page), and the message past it. */
+export const SIMULTANEOUS_EXECUTIONS_PER_USER = 30;
+export const TOO_MANY_SIMULTANEOUS_MESSAGE =
+  'There are too many scripts running simultaneously for this Google user account.';
 /** A custom function's execution: 30 seconds ("Custom function runtime"). */
 export const CUSTOM_FUNCTION_MS = 30_000;
 /** Any other execution (menu item, google.script.run): 6 minutes ("Script runtime"). */
@@ -60,7 +64,8 @@ export const DEFAULT_TRIGGER_LATENESS_MS = { min: 0, max: 60_000 } as const;
 
 /**
  * Developer metadata: the Sheets API's developer-metadata guide limits the metadata of a spreadsheet (and of each
- * sheet) to 30,000 characters. The stand-in keeps spreadsheet-level metadata only and counts keys plus values.
+ * sheet) to 30,000 characters. The stand-in keeps the spreadsheet's own metadata and that of each sheet's columns
+ * (counted per sheet), and counts keys plus values.
  */
 export const DEVELOPER_METADATA_MAX_CHARS = 30_000;
 

@@ -2,7 +2,7 @@
 // worker), with tryLock/waitLock timeouts and release when the execution ends.
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
-import { LOCK_MAX_WAIT_MS } from './limits';
+import { LOCK_MAX_WAIT_MS, TIME_LIMIT_MESSAGE } from './limits';
 import type { Timeline } from './timeline';
 
 interface Waiter {
@@ -93,10 +93,18 @@ export class Lock extends AppsScriptObject {
     super();
   }
 
+  /**
+   * Waits at most `timeoutInMillis` for the lock. The execution's own limit comes first: a wait that outlasts the
+   * time left is not cut short, the execution is stopped in it ("Exceeded maximum execution time"), as Apps Script
+   * stops an execution at its limit whatever it waits for.
+   */
   async tryLock(timeoutInMillis: unknown): Promise<boolean> {
     const ms = waitMs(timeoutInMillis);
     const remaining = Math.max(0, this.execution.remainingMs());
-    return this.table.acquire(this.name, this.execution.id, Math.min(ms, remaining));
+    if (ms <= remaining) return this.table.acquire(this.name, this.execution.id, ms);
+    const got = await this.table.acquire(this.name, this.execution.id, remaining);
+    if (!got) this.execution.kill(TIME_LIMIT_MESSAGE);
+    return got;
   }
 
   async waitLock(timeoutInMillis: unknown): Promise<void> {

@@ -77,6 +77,12 @@ export class ScopeTable {
     for (const scope of scopes) set.delete(scope);
   }
 
+  /**
+   * Not documented: does a custom function's UrlFetchApp call need the owner's grant of "Connect to an external
+   * service" under granular consent? false (default, the earlier reading): no; true: it is refused like any call.
+   */
+  customFunctionFetchNeedsGrant = false;
+
   /** Declared and granted to the user. */
   has(user: string, scope: string): boolean {
     return this.declared.includes(scope) && this.grantedTo(user).has(scope);
@@ -85,10 +91,12 @@ export class ScopeTable {
   /**
    * Throws Apps Script's permission error unless the execution's user granted one of `anyOf` (the first is named
    * in the message). Custom functions run without the user's authorization and are not checked here (their
-   * services refuse what they may not do on their own terms).
+   * services refuse what they may not do on their own terms), except where `inCustomFunctions` says the scope is
+   * still the user's to grant: a custom function's UrlFetchApp call when the owner left "Connect to an external
+   * service" ungranted (granular consent; what users of per-cell fetch formulas report).
    */
-  require(execution: Execution, what: string, anyOf: string[]): void {
-    if (execution.isCustomFunction) return;
+  require(execution: Execution, what: string, anyOf: string[], inCustomFunctions = false): void {
+    if (execution.isCustomFunction && !(inCustomFunctions && this.customFunctionFetchNeedsGrant)) return;
     if (anyOf.some((scope) => this.has(execution.user, scope))) return;
     throw new AppsScriptException(missingScopeMessage(what, [anyOf[0]]));
   }

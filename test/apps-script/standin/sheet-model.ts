@@ -3,6 +3,7 @@
 import { AppsScriptException } from './errors';
 import { CELL_MAX_CHARS, DEFAULT_COLUMNS, DEFAULT_ROWS } from './limits';
 import { formatA1 } from './a1';
+import { DeveloperMetadataStore } from './developer-metadata';
 
 export type CellValue = string | number | boolean | Date;
 
@@ -77,6 +78,8 @@ export function displayOf(value: CellValue): string {
 export class SheetModel {
   private readonly rows: Array<Array<CellData | undefined> | undefined> = [];
   hidden = false;
+  /** The developer metadata on the sheet's columns. */
+  readonly metadata = new DeveloperMetadataStore('sheet');
 
   constructor(
     readonly id: number,
@@ -130,6 +133,7 @@ export class SheetModel {
 
   insertColumnsAfter(column: number, count: number): void {
     for (const row of this.rows) if (row && row.length > column) row.splice(column, 0, ...new Array(count));
+    this.metadata.shiftColumns(column, count);
     this.maxColumns += count;
   }
 

@@ -1,7 +1,12 @@
 // SpreadsheetApp as a script sees it: the active spreadsheet, its sheets and ranges over the SpreadsheetModel.
 // Custom functions get a read-only view (every write throws "You do not have permission to call ...") and no UI.
 import { formatA1, parseA1 } from './a1';
-import { addDeveloperMetadata, type DeveloperMetadata, DeveloperMetadataFinder } from './developer-metadata';
+import {
+  addDeveloperMetadata,
+  DeveloperMetadata,
+  DeveloperMetadataFinder,
+  METADATA_RANGE_MESSAGE,
+} from './developer-metadata';
 import type { SpreadsheetDocument } from './document';
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
@@ -112,6 +117,24 @@ export class Range extends AppsScriptObject {
   }
   getNote(): string {
     return this.sheet.get(this.row, this.column)?.note ?? '';
+  }
+  /** Whether the range is whole columns (every row of the sheet). */
+  private _wholeColumns(): boolean {
+    return this.row === 1 && this.rows === this.sheet.maxRows;
+  }
+  /** Developer metadata of an entire column (the stand-in models column metadata, not rows). */
+  addDeveloperMetadata(...args: unknown[]): this {
+    if (!this._wholeColumns() || this.columns !== 1) throw new AppsScriptException(METADATA_RANGE_MESSAGE);
+    addDeveloperMetadata(this.sheet.metadata, this.execution, args, this.column);
+    return this;
+  }
+  /** The developer metadata on the range's columns when it is whole columns (none for other ranges). */
+  getDeveloperMetadata(): DeveloperMetadata[] {
+    if (!this._wholeColumns()) return [];
+    const last = this.column + this.columns - 1;
+    return this.sheet.metadata.entries
+      .filter((e) => e.column !== undefined && e.column >= this.column && e.column <= last)
+      .map((e) => new DeveloperMetadata(this.sheet.metadata, e, this.execution));
   }
   isBlank(): boolean {
     return this._grid((r, c) => this.sheet.hasContent(r, c)).every((line) => line.every((has) => !has));

@@ -189,7 +189,7 @@ export class UrlFetchApp extends AppsScriptObject {
 
   private _allowed(what: string): void {
     if (this.execution.authMode === 'NONE') throw noPermission(what);
-    this.context.scopes.require(this.execution, what, [SCOPES.externalRequest]);
+    this.context.scopes.require(this.execution, what, [SCOPES.externalRequest], true);
   }
 
   async _fetch(urlArg: unknown, params: unknown): Promise<HTTPResponse> {

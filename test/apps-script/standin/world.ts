@@ -206,7 +206,10 @@ export class World {
   /** Runs one call from the realm on its fake object; errors become the realm's exceptions. */
   async call(execution: Execution, target: Target, method: string, args: unknown[]): Promise<RpcReply> {
     try {
-      if (this.serviceCallMs > 0 && this.clock.mode === 'virtual') this.clock.advance(this.serviceCallMs);
+      // A service call is a round trip to Google's servers: the execution waits, and others run meanwhile (each
+      // execution of a user runs on its own, "Simultaneous executions per user: 30").
+      if (this.serviceCallMs > 0 && this.clock.mode === 'virtual')
+        await this.timeline.sleep(execution.id, this.serviceCallMs);
       execution.checkTime();
       const object =
         'root' in target ? this.root(execution, target.root) : execution.handles.get(target.handle);

@@ -1,0 +1,90 @@
+// The formulas' queue of one spreadsheet and service: the domains that =DAPA cells running now are waiting for, which
+// execution sends for all of them (one at a time, so that cells running at once never overshoot the plan's minute
+// together), what the sends ended in besides records, and the window the sends left. It lives in the script cache
+// (a custom function may use CacheService; user properties are read-only to an editor's formula), under the shared
+// lock for every change. Records themselves go to the result cache (result-cache.ts), never here.
+import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
+import { currentSpreadsheet, now, scriptCache, sha256 } from '../platform/gas';
+import { isRecord, locked } from './storage';
+import { CACHE_PREFIX } from './storage-keys';
+
+/** A queue unused this long is gone (a minute's window and a sender's turn are long over by then). */
+const QUEUE_SECONDS = 600;
+/** What a send ended in besides a record is shown to waiting cells this long. */
+const ENDED_MS = 5 * 60_000;
+/** At most this many domains wait in the queue (a cache value holds 100 KB). */
+const MAX_WANTED = 2_000;
+
+export interface FormulaQueue {
+  /** Domain key → when a running formula first asked for it. */
+  wanted: Record<string, number>;
+  /** The execution that sends for every waiting cell, until when its turn lasts. */
+  sender?: { id: string; until: number };
+  /** The domains of the sender's request in flight now (their cells wait for them whatever the window says). */
+  sending?: string[];
+  /** What sends ended in besides a record (a skip, an error), by domain key, with when. */
+  ended: Record<string, { outcome: Outcome; at: number }>;
+  /** An error that ends every check with this key (wrong key, expired plan), with when. */
+  fatal?: { fatal: Fatal; at: number };
+  /** The plan's window as the last send left it. */
+  window?: WindowSnapshot;
+}
+
+function cacheKey(baseUrl: string): string | undefined {
+  const id = currentSpreadsheet()?.getId();
+  return id ? `${CACHE_PREFIX}q:${sha256(id + '\n' + baseUrl)}` : undefined;
+}
+
+function parseQueue(text: string | null, at: number): FormulaQueue {
+  const queue: FormulaQueue = { wanted: {}, ended: {} };
+  if (!text) return queue;
+  try {
+    const raw = JSON.parse(text) as unknown;
+    if (!isRecord(raw)) return queue;
+    if (isRecord(raw.wanted))
+      for (const [key, t] of Object.entries(raw.wanted)) if (typeof t === 'number') queue.wanted[key] = t;
+    if (isRecord(raw.sender) && typeof raw.sender.id === 'string' && typeof raw.sender.until === 'number')
+      queue.sender = { id: raw.sender.id, until: raw.sender.until };
+    if (Array.isArray(raw.sending))
+      queue.sending = raw.sending.filter((k): k is string => typeof k === 'string');
+    if (isRecord(raw.ended))
+      for (const [key, e] of Object.entries(raw.ended))
+        if (isRecord(e) && typeof e.at === 'number' && e.at > at - ENDED_MS && isRecord(e.outcome))
+          queue.ended[key] = { outcome: e.outcome as unknown as Outcome, at: e.at };
+    if (isRecord(raw.fatal) && typeof raw.fatal.at === 'number' && raw.fatal.at > at - ENDED_MS)
+      queue.fatal = { fatal: raw.fatal.fatal as Fatal, at: raw.fatal.at };
+    queue.window = restoreWindow(raw.window, at);
+  } catch {
+    // A damaged queue costs a wait at most: it starts afresh.
+  }
+  return queue;
+}
+
+/** The queue as it stands (no lock: a look, not a change). */
+export function readQueue(baseUrl: string): FormulaQueue {
+  const key = cacheKey(baseUrl);
+  return parseQueue(key ? scriptCache().get(key) : null, now());
+}
+
+/** Changes the queue under the shared lock and returns what `change` answered. */
+export function changeQueue<T>(baseUrl: string, change: (queue: FormulaQueue) => T): T {
+  const key = cacheKey(baseUrl);
+  if (!key) return change({ wanted: {}, ended: {} });
+  return locked(() => {
+    const cache = scriptCache();
+    const queue = parseQueue(cache.get(key), now());
+    const answer = change(queue);
+    const wanted = Object.entries(queue.wanted).sort((a, b) => a[1] - b[1]);
+    queue.wanted = Object.fromEntries(wanted.slice(0, MAX_WANTED));
+    cache.put(key, JSON.stringify(queue), QUEUE_SECONDS);
+    return answer;
+  });
+}
+
+/** The window every formula starts from: the stored one merged with the queue's newer sends. */
+export function formulasWindow(
+  stored: WindowSnapshot | undefined,
+  queue: FormulaQueue,
+): WindowSnapshot | undefined {
+  return queue.window ? mergeWindows(stored, queue.window) : stored;
+}

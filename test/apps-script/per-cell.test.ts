@@ -1,0 +1,131 @@
+// =DAPA(A2) dragged down, as spreadsheet people write it: every cell its own custom-function execution, many side by
+// side (the stand-in's customFunctionsAtOnce), through the built bundle on a virtual clock. Cells running at once
+// share requests and fill them with the domains of cells not yet running; no cell runs past its 30 seconds, nothing
+// is billed twice, blank rows cost nothing, and each cell says what is true (the budget, a refused permission).
+import type { SandboxConfig } from '../sandbox/handler';
+import type { VirtualSandbox } from '../sandbox/virtual';
+import type { AppsScriptStandIn, LoadOptions } from './harness';
+import { SCOPES } from './standin/scopes';
+import { domains, metricRows, useVirtualSandbox, virtualStandIn } from './support';
+
+const RPM = 'per-cell-rpm'; // 50 URLs a request, 10 requests a minute
+const ENTRY = 'per-cell-entry'; // the entry plan: 5 URLs a request, 60 URLs a minute
+const CONFIG: SandboxConfig = {
+  keys: {
+    [RPM]: { maxUrlsPerRequest: 50, requestsPerMinute: 10 },
+    [ENTRY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60 },
+  },
+};
+
+let sandbox: VirtualSandbox;
+let gas: AppsScriptStandIn | undefined;
+useVirtualSandbox(CONFIG, (s) => (sandbox = s));
+afterEach(async () => {
+  await gas?.close();
+  gas = undefined;
+});
+
+async function open(key: string, options: LoadOptions): Promise<AppsScriptStandIn> {
+  gas = await virtualStandIn(sandbox, key, CONFIG, {
+    virtualLatencyMs: 400,
+    serviceCallMs: 15,
+    triggerDelayMs: 5_000,
+    ...options,
+  });
+  return gas;
+}
+
+const stats = (key: string) => sandbox.sandbox.stats()[key];
+const billedTwice = (key: string) =>
+  Object.values(stats(key)?.billedByDomain ?? {}).filter((n) => n > 1).length;
+
+/** Domains in A2:A(n+1) and =DAPA(A{r}) beside each from B2 down to row `to`, entered as one drag. */
+async function dragDown(g: AppsScriptStandIn, list: readonly string[], to = list.length + 1): Promise<void> {
+  g.sheet.setValues(
+    `A2:A${list.length + 1}`,
+    list.map((d) => [d]),
+  );
+  for (let r = 3; r <= to; r++) g.sheet.setFormula(`B${r}`, `=DAPA(A${r})`);
+  await g.edit('B2', '=DAPA(A2)');
+}
+
+function column(g: AppsScriptStandIn, a1: string): string[] {
+  return g.sheet.getValues(a1).map((r) => String(r[0]));
+}
+
+describe('=DAPA(A2) dragged down', () => {
+  it('30 cells at once share full requests: 200 cells on a 50-per-request plan cost about 200 / 50 requests', async () => {
+    const g = await open(RPM, { customFunctionsAtOnce: 30 });
+    await dragDown(g, domains(200, 'rpm'));
+    expect(metricRows(g, 'B2:B201')).toBe(200);
+    expect(column(g, 'B2:B201').filter((v) => v.startsWith('#'))).toEqual([]);
+    // One 422 may teach the plan's maximum; the rest are full requests of 50.
+    expect(stats(RPM)?.requests).toBeLessThanOrEqual(Math.ceil(200 / 50) + 1);
+    expect(stats(RPM)?.billed).toBe(200);
+    expect(billedTwice(RPM)).toBe(0);
+    expect(g.maxSimultaneous).toBe(30);
+  });
+
+  it('dragged past the data, the blank rows send nothing and show blank cells', async () => {
+    const g = await open(RPM, { customFunctionsAtOnce: 10 });
+    await dragDown(g, domains(20, 'few'), 120);
+    expect(metricRows(g, 'B2:B21')).toBe(20);
+    expect(column(g, 'B22:B120').every((v) => v === '')).toBe(true);
+    const before = stats(RPM)?.requests ?? 0;
+    expect(before).toBeLessThanOrEqual(2);
+    for (let r = 22; r <= 120; r++) g.sheet.setFormula(`B${r}`, `=DAPA(A${r})`);
+    await g.recalculate();
+    expect(stats(RPM)?.requests).toBe(before);
+  });
+
+  it('on the entry plan no cell runs past its 30 seconds: what the minute allows fills, the rest say unfinished', async () => {
+    const g = await open(ENTRY, { customFunctionsAtOnce: 30 });
+    await dragDown(g, domains(150, 'entry'));
+    const values = column(g, 'B2:B151');
+    expect(values.filter((v) => v.startsWith('#'))).toEqual([]);
+    const filled = metricRows(g, 'B2:B151');
+    expect(filled).toBeGreaterThanOrEqual(60);
+    expect(values.filter((v) => v.startsWith('unfinished: refresh to finish'))).toHaveLength(150 - filled);
+    expect(g.executions.every((e) => e.kind !== 'custom-function' || (e.elapsedMs ?? 0) < 30_000)).toBe(true);
+    expect(stats(ENTRY)?.responsesByStatus?.[429] ?? 0).toBe(0);
+    expect(stats(ENTRY)?.billed).toBe(billedCount(ENTRY));
+    expect(billedTwice(ENTRY)).toBe(0);
+  });
+
+  it('a refused network call names what to grant, not a failing service (where Google refuses it)', async () => {
+    const granted = [SCOPES.spreadsheets, SCOPES.containerUi, SCOPES.scriptApp];
+    const g = await open(RPM, { grantedScopes: granted, customFunctionFetch: 'needs-grant' });
+    g.sheet.setValues('A2', [['example.com']]);
+    await g.edit('B2', '=DAPA(A2)');
+    expect(column(g, 'B2')[0]).toBe('#ERROR!');
+    expect(g.sheet.getNote('B2')).toMatch(/Connect to an external service/);
+    expect(stats(RPM)?.requests ?? 0).toBe(0);
+  });
+});
+
+function billedCount(key: string): number {
+  return Object.keys(stats(key)?.billedByDomain ?? {}).length;
+}
+
+describe('a formula past the monthly budget, background checks on', () => {
+  it('shows every billed domain within one background step, and the rest say the budget, never "checking"', async () => {
+    const g = await open(ENTRY, { customFunctionsAtOnce: 4 });
+    const list = domains(300, 'budget');
+    g.sheet.setValues(
+      'A1:A300',
+      list.map((d) => [d]),
+    );
+    await g.run('setCreditBudget', 100);
+    await g.run('startBackground');
+    await g.edit('B1', '=DAPA(A1:A300)');
+    for (let i = 0; i < 12; i++) {
+      await g.runTriggers({ until: g.clock.now() + 30 * 60_000, maxFirings: 1 });
+      // After each step (and the recalculation it causes), every domain billed so far is shown.
+      expect(metricRows(g, 'B1:E300')).toBe(stats(ENTRY)?.billed ?? 0);
+    }
+    expect(stats(ENTRY)?.billed).toBe(100);
+    const values = column(g, 'B1:B300');
+    expect(values.filter((v) => /checking in the background/.test(v))).toEqual([]);
+    expect(values.filter((v) => v.startsWith('credit_budget: credit budget reached'))).toHaveLength(200);
+  });
+});
