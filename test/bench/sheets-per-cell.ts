@@ -5,7 +5,7 @@
 // (with background checks on: by themselves; off: after Refresh from the menu, once a minute).
 import { DEFAULT_CONFIG, type SandboxConfig } from '../sandbox/handler';
 import { type AppsScriptStandIn, loadAppsScript, uniformLateness } from '../apps-script/harness';
-import { domains } from '../apps-script/support';
+import { domains, sheetsAddress } from '../apps-script/support';
 import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 
 const MINUTE = 60_000;
@@ -89,7 +89,11 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
   });
   try {
     sandbox.useClock(gas.clock);
-    await gas.run('saveSettings', { apiKey: setup.key, environment: 'custom', baseUrl: sandbox.url });
+    await gas.run('saveSettings', {
+      apiKey: setup.key,
+      environment: 'custom',
+      baseUrl: sheetsAddress(sandbox.url),
+    });
     const { count } = setup;
     const last = count + 1;
     const dragTo = Math.max(last, setup.dragTo ?? last);
