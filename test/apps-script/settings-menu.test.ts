@@ -80,6 +80,16 @@ describe('settings and the key', () => {
     await expect(
       gas.run('saveSettings', { environment: 'custom', baseUrl: 'https://a b.com' }),
     ).rejects.toThrow('The custom base URL cannot contain spaces.');
+    // Apps Script fetches from Google's servers: a local or http address could never be reached, so it is refused
+    // with why, and nothing is saved.
+    for (const environment of ['custom', 'staging'] as const)
+      for (const baseUrl of ['http://127.0.0.1:8787', 'http://api.your-proxy.com'])
+        await expect(gas.run('saveSettings', { environment, baseUrl })).rejects.toThrow(
+          `The ${environment} address must start with https://`,
+        );
+    await expect(
+      gas.run('saveSettings', { environment: 'custom', baseUrl: 'http://127.0.0.1:8787' }),
+    ).rejects.toThrow(/can never be reached from there.*urlFetchWhitelist in appsscript\.json/);
     await expect(gas.run('saveSettings', { apiKey: 'two words' })).rejects.toThrow(/cannot contain spaces/);
     await expect(gas.run('saveSettings', { environment: 'moon' })).rejects.toThrow(
       /Unknown environment "moon"/,

@@ -223,6 +223,16 @@ describe('the first hour', () => {
     const node = flat('n8n-node/README.md');
     expect(node).toContain(`**n8n ${pinned} or later**`);
     expect(flat('README.md')).toContain(`self-hosted n8n, ${pinned} or later`);
+    const next = (
+      JSON.parse(read('test/n8n-e2e/n8n-install-next/package.json')) as { dependencies: { n8n: string } }
+    ).dependencies.n8n;
+    for (const file of ['README.md', 'n8n-node/README.md'])
+      for (const m of flat(file).matchAll(/n8n (\d+\.\d+\.\d+)/g))
+        expect({ file, version: m[1], pinned: [pinned, next].includes(m[1]) }).toEqual({
+          file,
+          version: m[1],
+          pinned: true,
+        });
     expect(read('n8n-node/README.md')).toContain('node n8n-node/install.mjs ~/.n8n/custom');
     expect(read('test/n8n-e2e/lib/n8n.ts')).toMatch(/'n8n-node', 'install\.mjs'/);
   });
