@@ -29,6 +29,7 @@ function typedBaseUrl(environment: Environment, typed: string): string {
   if (!/^https:\/\/[^\s/]+/i.test(url)) throw new Error(httpsOnlyMessage(environment));
   return baseUrlFor(environment, url);
 }
+
 const MAX_KEY_LENGTH = 512;
 
 /** "••••••1234" for a key of 8 characters or more; a shorter key shows no character at all. */
