@@ -408,6 +408,13 @@ function row(r: ScenarioResult): string {
 
 async function main(): Promise<void> {
   assertBundleIsCurrent();
+  if (process.env.SHEETS_ONLY === 'B') {
+    // One scenario alone, for a quick look while working on the background (nothing is written).
+    const only = await sidebarScenario(BASE);
+    await close(only.w);
+    console.log(row(only.result));
+    return;
+  }
   const results: ScenarioResult[] = [];
   const nextDays: NextDay[] = [];
 
