@@ -1,5 +1,5 @@
-// The window between executions: a snapshot a shell stored (JSON text or the parsed value) read back with plain
-// checks, and two snapshots of executions that started from the same stored one merged into one.
+// The window between executions: the snapshot a shell stores as it is, read back with plain checks (JSON text or the
+// parsed value, older formats included), and two snapshots of executions that started from one stored one merged.
 import { type Hold, type Holds, isNum, storedHolds } from './holds';
 import {
   LIMIT_NAMES,
