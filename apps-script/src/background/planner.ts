@@ -131,7 +131,7 @@ export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
  * The day's trigger runtime a step may spend sleeping: half the consumer quota of 90 min a day (the other half is
  * the steps' work; a 10,000-row job's steps work about 15 minutes of it).
  */
-export const SLEEP_BUDGET_MS = 45 * 60_000;
+export const SLEEP_BUDGET_MS = 60 * 60_000;
 
 /** Runtime left for sleeping today, given what the day's trigger executions used so far. */
 export function sleepBudget(usedTodayMs: number): number {

@@ -37,6 +37,11 @@ export interface RunStart {
   jobLeft: number;
   /** Why the step cannot work at all (no key): it ends at once and says so. */
   stopped?: string;
+  /**
+   * The service answered this spreadsheet's previous step a short while ago: the step need not open with a single
+   * request (a probe that keeps a blocked network to one request), and sends the whole window at once.
+   */
+  answeredLately?: boolean;
 }
 
 /** A check of the formulas' domains: n of these keys may be sent, reusing results kept since `since`. */
@@ -136,7 +141,7 @@ export class BackgroundRun {
       return this.end('window', Math.max(now, emptyAt - ahead));
     }
     const left = this.left;
-    const first = this.sent === 0;
+    const first = this.sent === 0 && !this.start.answeredLately;
     const plan = planStep({
       now,
       room,
@@ -148,7 +153,7 @@ export class BackgroundRun {
       first,
       probed: this.probed,
     });
-    this.probed = first && plan.kind === 'check';
+    this.probed = this.sent === 0 && first && plan.kind === 'check';
     if (plan.kind === 'wait') return plan;
     if (plan.kind === 'schedule') return this.end('window', plan.at);
     if (plan.kind === 'idle') return this.end();

@@ -2,6 +2,7 @@
 // the sidebar's continueJob (waiting out the plan's limits within ~25 s) and for background steps (sending what the
 // plan's window allows, no waiting); a turn holds the job's lease and adds its progress to the stored job. 10,000 rows
 // finish in short turns. Starting a job from the sidebar is sidebar/job.ts; a scheduled refresh's job starts here.
+// Over 300 lines: a turn's slices, how it settles and how the job is claimed share the stored job and its lease.
 /// <reference types="google-apps-script" />
 import { type Outcome, outcomeText } from '../../../shared';
 import type { JobState } from '../../sidebar/contract';
