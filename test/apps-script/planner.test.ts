@@ -118,9 +118,9 @@ describe('observeLateness', () => {
     expect(observeLateness({}, 3_600_000).highMs).toBe(90_000);
   });
 
-  it('the sleep budget is half the 90-minute consumer quota, then none', () => {
-    expect(sleepBudget(0)).toBe(45 * MINUTE);
-    expect(sleepBudget(50 * MINUTE)).toBe(0);
+  it('the sleep budget is two thirds of the 90-minute consumer quota, then none', () => {
+    expect(sleepBudget(0)).toBe(60 * MINUTE);
+    expect(sleepBudget(70 * MINUTE)).toBe(0);
   });
 });
 

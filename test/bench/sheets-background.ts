@@ -746,7 +746,7 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes about 20–40 calls.
 - How late \`after()\` triggers really fire is not documented (reports say from a few seconds to about a minute); the
   headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than it would sleep anyway
-  (apps-script/src/background/planner.ts), while the day's runtime stays under 45 minutes (half the consumer quota);
+  (apps-script/src/background/planner.ts), while the day's runtime stays under 60 minutes (two thirds of the consumer quota);
   the next step is scheduled ahead by what that budget allows spread over the windows left (a short list: the most
   lateness seen lately), and sleeps the rest if it comes early. Past that budget, steps end and are scheduled ahead
   by the least lateness plus half of what varies.

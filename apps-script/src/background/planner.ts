@@ -128,8 +128,8 @@ export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
 }
 
 /**
- * The day's trigger runtime a step may spend sleeping: half the consumer quota of 90 min a day (the other half is
- * the steps' work; a 10,000-row job's steps work about 15 minutes of it).
+ * The day's trigger runtime a step may spend sleeping: two thirds of the consumer quota of 90 min a day (a
+ * 10,000-row job's steps spend most of it waking ahead of their windows; the rest of the quota is left to work).
  */
 export const SLEEP_BUDGET_MS = 60 * 60_000;
 
