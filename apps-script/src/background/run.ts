@@ -4,7 +4,7 @@
 // stopped it, what was billed), which the shell writes once. The decisions themselves are the planner's (planner.ts).
 import type { Room } from '../../../shared';
 import { earliest, type WantCause, type Wanted } from '../stores/wanted';
-import { aheadMs, type Cadence, type Lateness, planStep } from './planner';
+import { type Cadence, type Lateness, planStep } from './planner';
 
 /** Error codes after which background work stops and says why, instead of trying again in a loop. */
 const STOPPING = [
@@ -132,13 +132,10 @@ export class BackgroundRun {
     const { cadence, endsAt, lateness } = this.start;
     const budget = cadence === 'sidebar' ? Infinity : waitBudgetMs;
     if (this.stalled) {
-      // Nothing came back: wait for the window to empty, here when the step lasts that long.
+      // Nothing came back (the window was spent elsewhere, or a probe was refused): nothing goes before the window
+      // has emptied; whether to wait for it here or end is the planner's rule, as for any wait.
       this.stalled = false;
-      const emptyAt = Math.max(now + 1000, room.emptyAt);
-      if (emptyAt <= endsAt && cadence !== 'sidebar') return { kind: 'wait', until: emptyAt };
-      const windows = Math.max(1, Math.ceil(this.left / Math.max(1, room.capacity)));
-      const ahead = cadence === 'minute' ? aheadMs(lateness, budget, windows) : 0;
-      return this.end('window', Math.max(now, emptyAt - ahead));
+      room = { ...room, urls: 0, requests: 0, emptyAt: Math.max(now + 1000, room.emptyAt) };
     }
     const left = this.left;
     const first = this.sent === 0 && !this.start.answeredLately;

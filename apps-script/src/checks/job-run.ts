@@ -175,16 +175,26 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: JobPace,
   job.done += rows.size;
   job.cursor = first + (firstLeft ?? count);
   if (report?.fatal) turn.stop = { code: report.fatal.code, message: outcomeText(report.fatal) };
-  return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first };
+  // The new domains the slice sent (what it spent of a background check's allowance).
+  const sent = new Set(
+    (report?.outcomes ?? []).flatMap((o) =>
+      (o.kind === 'record' && o.cached) || (o.kind === 'error' && o.code === 'unfinished') ? [] : [o.key],
+    ),
+  ).size;
+  return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first, sent };
 }
 
 /** Slices until the job is done, the pace says stop, a fatal error comes, or rows must wait for later. */
 function runTurn(sheet: Sheet, job: StoredJob, apiKey: string, pace: JobPace, turn: Turn): void {
+  let allowance = pace.kind === 'background' ? pace.maxSend : Infinity;
   while (job.cursor <= job.lastRow && now() < pace.startBy && !turn.cancelled()) {
-    const { left, moved } = checkSlice(sheet, job, apiKey, pace, turn);
+    const slicePace = pace.kind === 'background' ? { ...pace, maxSend: allowance } : pace;
+    const { left, moved, sent } = checkSlice(sheet, job, apiKey, slicePace, turn);
     turn.progressed ||= moved;
-    // A background step's check is one slice: its run decides what the window allows next.
-    if (turn.stop || left || pace.kind === 'background') return;
+    allowance -= sent;
+    // A background check spends its allowance across slices (a slice that ends mid-window hands the rest of the
+    // window to the next one), then its run decides what the window allows next.
+    if (turn.stop || left || allowance <= 0) return;
   }
 }
 
