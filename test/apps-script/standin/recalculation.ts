@@ -43,7 +43,10 @@ function normalizeResult(value: unknown): CellValue[][] {
 export interface RecalculationOptions {
   /** The script's custom functions (customFunctionNames). */
   customFunctions: Set<string>;
-  /** How many formula cells recalculate side by side. */
+  /**
+   * How many formula cells recalculate side by side, each its own execution ("Each time a custom function is used in
+   * a spreadsheet, Sheets makes a separate call to the Apps Script server"; Google does not say how many at once).
+   */
   atOnce: number;
   /** "Sheets keeps a custom function's result for identical arguments" (LoadOptions.keepsIdenticalResults). */
   keepsIdenticalResults: boolean;
