@@ -102,7 +102,7 @@ export class AppsScriptStandIn {
   readonly clock: SharedClock;
   private readonly world: World;
   private readonly session: Session;
-  private readonly started: Executions;
+  private readonly executor: Executions;
   private readonly recalculation: Recalculation;
   private readonly sidebar: SidebarTimer;
   private readonly triggerRunner: TriggerRunner;
@@ -128,25 +128,25 @@ export class AppsScriptStandIn {
     this.world = new World(this.clock, projectDir);
     configureWorld(this.world, options, projectDir);
     this.session = new Session(this.world, this.clock, this.owner, options.user ?? this.owner);
-    this.started = new Executions(code, this.session, {
+    this.executor = new Executions(code, this.session, {
       simultaneous: options.simultaneousExecutions ?? SIMULTANEOUS_EXECUTIONS_PER_USER,
       customFunctionsSetUserProperties: options.customFunctionsSetUserProperties ?? 'owner',
     });
-    this.recalculation = new Recalculation(this.session, this.started, {
+    this.recalculation = new Recalculation(this.session, this.executor, {
       customFunctions: customFunctionNames(code),
       atOnce: Math.max(1, options.customFunctionsAtOnce ?? 4),
       keepsIdenticalResults: options.keepsIdenticalResults ?? false,
     });
-    this.sidebar = new SidebarTimer(this.session, this.started, this.recalculation);
+    this.sidebar = new SidebarTimer(this.session, this.executor, this.recalculation);
     const delay = options.triggerDelayMs ?? uniformLateness(options.triggerLatenessSeed ?? 1);
-    this.triggerRunner = new TriggerRunner(this.session, this.started, this.recalculation, this.sidebar, {
+    this.triggerRunner = new TriggerRunner(this.session, this.executor, this.recalculation, this.sidebar, {
       delay: typeof delay === 'function' ? delay : () => delay,
       quotaMs: options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'],
     });
     this.edits = new Edits(this.session, this.triggerRunner, this.recalculation);
     this.refusedTriggers = this.triggerRunner.refused;
     this.skippedTriggers = this.triggerRunner.skipped;
-    this.tooManySimultaneous = this.started.tooManySimultaneous;
+    this.tooManySimultaneous = this.executor.tooManySimultaneous;
     this.sidebarCalls = this.sidebar.calls;
     this.sheet = sheetApi(this.session);
   }
@@ -166,7 +166,7 @@ export class AppsScriptStandIn {
 
   /** The most executions of one user running at one moment. */
   get maxSimultaneous(): number {
-    return this.started.maxSimultaneous;
+    return this.executor.maxSimultaneous;
   }
 
   /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
@@ -293,7 +293,7 @@ export class AppsScriptStandIn {
 
   async runWithAuthMode<T = unknown>(authMode: AuthMode, name: string, ...args: unknown[]): Promise<T> {
     try {
-      return (await this.started.execute({ functionName: name, args, kind: 'server', authMode })) as T;
+      return (await this.executor.execute({ functionName: name, args, kind: 'server', authMode })) as T;
     } finally {
       await this.recalculate();
     }
@@ -317,7 +317,7 @@ export class AppsScriptStandIn {
     if (options.at !== undefined && options.at > this.clock.now())
       await this.world.timeline.waitUntil(options.at);
     try {
-      return (await this.started.execute({
+      return (await this.executor.execute({
         functionName: name,
         args,
         kind: 'server',
@@ -394,11 +394,11 @@ export class AppsScriptStandIn {
   }
 
   get executions(): ExecutionRecord[] {
-    return this.started.records;
+    return this.executor.records;
   }
 
   async close(): Promise<void> {
-    await this.started.close();
+    await this.executor.close();
   }
 }
 
