@@ -2,7 +2,8 @@
 // Utilities.sleep), `runSyncAll` for Apps Script sending a run's requests together (UrlFetchApp.fetchAll), `runAsync`
 // for n8n and Node (a Promise-returning send + sleep). All three take their turns from `turn`.
 import type { Report } from './outcome';
-import type { CheckRun, HttpRequest, NetworkFailure, Step } from './run';
+import type { CheckRun } from './run';
+import type { HttpRequest, NetworkFailure, Step } from './step';
 import type { DomainRecord, HttpAnswer } from './wire';
 
 interface Io {

@@ -1,17 +1,12 @@
 // A key test that bills nothing: one request whose only entry is empty. A valid key on an active plan gets the
 // all-skipped 422 envelope (`empty_url`, 0 processed); a wrong key or an expired plan gets its own 401.
-import { JSON_HEADERS, endpointUrl } from './endpoints';
-import type { HttpRequest } from './run';
+import { endpointUrl } from './endpoints';
+import { type HttpRequest, checkRequest } from './step';
 import { networkBlockedMessage } from './wording';
 import { type HttpAnswer, classify } from './wire';
 
 export function keyProbeRequest(baseUrl: string): HttpRequest {
-  return {
-    method: 'POST',
-    url: endpointUrl(baseUrl),
-    headers: { ...JSON_HEADERS },
-    body: JSON.stringify({ urls: [''] }),
-  };
+  return checkRequest(endpointUrl(baseUrl), ['']);
 }
 
 export type KeyProbeResult =

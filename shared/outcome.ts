@@ -1,6 +1,8 @@
-// What a check run gives back: exactly one Outcome per input position, and the totals of the run.
+// What a check run gives back: exactly one Outcome per input position, and the totals of the run; and the
+// outcomes a run ends its positions with.
+import type { Entry } from './inputs';
 import type { WindowSnapshot } from './window';
-import type { DomainRecord } from './wire';
+import type { DomainRecord, SkippedEntry } from './wire';
 
 export type SkipReason =
   | 'invalid_url_format'
@@ -133,4 +135,52 @@ export interface Report {
   fatal?: Fatal;
   /** The plan's window as this run left it (earlier sends it started from, its own, what it learned). */
   window: WindowSnapshot;
+}
+
+/** An error outcome for any key, with its data and the service's own text when there is one. */
+export function errorOutcome(
+  code: ErrorCode,
+  retryable: boolean,
+  detail?: OutcomeDetail,
+  serverText?: string,
+): (key: string) => Outcome {
+  return (key) => {
+    const outcome: Outcome = { kind: 'error', code, retryable, key };
+    if (serverText !== undefined) outcome.serverText = serverText;
+    if (detail !== undefined) outcome.detail = detail;
+    return outcome;
+  };
+}
+
+/** A position the run did not get to: running again can finish it. */
+export function unfinished(detail: OutcomeDetail): (key: string) => Outcome {
+  return errorOutcome('unfinished', true, detail);
+}
+
+/** The outcome of a domain not sent (or sent in vain) because of the plan's rate limit, when the run does not wait. */
+export function rateLimitSkip(detail: OutcomeDetail): (key: string) => Outcome {
+  return (key) => ({ kind: 'skip', reason: 'rate_limit_reached', retryable: true, key, detail });
+}
+
+/** A domain not sent because the run's credit budget was spent: a later run with credits left sends it. */
+export function budgetSkip(budget: number): (key: string) => Outcome {
+  return (key) => ({ kind: 'skip', reason: 'credit_budget', retryable: true, key, detail: { budget } });
+}
+
+/** A skip as the service reported it, with its own text when it sent one. */
+export function serverSkip(key: string, skip: SkippedEntry, retryable: boolean): Outcome {
+  const outcome: Outcome = { kind: 'skip', reason: skip.reason, retryable, key };
+  if (skip.message) outcome.serverText = skip.message;
+  return outcome;
+}
+
+/** The outcome of a position decided locally, with no request: a blank, or a value that is no domain. */
+export function localOutcome(entry: Exclude<Entry, { kind: 'candidate' }>): Outcome {
+  if (entry.kind === 'blank') return { kind: 'skip', reason: 'empty_url', retryable: false, blank: true };
+  return {
+    kind: 'skip',
+    reason: entry.reason,
+    retryable: false,
+    detail: { input: entry.problem, value: entry.value },
+  };
 }

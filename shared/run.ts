@@ -3,11 +3,25 @@
 // with `receive`; it may keep several requests in flight (`inFlight`) for a driver that sends them together.
 // When the next request may go is the plan's window's answer alone (window.ts). Every input position ends in exactly
 // one Outcome, whatever the server or the network does.
-import { JSON_HEADERS, endpointUrl } from './endpoints';
-import { type Entry, keyOfDomain, toEntry } from './inputs';
-import type { ErrorCode, Fatal, Learned, Outcome, OutcomeDetail, Report, Totals } from './outcome';
-import { type Pace, PlanWindow, WINDOW_MS, type WindowSnapshot } from './window';
+import { endpointUrl } from './endpoints';
+import { type Entry, toEntry } from './inputs';
+import {
+  type Fatal,
+  type Outcome,
+  type Report,
+  budgetSkip,
+  errorOutcome,
+  localOutcome,
+  rateLimitSkip,
+  serverSkip,
+  unfinished,
+} from './outcome';
+import { keyOfSkip, matchRecords } from './pairing';
 import { fullJitter, seededRandom } from './random';
+import { type Resolved, type RunOptions, resolve } from './run-options';
+import { newCounts, totalsOf } from './totals';
+import { type NetworkFailure, type Step, checkRequest } from './step';
+import { PlanWindow, WINDOW_MS, type WindowSnapshot } from './window';
 import {
   type Answer,
   type DomainRecord,
@@ -17,98 +31,9 @@ import {
   readServerRate,
 } from './wire';
 
-export interface RunOptions {
-  /** Base URL of the service (see BASE_URLS); the path is added here. */
-  baseUrl: string;
-  /** Absolute time, on the driver's clock, by which the run must have stopped. */
-  deadline: number;
-  /** URLs per request the caller wants (a user setting); else the window's known maximum, else 100. */
-  maxUrlsPerRequest?: number;
-  /** The plan's window as earlier executions left it (their sends and what they learned): the run starts from it. */
-  window?: WindowSnapshot;
-  /** Rate limits the caller states as known (tests, benchmarks); the run paces to them from its first request. */
-  pace?: Pace;
-  /** How many times a domain is sent again after `lookup_failed` (default 3). */
-  retries?: number;
-  /** Whether to wait out `rate_limit_reached` skips and 429s (default true); false ends them as skips at once. */
-  waitForRateLimits?: boolean;
-  /** Longest total wait the run may ask for (default: no limit besides the deadline). */
-  maxWaitMs?: number;
-  /** Failed answers in a row (5xx, network, unreadable) after which the run gives up (default 5). */
-  maxConsecutiveFailures?: number;
-  /** Seed for the jitter of backoffs (default 1). */
-  seed?: number;
-  /** URLs left in the whole work this run is a part of (a background step's queue): whether a probe above an
-   *  inferred limit is worth it is judged by it (default: the run's own queue). */
-  left?: number;
-  /** Distinct domains (not answered by the cache) the run may send at most; the rest end unfinished, not run. */
-  maxSend?: number;
-  /**
-   * Requests the run may have in flight at once, for a driver that sends them together (runSyncAll; default 1).
-   * More than one only once the plan's maximum per request is known when the run starts: else each would pay a 422.
-   */
-  inFlight?: number;
-  /**
-   * Credits the run may spend: it never has more URLs sent and not yet answered than the credits left (a request
-   * bills at most its URLs), so billed <= creditBudget whatever the server answers. Domains past it end as
-   * retryable `credit_budget` skips, never sent (default: no ceiling).
-   */
-  creditBudget?: number;
-}
-
-/** RunOptions with every default filled in, once. */
-type Resolved = Required<Omit<RunOptions, 'maxUrlsPerRequest' | 'window' | 'pace'>> &
-  Pick<RunOptions, 'window' | 'pace'>;
-
-function resolve(options: RunOptions, known: number | undefined): Resolved {
-  const resolved: Resolved = {
-    retries: 3,
-    waitForRateLimits: true,
-    maxWaitMs: Infinity,
-    maxConsecutiveFailures: 5,
-    seed: 1,
-    left: 0,
-    maxSend: Infinity,
-    inFlight: 1,
-    creditBudget: Infinity,
-    ...definedOnly(options),
-  };
-  resolved.maxSend = Math.max(0, Math.floor(resolved.maxSend));
-  resolved.creditBudget = Math.max(0, Math.floor(resolved.creditBudget));
-  resolved.inFlight = known === undefined ? 1 : Math.max(1, resolved.inFlight);
-  return resolved;
-}
-
-/** The options a caller set (an explicit undefined leaves the default). */
-function definedOnly(options: RunOptions): RunOptions {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as RunOptions;
-}
-
 /** First batch size when the plan's maximum is unknown; a 422 Limit Exceeded shrinks it. */
 export const DEFAULT_BATCH_SIZE = 100;
 const RATE_LIMIT_RESENDS = 25;
-
-export interface HttpRequest {
-  method: 'POST';
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * What the driver does next: send a request (and it may ask again before the answer, up to `inFlight` requests);
- * wait; hand back the answers of the requests in flight first (`receive`: nothing more may go before them); or stop.
- */
-export type Step =
-  | { type: 'send'; id: number; urls: string[]; request: HttpRequest }
-  | { type: 'wait'; ms: number }
-  | { type: 'receive' }
-  | { type: 'done' };
-
-/** A transport failure the driver saw instead of an HTTP answer. */
-export interface NetworkFailure {
-  error: string;
-}
 
 interface Domain {
   key: string;
@@ -142,16 +67,7 @@ export class CheckRun {
   private fatal?: Fatal;
   /** Set once the run has finished: the outcome of a domain whose request comes back to be sent again. */
   private finalOutcome?: (key: string) => Outcome;
-  private readonly counts = {
-    requests: 0,
-    billed: 0,
-    retries: 0,
-    waitedMs: 0,
-    cached: 0,
-    rateLimited: 0,
-    limitExceeded: 0,
-    transient: 0,
-  };
+  private readonly counts = newCounts();
   private readonly endpoint: string;
 
   constructor(values: readonly unknown[], options: RunOptions) {
@@ -163,7 +79,7 @@ export class CheckRun {
       this.queue.push(entry.key);
     }
     this.pacer = new PlanWindow(options.window, options.pace);
-    const known = this.pacer.limits.maxUrlsPerRequest?.value;
+    const known = this.pacer.learned().maxUrlsPerRequest;
     this.batchSize = Math.max(1, Math.floor(options.maxUrlsPerRequest ?? known ?? DEFAULT_BATCH_SIZE));
     this.options = resolve(options, known);
     this.random = seededRandom(this.options.seed);
@@ -197,7 +113,6 @@ export class CheckRun {
     if (credits <= 0)
       return this.inflight.size > 0 ? this.settled() : this.finish(budgetSkip(this.options.creditBudget));
     const wanted = Math.min(this.batchSize, this.queue.length, credits);
-    const hold = this.pacer.hold;
     const slot = this.pacer.plan(
       now,
       wanted,
@@ -208,8 +123,8 @@ export class CheckRun {
     if (slot.at > now) {
       if (this.inflight.size > 0) return { type: 'receive' }; // their answers may change the plan
       const ms = slot.at - now;
-      const forFailure = hold?.cause === 'failure' && slot.at <= hold.until;
-      if (!forFailure && !this.options.waitForRateLimits)
+      // A backoff after failed answers is waited out even when rate limits are not.
+      if (!this.pacer.heldFor('failure', slot.at) && !this.options.waitForRateLimits)
         return this.finish(rateLimitSkip({ why: 'waiting_off', waitMs: ms }));
       if (slot.at + latency > this.options.deadline)
         return this.finish(unfinished({ why: 'deadline', waitMs: ms }));
@@ -220,8 +135,7 @@ export class CheckRun {
     }
     if (now + latency > this.options.deadline) return this.finish(unfinished({ why: 'deadline' }));
     const keys = this.queue.splice(0, slot.urls);
-    this.pacer.hold = undefined; // it has passed
-    this.pacer.observedSince ??= now;
+    this.pacer.sent(now);
     const id = this.nextId++;
     this.inflight.set(id, { keys, sentAt: now, probe: slot.probe });
     this.counts.requests += 1;
@@ -229,12 +143,7 @@ export class CheckRun {
       type: 'send',
       id,
       urls: keys,
-      request: {
-        method: 'POST',
-        url: this.endpoint,
-        headers: { ...JSON_HEADERS },
-        body: JSON.stringify({ urls: keys }),
-      },
+      request: checkRequest(this.endpoint, keys),
     };
   }
 
@@ -290,7 +199,6 @@ export class CheckRun {
     if (!this.finalOutcome) this.finish(errorOutcome('cancelled', false));
   }
 
-  /** One outcome per input position, the totals, what was learned, and what may be cached. */
   /** Records received since the last call: a driver hands them to the shell to keep before anything can fail. */
   newRecords(): Array<{ key: string; record: DomainRecord }> {
     const records = this.fresh.slice(this.freshHanded);
@@ -298,22 +206,17 @@ export class CheckRun {
     return records;
   }
 
+  /** One outcome per input position, the totals, what was learned, and what may be cached. */
   report(): Report {
-    const outcomes = this.entries.map((entry): Outcome => {
-      if (entry.kind === 'blank') return { kind: 'skip', reason: 'empty_url', retryable: false, blank: true };
-      if (entry.kind === 'rejected')
-        return {
-          kind: 'skip',
-          reason: entry.reason,
-          retryable: false,
-          detail: { input: entry.problem, value: entry.value },
-        };
-      return this.domains.get(entry.key)?.outcome ?? unfinished({ why: 'not_run' })(entry.key);
-    });
+    const outcomes = this.entries.map((entry): Outcome =>
+      entry.kind === 'candidate'
+        ? (this.domains.get(entry.key)?.outcome ?? unfinished({ why: 'not_run' })(entry.key))
+        : localOutcome(entry),
+    );
     return {
       outcomes,
-      totals: this.totals(outcomes),
-      learned: this.learned(),
+      totals: totalsOf(outcomes, this.domains.size, this.counts),
+      learned: this.pacer.learned(),
       fresh: this.fresh.slice(),
       fatal: this.fatal,
       window: this.window(this.lastNow),
@@ -323,16 +226,6 @@ export class CheckRun {
   /** The plan's window now: the sends of earlier executions this run started from, its own, and its limits. */
   window(now: number): WindowSnapshot {
     return this.pacer.snapshot(Number.isFinite(now) ? now : (this.options.window?.at ?? 0));
-  }
-
-  /** What is known of the plan, as plain numbers (for display and for a shell's own batch sizing). */
-  private learned(): Learned {
-    const learned: Learned = {};
-    const limits = this.pacer.limits;
-    if (limits.maxUrlsPerRequest) learned.maxUrlsPerRequest = limits.maxUrlsPerRequest.value;
-    if (limits.requestsPerMinute) learned.requestsPerMinute = limits.requestsPerMinute.value;
-    if (limits.urlsPerMinute) learned.urlsPerMinute = limits.urlsPerMinute.value;
-    return learned;
   }
 
   private onEnvelope(
@@ -349,7 +242,7 @@ export class CheckRun {
     const open = new Set(keys);
     const rateLimited: string[] = [];
     for (const skip of answer.skipped) {
-      const key = this.keyOfSkip(skip, keys, open);
+      const key = keyOfSkip(skip, keys, open);
       if (key === undefined) continue;
       open.delete(key);
       if (skip.reason === 'rate_limit_reached') rateLimited.push(key);
@@ -396,7 +289,7 @@ export class CheckRun {
       // The minute's budget was spent by sends from before this run (another run with the same key). They have
       // all left the window a minute after this run's first request; until then, or when that has passed, back off.
       this.spentWindowsInRow += 1;
-      const priorGone = (this.pacer.observedSince ?? now) + WINDOW_MS + 1;
+      const priorGone = this.pacer.othersGoneAt(now);
       this.pacer.holdUntil(
         priorGone > now ? priorGone : now + fullJitter(this.spentWindowsInRow, this.random, 2000, 60_000),
         'rate_limit',
@@ -444,22 +337,6 @@ export class CheckRun {
     }
     this.pacer.holdUntil(now + (retryAfterMs ?? fullJitter(this.failuresInRow, this.random)), 'failure');
     this.requeue(keys, 'front');
-  }
-
-  /** Finds the key a skipped entry speaks of: by its index when the url agrees, else by its url. */
-  private keyOfSkip(skip: SkippedEntry, keys: string[], open: Set<string>): string | undefined {
-    const i = skip.index;
-    const byIndex = i !== undefined && Number.isInteger(i) && i >= 0 && i < keys.length ? keys[i] : undefined;
-    const url = (skip.url ?? '').trim();
-    if (
-      byIndex !== undefined &&
-      open.has(byIndex) &&
-      (url === '' || url === byIndex || keyOfDomain(url) === byIndex)
-    )
-      return byIndex;
-    if (url === '') return undefined;
-    const k = keyOfDomain(url);
-    return open.has(k) ? k : keys.find((key) => open.has(key) && key === url.toLowerCase());
   }
 
   /** Queues keys to be sent again; once the run has finished, they end with its final outcome instead. */
@@ -518,106 +395,4 @@ export class CheckRun {
     this.fatal = fatal;
     this.finish(errorOutcome(fatal.code, fatal.retryable, fatal.detail, fatal.serverText));
   }
-
-  private totals(outcomes: Outcome[]): Totals {
-    const skippedByReason: Record<string, number> = {};
-    const errorsByCode: Record<string, number> = {};
-    let records = 0;
-    let blanks = 0;
-    for (const o of outcomes) {
-      if (o.kind === 'record') records += 1;
-      else if (o.kind === 'skip') {
-        skippedByReason[o.reason] = (skippedByReason[o.reason] ?? 0) + 1;
-        if (o.blank) blanks += 1;
-      } else errorsByCode[o.code] = (errorsByCode[o.code] ?? 0) + 1;
-    }
-    const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-    const c = this.counts;
-    return {
-      inputs: outcomes.length,
-      records,
-      skips: sum(skippedByReason),
-      errors: sum(errorsByCode),
-      blanks,
-      distinct: this.domains.size,
-      cached: c.cached,
-      requests: c.requests,
-      billed: c.billed,
-      retries: c.retries,
-      waitedMs: c.waitedMs,
-      skippedByReason,
-      errorsByCode,
-      responses: { rateLimited: c.rateLimited, limitExceeded: c.limitExceeded, transient: c.transient },
-    };
-  }
-}
-
-/**
- * Pairs records with the keys that were sent, never by order: first by the normalized domain, then by one
- * being a subdomain of the other (a server may answer for the registrable domain), then a lone leftover pair.
- */
-export function matchRecords(
-  keys: readonly string[],
-  records: readonly DomainRecord[],
-): { matched: Map<string, DomainRecord>; unmatched: DomainRecord[] } {
-  const matched = new Map<string, DomainRecord>();
-  const open = new Set(keys);
-  let rest: DomainRecord[] = [];
-  for (const record of records) {
-    const k = keyOfDomain(record.domain);
-    if (open.has(k)) {
-      matched.set(k, record);
-      open.delete(k);
-    } else if (!matched.has(k)) rest.push(record);
-  }
-  rest = rest.filter((record) => {
-    const k = keyOfDomain(record.domain);
-    const related = [...open].filter((key) => key.endsWith('.' + k) || k.endsWith('.' + key));
-    if (related.length !== 1) return true;
-    matched.set(related[0], record);
-    open.delete(related[0]);
-    return false;
-  });
-  if (rest.length === 1 && open.size === 1) {
-    const [key] = open;
-    matched.set(key, rest[0]);
-    rest = [];
-  }
-  return { matched, unmatched: rest };
-}
-
-function errorOutcome(
-  code: ErrorCode,
-  retryable: boolean,
-  detail?: OutcomeDetail,
-  serverText?: string,
-): (key: string) => Outcome {
-  return (key) => {
-    const outcome: Outcome = { kind: 'error', code, retryable, key };
-    if (serverText !== undefined) outcome.serverText = serverText;
-    if (detail !== undefined) outcome.detail = detail;
-    return outcome;
-  };
-}
-
-/** A position the run did not get to: running again can finish it. */
-function unfinished(detail: OutcomeDetail): (key: string) => Outcome {
-  return errorOutcome('unfinished', true, detail);
-}
-
-/** The outcome of a domain not sent (or sent in vain) because of the plan's rate limit, when the run does not wait. */
-function rateLimitSkip(detail: OutcomeDetail): (key: string) => Outcome {
-  return (key) => ({ kind: 'skip', reason: 'rate_limit_reached', retryable: true, key, detail });
-}
-
-/** A domain not sent because the run's credit budget was spent: a later run with credits left sends it. */
-function budgetSkip(budget: number): (key: string) => Outcome {
-  return (key) => ({ kind: 'skip', reason: 'credit_budget', retryable: true, key, detail: { budget } });
-}
-
-/** A skip as the service reported it, with its own text when it sent one. */
-function serverSkip(key: string, skip: SkippedEntry, retryable: boolean): Outcome {
-  const outcome: Outcome = { kind: 'skip', reason: skip.reason, retryable, key };
-  if (skip.message) outcome.serverText = skip.message;
-  return outcome;
 }

@@ -8,25 +8,26 @@
 // see, is labelled shared: it is a share, so it is probed whatever work is left. A guess inherited from an earlier
 // run is probed for any work left too when that saves a long wait for the window to slide.
 // Which of those rules sends a probe is one decision with a named case per rule (decideProbe).
-// The window is the one table of "not before": its sends, the server's word (X-RateLimit-*), the probes' calm, and a
-// hold (a Retry-After, or a backoff) all travel in the snapshot, so every later run (=DAPA, the sidebar, a background
-// step, an n8n execution) honours them alike. Times are those of the answers (never earlier than the server counted),
-// so a server window has always expired when ours has.
+// The window is the one table of "not before": its sends, the server's word (X-RateLimit-*), the probes' calm, and
+// its holds (a Retry-After, or a backoff; one per cause, holds.ts) all travel in the snapshot (window-snapshot.ts),
+// so every later run (=DAPA, the sidebar, a background step, an n8n execution) honours them alike. Times are those of
+// the answers (never earlier than the server counted), so a server window has always expired when ours has.
+import { type HoldCause, type Holds, addHold, latestHold, readHolds, storedHolds } from './holds';
+import type { Learned } from './outcome';
+import { type ProbeCase, type ProbeDecision, decideProbe } from './probe';
 import type { ServerRate } from './wire';
+import type { Pressure, WindowSnapshot } from './window-snapshot';
+
+export { decideProbe, type ProbeCase, type ProbeDecision, type ProbeReason } from './probe';
+export type { WindowSnapshot } from './window-snapshot';
 
 export const WINDOW_MS = 60_000;
 /**
  * Calm (no pushback) before a probe above an inferred limit; it doubles after each failed probe. A URL probe goes
- * after one calm minute, and only for a run whose work left would take more than PROBE_WORTH_MINUTES at the guessed
- * rate (a short run gains little from a higher rate and would pay the probe); a 429 probe after three.
+ * after one calm minute (and only when it is worth it: see probe.ts); a 429 probe after three.
  */
 const URL_CALM_MS = WINDOW_MS;
 const REQUEST_CALM_MS = 3 * WINDOW_MS;
-const PROBE_WORTH_MINUTES = 1.5;
-/** A guess from an earlier run is probed for any work left when that saves waiting this long for a slide. */
-const PROBE_WORTH_WAIT_MS = 15_000;
-/** For a guess from a window seen shared with other runs (likely a share of the plan), any work left is worth it. */
-const SHARED_PROBE_WORTH_MINUTES = 0;
 /** Learned limits older than this are learned again: the plan may have changed. */
 export const PLAN_MEMORY_MS = 7 * 24 * 3600 * 1000;
 
@@ -47,40 +48,6 @@ export interface PlanLimits {
   maxUrlsPerRequest?: Limit;
   requestsPerMinute?: Limit;
   urlsPerMinute?: Limit;
-}
-
-/** Plain JSON. A shell stores it as it is and hands it to the next run; it never recounts it. */
-export interface WindowSnapshot {
-  v: 1;
-  /** When it was taken (driver clock, ms). */
-  at: number;
-  /** Accepted requests answered in the last minute, by any run that shared this window: [answer time, URLs billed]. */
-  sends: Array<[number, number]>;
-  limits: PlanLimits;
-  /** The server's last word on its request window (X-RateLimit-Remaining and -Reset), while it holds. */
-  server?: { remaining: number; freeAt: number };
-  /** When a limit last pushed back: a rate_limit_reached skip (urls) or a 429 (requests); probes that failed in a row. */
-  pressure?: Pressure;
-  /** No request before this time, whatever the sends allow (see Hold): kept until it has passed. */
-  hold?: Hold;
-}
-
-/**
- * A time before which no request goes, and why: `retry_after`, the server named it (a 429's Retry-After; it wins over
- * every guess of the window); `rate_limit`, a backoff after a 429 or a spent minute without the server's word;
- * `failure`, a backoff after failed answers (5xx, network, unreadable).
- */
-export interface Hold {
-  until: number;
-  cause: 'retry_after' | 'rate_limit' | 'failure';
-}
-
-interface Pressure {
-  urls?: number;
-  requests?: number;
-  failedProbes?: number;
-  /** When an inferred limit last rose (a probe or a window went past it): it was low, so probing goes on. */
-  rose?: number;
 }
 
 /** What the window allows at a time. Infinity where a limit is unknown. */
@@ -114,61 +81,9 @@ export interface Slot {
   probe: boolean;
 }
 
-/** The facts a probe above an inferred limit is decided on. */
-export interface ProbeCase {
-  /** Which limit is full: the URLs of the minute, or its requests. */
-  kind: 'urls' | 'requests';
-  limit: Limit;
-  /** When the window is full (the time asked about). */
-  start: number;
-  /** When the window slides enough to send without a probe. */
-  slideAt: number;
-  /** When the calm after the last pushback is over (-Infinity: no pushback yet; Infinity: exact limit). */
-  dueAt: number;
-  /** URLs left in the work. */
-  left: number;
-  /** The guess rose within the last minute. */
-  rising: boolean;
-  /** The guess was learned before this run began to send (an earlier run's). */
-  inherited: boolean;
-}
-
-/**
- * Why a probe goes or waits, one case per rule: `exact`, an exact limit is never probed; `not_calm`, the calm after
- * the last pushback ends after the slide (for a request limit: not now); `calm`, a request limit's calm is over;
- * `rising`, the guess rose within the last minute (it was low); `shared`, a guess from a minute shared with other
- * runs (a share of the plan) is probed for any work; `worth`, the work left takes longer than PROBE_WORTH_MINUTES at
- * the guess; `inherited`, an earlier run's guess is probed when that saves PROBE_WORTH_WAIT_MS of waiting for the
- * slide; `slide_near`, it would save less; `trusted`, a guess this run learned alone, with little work left.
- */
-export type ProbeReason =
-  'exact' | 'not_calm' | 'calm' | 'rising' | 'shared' | 'worth' | 'inherited' | 'slide_near' | 'trusted';
-
-export interface ProbeDecision {
-  go: boolean;
-  because: ProbeReason;
-  /** When the probe goes (go), or when the window slides (wait). */
-  at: number;
-}
-
-/** Whether a probe above an inferred limit goes, and why: the first rule that applies decides. */
-export function decideProbe(c: ProbeCase): ProbeDecision {
-  const at = Math.max(c.start, c.dueAt);
-  const go = (because: ProbeReason): ProbeDecision => ({ go: true, because, at });
-  const wait = (because: ProbeReason): ProbeDecision => ({ go: false, because, at: c.slideAt });
-  if (c.limit.exact) return wait('exact');
-  if (c.kind === 'requests') return c.dueAt <= c.start ? go('calm') : wait('not_calm');
-  if (c.dueAt >= c.slideAt) return wait('not_calm');
-  if (c.rising) return go('rising');
-  if (c.limit.shared && c.left > SHARED_PROBE_WORTH_MINUTES * c.limit.value) return go('shared');
-  if (c.left > PROBE_WORTH_MINUTES * c.limit.value) return go('worth');
-  if (!c.inherited) return wait('trusted');
-  return c.slideAt - at >= PROBE_WORTH_WAIT_MS ? go('inherited') : wait('slide_near');
-}
-
 type LimitName = keyof PlanLimits;
-const LIMIT_NAMES: LimitName[] = ['maxUrlsPerRequest', 'requestsPerMinute', 'urlsPerMinute'];
-const PRESSURE_NAMES = ['urls', 'requests', 'failedProbes', 'rose'] as const;
+export const LIMIT_NAMES: LimitName[] = ['maxUrlsPerRequest', 'requestsPerMinute', 'urlsPerMinute'];
+export const PRESSURE_NAMES = ['urls', 'requests', 'failedProbes', 'rose'] as const;
 
 export class PlanWindow {
   /** Accepted requests: answer time and URLs processed, oldest first. */
@@ -177,12 +92,15 @@ export class PlanWindow {
   /** The server's last word on its request window: requests left, and when it frees if none are. */
   private server?: { remaining: number; freeAt: number };
   private pressure: Pressure = {};
-  /** When this run began to see the server's windows (its first request); sends before it are partly unknown. */
+  /**
+   * When this run began to see the server's windows (its first request); sends before it are partly unknown. Set by
+   * `sent`; tests set it to place a run's first request.
+   */
   observedSince?: number;
   /** When the server's request count last showed requests of other runs that this window does not hold. */
   private crowdedAt = -Infinity;
-  /** No request before this (see Hold); a request that goes ends it. */
-  hold?: Hold;
+  /** No request before these, one per cause (see holds.ts); a request that goes ends them. */
+  private holds: Holds = {};
 
   constructor(snapshot?: WindowSnapshot, pace: Pace = {}) {
     if (snapshot) {
@@ -193,15 +111,42 @@ export class PlanWindow {
       }
       if (snapshot.server) this.server = { ...snapshot.server };
       this.pressure = { ...snapshot.pressure };
-      if (snapshot.hold) this.hold = { ...snapshot.hold };
+      this.holds = readHolds(-Infinity, snapshot);
     }
     if (pace.requestsPerMinute) this.limits.requestsPerMinute = exact(pace.requestsPerMinute, 0);
     if (pace.urlsPerMinute) this.limits.urlsPerMinute = exact(pace.urlsPerMinute, 0);
   }
 
-  /** No request before `until` (the later of two holds wins). */
-  holdUntil(until: number, cause: Hold['cause']): void {
-    if (!this.hold || until >= this.hold.until) this.hold = { until, cause };
+  /** No request before `until`, for `cause` (a cause's later hold wins; other causes keep theirs). */
+  holdUntil(until: number, cause: HoldCause): void {
+    addHold(this.holds, until, cause);
+  }
+
+  /** Whether the hold of `cause` lasts until `at` (a wait to `at` is for it). */
+  heldFor(cause: HoldCause, at: number): boolean {
+    const until = this.holds[cause];
+    return until !== undefined && at <= until;
+  }
+
+  /** A request goes at `now`: the holds have passed, and the run sees the server's windows from its first request. */
+  sent(now: number): void {
+    this.holds = {};
+    this.observedSince ??= now;
+  }
+
+  /** When the sends from before this run's first request (other runs') have all left the window. */
+  othersGoneAt(now: number): number {
+    return (this.observedSince ?? now) + WINDOW_MS + 1;
+  }
+
+  /** What is known of the plan, as plain numbers (for display and for a shell's own batch sizing). */
+  learned(): Learned {
+    const learned: Learned = {};
+    for (const name of LIMIT_NAMES) {
+      const limit = this.limits[name];
+      if (limit) learned[name] = limit.value;
+    }
+    return learned;
   }
 
   /** A request was accepted (not 429) and processed `n` URLs; a window that held more than an inferred limit raises it. */
@@ -270,7 +215,7 @@ export class PlanWindow {
    * sent and not answered yet) count as sent now.
    */
   plan(now: number, wanted: number, left = Infinity, inFlight: readonly number[] = []): Slot {
-    const hold = this.hold;
+    const hold = latestHold(this.holds);
     const start = hold ? Math.max(now, hold.until) : now;
     if (hold && hold.cause === 'retry_after') return { at: start, urls: wanted, probe: false };
     const sends = this.sends.concat(inFlight.map((n): [number, number] => [start, n]));
@@ -330,11 +275,12 @@ export class PlanWindow {
     const perRequest = this.limits.maxUrlsPerRequest?.value ?? Infinity;
     const rpm = this.limits.requestsPerMinute?.value ?? Infinity;
     const upm = this.limits.urlsPerMinute?.value ?? Infinity;
+    const hold = latestHold(this.holds);
     const recent = this.recent(now);
     const emptyAt = Math.max(
       now,
       recent.length > 0 ? recent[recent.length - 1][0] + WINDOW_MS + 1 : now,
-      this.hold ? this.hold.until : now,
+      hold ? hold.until : now,
     );
     const capacity = Math.min(upm, rpm * perRequest);
     const slot = this.plan(now, Number.MAX_SAFE_INTEGER, left);
@@ -371,8 +317,7 @@ export class PlanWindow {
     if (this.server && this.server.freeAt > now) snapshot.server = { ...this.server };
     if (this.pressure.urls !== undefined || this.pressure.requests !== undefined)
       snapshot.pressure = { ...this.pressure };
-    if (this.hold && this.hold.until > now) snapshot.hold = { ...this.hold };
-    return snapshot;
+    return Object.assign(snapshot, storedHolds(now, { holds: this.holds }));
   }
 
   /**
@@ -441,120 +386,4 @@ function exact(value: number, at: number): Limit {
 /** What the window allows at `now` for work of `left` URLs, from a stored snapshot (nothing known: Infinity). */
 export function roomIn(window: WindowSnapshot | undefined, now: number, left = Infinity): Room {
   return new PlanWindow(window).room(now, left);
-}
-
-/**
- * The sends of `b` that `a` does not hold, each counted as often as it appears: a snapshot may hold equal sends
- * (requests sent together and answered at the same moment), and those are distinct sends, not one seen twice.
- */
-function sendsNotIn(
-  a: ReadonlyArray<readonly [number, number]>,
-  b: ReadonlyArray<[number, number]>,
-): Array<[number, number]> {
-  const inA = new Map<string, number>();
-  for (const s of a) inA.set(s.join(), (inA.get(s.join()) ?? 0) + 1);
-  const extra: Array<[number, number]> = [];
-  for (const s of b) {
-    const n = inA.get(s.join()) ?? 0;
-    if (n > 0) inA.set(s.join(), n - 1);
-    else extra.push(s);
-  }
-  return extra;
-}
-
-/** One window from two that may overlap (two executions that started from the same stored one). */
-export function mergeWindows(
-  a: WindowSnapshot | undefined,
-  b: WindowSnapshot | undefined,
-): WindowSnapshot | undefined {
-  if (!a || !b) return a ?? b;
-  const at = Math.max(a.at, b.at);
-  // The same history seen twice counts once: each send as often as the snapshot that has it more often.
-  const sends = [...a.sends, ...sendsNotIn(a.sends, b.sends)]
-    .filter((s) => s[0] > at - WINDOW_MS)
-    .sort((x, y) => x[0] - y[0]);
-  const limits: PlanLimits = {};
-  for (const name of LIMIT_NAMES) {
-    const best = better(a.limits[name], b.limits[name]);
-    if (best) limits[name] = { ...best };
-  }
-  const merged: WindowSnapshot = { v: 1, at, sends, limits };
-  const server = (a.at >= b.at ? a : b).server ?? (a.at >= b.at ? b : a).server;
-  if (server && server.freeAt > at) merged.server = { ...server };
-  const pressure: Pressure = {};
-  for (const name of PRESSURE_NAMES) {
-    const latest = Math.max(a.pressure?.[name] ?? -Infinity, b.pressure?.[name] ?? -Infinity);
-    if (Number.isFinite(latest)) pressure[name] = latest;
-  }
-  if (Object.keys(pressure).length > 0) merged.pressure = pressure;
-  const hold = !a.hold || (b.hold && b.hold.until > a.hold.until) ? b.hold : a.hold;
-  if (hold && hold.until > at) merged.hold = { ...hold };
-  return merged;
-}
-
-/** Exact beats inferred; between two of a kind, the newer. */
-function better(x: Limit | undefined, y: Limit | undefined): Limit | undefined {
-  if (!x || !y) return x ?? y;
-  if (x.exact !== y.exact) return x.exact ? x : y;
-  return y.at > x.at ? y : x;
-}
-
-// The stored snapshot is this project's own JSON, read back with a few plain checks (a zod schema of it would add
-// 10 KB to every bundle for data no server shapes).
-const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-
-function readLimit(x: unknown): Limit | undefined {
-  const l = x as Partial<Limit> | undefined;
-  if (!l || !isNum(l.value) || !isNum(l.at) || typeof l.exact !== 'boolean') return undefined;
-  const limit: Limit = { value: l.value, exact: l.exact, at: l.at };
-  if (l.shared === true && !l.exact) limit.shared = true;
-  return limit;
-}
-
-/**
- * What a shell keeps between executions, by one rule for every shell: a stored snapshot (JSON text or the parsed
- * value) is read back with sends older than a minute dropped and limits older than PLAN_MEMORY_MS (or from the
- * future) forgotten. Exact and inferred limits are both kept, labelled; an inferred one is probed upward by the next
- * run, so a guess from a shared minute does not slow later runs. Anything unreadable is no snapshot.
- */
-export function restoreWindow(stored: unknown, now: number): WindowSnapshot | undefined {
-  let value = stored;
-  if (typeof stored === 'string') {
-    try {
-      value = JSON.parse(stored);
-    } catch {
-      return undefined;
-    }
-  }
-  const s = value as Partial<WindowSnapshot> | null;
-  if (!s || s.v !== 1 || !isNum(s.at) || !Array.isArray(s.sends) || typeof s.limits !== 'object')
-    return undefined;
-  const limits: PlanLimits = {};
-  for (const name of LIMIT_NAMES) {
-    const limit = readLimit((s.limits as Record<string, unknown> | null)?.[name]);
-    if (limit && limit.value >= 1 && limit.at > now - PLAN_MEMORY_MS && limit.at <= now + WINDOW_MS)
-      limits[name] = { ...limit, value: Math.floor(limit.value) };
-  }
-  const snapshot: WindowSnapshot = {
-    v: 1,
-    at: Math.min(s.at, now),
-    sends: s.sends
-      .filter((x) => Array.isArray(x) && isNum(x[0]) && isNum(x[1]))
-      .filter((x) => x[0] > now - WINDOW_MS && x[0] <= now + WINDOW_MS && x[1] >= 0)
-      .map((x): [number, number] => [x[0], x[1]]),
-    limits,
-  };
-  const server = s.server;
-  if (server && isNum(server.remaining) && isNum(server.freeAt) && server.freeAt > now)
-    snapshot.server = { remaining: server.remaining, freeAt: server.freeAt };
-  const pressure: Pressure = {};
-  for (const name of PRESSURE_NAMES) {
-    const t = s.pressure?.[name];
-    if (isNum(t)) pressure[name] = t;
-  }
-  if (Object.keys(pressure).length > 0) snapshot.pressure = pressure;
-  const hold = s.hold;
-  if (hold && isNum(hold.until) && hold.until > now && typeof hold.cause === 'string')
-    snapshot.hold = { until: hold.until, cause: hold.cause };
-  return snapshot;
 }

@@ -58,15 +58,19 @@ function sourceFiles(dir: string): string[] {
     .sort();
 }
 
-/** Every import and re-export of every file of `dir` that resolves to another file of `dir`. */
-function importGraph(dir: string): Graph {
-  const graph: Graph = {
+function emptyGraph(): Graph {
+  return {
     imports: new Map(),
     lines: new Map(),
     headers: new Map(),
     topLevelLets: new Map(),
     timers: new Map(),
   };
+}
+
+/** Every import and re-export of every file of `dir` that resolves to another file of `dir`. */
+function importGraph(dir: string): Graph {
+  const graph = emptyGraph();
   for (const file of sourceFiles(dir)) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     const name = file.replace(/\.ts$/, '');
@@ -259,13 +263,7 @@ describe('the sidebar page’s modules (apps-script/sidebar)', () => {
 describe('the layering check itself', () => {
   /** A graph of a few named files (folder/file), with the imports given. */
   function graphOf(imports: Record<string, string[]>): Graph {
-    const graph: Graph = {
-      imports: new Map(),
-      lines: new Map(),
-      headers: new Map(),
-      topLevelLets: new Map(),
-      timers: new Map(),
-    };
+    const graph = emptyGraph();
     for (const [file, targets] of Object.entries(imports)) graph.imports.set(file, new Set(targets));
     return graph;
   }

@@ -8,6 +8,9 @@ import type { AppsScriptStandIn, LoadOptions } from './harness';
 import { SCOPES } from './standin/scopes';
 import { domains, metricRows, useVirtualSandbox, virtualStandIn } from './support';
 
+// Hundreds of executions on the virtual clock take a few real seconds on a busy machine: never jest's 5 s default.
+jest.setTimeout(120_000);
+
 const RPM = 'per-cell-rpm'; // 50 URLs a request, 10 requests a minute
 const ENTRY = 'per-cell-entry'; // the entry plan: 5 URLs a request, 60 URLs a minute
 const CONFIG: SandboxConfig = {

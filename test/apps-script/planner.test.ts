@@ -118,9 +118,9 @@ describe('observeLateness', () => {
     expect(observeLateness({}, 3_600_000).highMs).toBe(90_000);
   });
 
-  it('the sleep budget is a third of the 90-minute consumer quota, then none', () => {
-    expect(sleepBudget(0)).toBe(30 * MINUTE);
-    expect(sleepBudget(40 * MINUTE)).toBe(0);
+  it('the sleep budget is two thirds of the 90-minute consumer quota, then none', () => {
+    expect(sleepBudget(0)).toBe(60 * MINUTE);
+    expect(sleepBudget(70 * MINUTE)).toBe(0);
   });
 });
 
@@ -257,4 +257,18 @@ describe('500 domains on the entry plan, triggers late by 0–60 s (bound 8.33 m
     expect(figures.tookMs).toBeLessThanOrEqual(2 * 3_600_000);
     expect(figures.steps).toBeLessThanOrEqual(3);
   });
+});
+
+describe('10,000 rows on the entry plan, triggers late by 0–60 s (bound 166.7 min)', () => {
+  const BOUND = (10_000 / 60) * MINUTE;
+
+  it.each([1, 2, 3])(
+    'seed %i: the day’s sleeping spread over the windows left: within 1.10 × the bound and the daily quota',
+    (seed) => {
+      const random = seeded(seed);
+      const figures = simulate(planStep, () => Math.round(random() * 60_000), 'minute', 10_000);
+      expect(figures.tookMs).toBeLessThanOrEqual(1.1 * BOUND);
+      expect(figures.runtimeMs).toBeLessThanOrEqual(90 * MINUTE);
+    },
+  );
 });

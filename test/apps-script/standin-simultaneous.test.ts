@@ -4,6 +4,9 @@
 import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from './harness';
 import { TIME_LIMIT_MESSAGE, TOO_MANY_SIMULTANEOUS_MESSAGE } from './standin/limits';
 
+// Hundreds of executions on the virtual clock take a few real seconds on a busy machine: never jest's 5 s default.
+jest.setTimeout(120_000);
+
 const SCRIPT = `
 /** @customfunction */
 function SLOW(x) { Utilities.sleep(5000); return 'done ' + x; }

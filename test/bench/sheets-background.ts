@@ -408,6 +408,13 @@ function row(r: ScenarioResult): string {
 
 async function main(): Promise<void> {
   assertBundleIsCurrent();
+  if (process.env.SHEETS_ONLY === 'B') {
+    // One scenario alone, for a quick look while working on the background (nothing is written).
+    const only = await sidebarScenario(BASE);
+    await close(only.w);
+    console.log(row(only.result));
+    return;
+  }
   const results: ScenarioResult[] = [];
   const nextDays: NextDay[] = [];
 
@@ -743,10 +750,11 @@ ${checks.map((c) => `- ${c}`).join('\n')}
 - Apps Script's cost per service call grows with the data (a \`setValues\` of 2,000 cells is slower than one of 4); the
   stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes about 20–40 calls.
 - How late \`after()\` triggers really fire is not documented (reports say from a few seconds to about a minute); the
-  headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than its triggers are late
-  (apps-script/src/planner.ts), while the day's sleeping stays under 30 minutes (a third of the consumer quota); the
-  next step is scheduled ahead by the most lateness seen lately, and sleeps the rest if it comes early. Past that
-  budget, steps end and are scheduled ahead by the least lateness plus half of what varies.
+  headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than it would sleep anyway
+  (apps-script/src/background/planner.ts), while the day's runtime stays under 60 minutes (two thirds of the consumer quota);
+  the next step is scheduled ahead by what that budget allows spread over the windows left (a short list: the most
+  lateness seen lately), and sleeps the rest if it comes early. Past that budget, steps end and are scheduled ahead
+  by the least lateness plus half of what varies.
 - Formula recalculation after a rewrite is immediate in the stand-in; Sheets may take a few seconds.
 `;
   const file = path.join(__dirname, 'SHEETS.md');

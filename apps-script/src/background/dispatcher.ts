@@ -19,13 +19,14 @@ import {
   triggerCadence,
   updateBackground,
   updateDispatcher,
+  whenNext,
 } from '../stores/background-store';
 import { locked } from '../stores/storage';
 import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { observeLateness } from './planner';
-import { runStep, type Turn, turnOf } from './step';
-import { MAX_FAILURES, RETRY_FAILURE_MS } from './step-loop';
+import { runStep, startDueRefresh, type Turn, turnOf } from './step';
+import { MAX_FAILURES, RETRY_FAILURE_MS } from './run';
 
 /** After an edit, the first step waits for the formulas' own 30 seconds. */
 const AFTER_EDIT_MS = 31_000;
@@ -56,8 +57,9 @@ export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boo
 function dueSpreadsheets(turn: Turn): Array<{ id: string; state: BackgroundState }> {
   const at = turn.executionStartedAt;
   return listGoingOn(turn.dispatcher)
-    .filter(({ state }) => state.wantAt !== undefined && state.wantAt <= at + DUE_SLACK_MS)
-    .sort((a, b) => (a.state.wantAt as number) - (b.state.wantAt as number));
+    .map(({ id, state }) => ({ id, state, next: whenNext(state.wanted) }))
+    .filter(({ next }) => next !== undefined && next.at <= at + DUE_SLACK_MS)
+    .sort((a, b) => (a.next?.at as number) - (b.next?.at as number));
 }
 
 /** Errors that mean the spreadsheet is gone for this user (deleted, or its access lost), not a passing failure. */
@@ -91,7 +93,7 @@ function failedTurn(id: string, why: string): void {
   console.warn(`DAPA background step failed: ${why}`);
   updateBackground(id, (s) => {
     s.failures = (s.failures ?? 0) + 1;
-    s.wantAt = now() + RETRY_FAILURE_MS;
+    s.wanted.retry = now() + RETRY_FAILURE_MS;
     if (s.failures >= MAX_FAILURES) s.stopped = PAUSED_AFTER_FAILURES + why;
   });
 }
@@ -119,7 +121,10 @@ export function dapaBackgroundStep(_event?: unknown): void {
     const spreadsheet = openSpreadsheet(id, state);
     if (!spreadsheet) continue;
     try {
-      const step = inSpreadsheet(spreadsheet, () => runStep(spreadsheet, turn));
+      const step = inSpreadsheet(spreadsheet, () => {
+        startDueRefresh(spreadsheet);
+        return runStep(spreadsheet, turn);
+      });
       firstLook ??= step?.firstLook;
     } catch (error) {
       failedTurn(id, error instanceof Error ? error.message : String(error));
@@ -149,6 +154,7 @@ export function dapaOnEdit(event?: unknown): void {
   }
   sleep(AFTER_EDIT_MS);
   const turn = turnOf('hourly');
+  startDueRefresh(spreadsheet);
   const step = runStep(spreadsheet, turn);
   finishTurn(turn, step?.firstLook, false);
 }
@@ -160,5 +166,5 @@ export function dapaOnEdit(event?: unknown): void {
 export function dapaBackgroundWatch(_event?: unknown): void {
   const d = loadDispatcher();
   const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;
-  if (stale && listGoingOn(d).some(({ state }) => state.wantAt !== undefined)) armDispatcher(true);
+  if (stale && listGoingOn(d).some(({ state }) => whenNext(state.wanted) !== undefined)) armDispatcher(true);
 }

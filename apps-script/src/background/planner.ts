@@ -55,22 +55,39 @@ export const MAX_LATENESS_MS = 90_000;
 /** Until steps have learned how late their triggers are, they expect what reports say: up to about a minute. */
 export const UNKNOWN_LATENESS: Required<Lateness> = { typicalMs: 30_000, lowMs: 0, highMs: 60_000 };
 
-/** How far ahead of the window the next trigger is due. */
-export function aheadMs(known: Lateness, canSleep: boolean): number {
+/**
+ * How far ahead of the window the next trigger is due, for work that needs `windows` more windows and may still sleep
+ * `budgetMs` today. Due early by `a`, a trigger late by L sleeps a − L in the step when early and loses L − a when
+ * later; with lateness spread between the lowest and the highest seen, sleeping costs about (a − low)² / 2(high − low)
+ * per window. The budget is spread over the windows left: a short list is never late (a = the highest lateness), a
+ * long one as early as the day's sleeping allows; with no budget, the risk is split (halfway to the typical).
+ */
+export function aheadMs(known: Lateness, budgetMs: number, windows = 1): number {
   const lateness = known.highMs === undefined ? UNKNOWN_LATENESS : known;
   const typical = lateness.typicalMs ?? 0;
   const low = Math.min(lateness.lowMs ?? 0, typical);
-  // With runtime to spare, early enough never to be late (the step sleeps the rest); without, split the risk.
-  if (canSleep) return Math.max(lateness.highMs ?? 0, typical);
-  return low + (typical - low) / 2;
+  const high = Math.max(lateness.highMs ?? 0, typical);
+  const split = low + (typical - low) / 2;
+  if (budgetMs <= 0) return split;
+  const affordable = low + Math.sqrt((2 * Math.max(1, high - low) * budgetMs) / Math.max(1, windows));
+  return Math.max(split, Math.min(high, affordable));
 }
 
-/** The longest wait a step sleeps through rather than ending and being woken by a (late) trigger. */
+/** Windows the work left still needs at the plan's pace (at least one). */
+function windowsLeft(input: PlanInput): number {
+  const capacity =
+    Number.isFinite(input.room.capacity) && input.room.capacity > 0 ? input.room.capacity : Infinity;
+  return Math.max(1, Math.ceil(input.left / capacity));
+}
+
+/**
+ * The longest wait a step sleeps through rather than ending and being woken by a (late) trigger: what it would sleep
+ * anyway, woken that far ahead of the window.
+ */
 function longestSleep(input: PlanInput): number {
   if (input.cadence === 'sidebar') return 0; // the sidebar calls again on time; it never needs to sleep
   if (input.cadence === 'hourly') return Infinity; // the next trigger is an hour away
-  const { highMs, typicalMs } = input.lateness.highMs === undefined ? UNKNOWN_LATENESS : input.lateness;
-  return SHORT_WAIT_MS + Math.max(highMs ?? 0, typicalMs ?? 0);
+  return SHORT_WAIT_MS + aheadMs(input.lateness, input.waitBudgetMs, windowsLeft(input));
 }
 
 /** One decision of a step. */
@@ -89,7 +106,10 @@ export function planStep(input: PlanInput): StepPlan {
   if (canSleep && (wait <= SHORT_WAIT_MS || wait <= longestSleep(input))) return { kind: 'wait', until: at };
   if (sendable > 0) return { kind: 'check', n: sendable };
   if (input.cadence === 'sidebar') return { kind: 'schedule', at };
-  return { kind: 'schedule', at: Math.max(now, at - aheadMs(input.lateness, input.waitBudgetMs > 0)) };
+  return {
+    kind: 'schedule',
+    at: Math.max(now, at - aheadMs(input.lateness, input.waitBudgetMs, windowsLeft(input))),
+  };
 }
 
 /** What a step learns from how late it got to work after its trigger's due time. */
@@ -107,8 +127,11 @@ export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
   };
 }
 
-/** The day's trigger runtime a step may spend sleeping (a third of the consumer quota of 90 min a day). */
-export const SLEEP_BUDGET_MS = 30 * 60_000;
+/**
+ * The day's trigger runtime a step may spend sleeping: two thirds of the consumer quota of 90 min a day (a
+ * 10,000-row job's steps spend most of it waking ahead of their windows; the rest of the quota is left to work).
+ */
+export const SLEEP_BUDGET_MS = 60 * 60_000;
 
 /** Runtime left for sleeping today, given what the day's trigger executions used so far. */
 export function sleepBudget(usedTodayMs: number): number {

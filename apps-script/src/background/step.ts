@@ -1,25 +1,34 @@
-// One background step in one spreadsheet, under its step lease: read what it needs (its state, the key, a scheduled
-// refresh now due, the job), run the step's loop (step-loop.ts), refresh the formulas whose domains are all in, and
-// store what it learned and when the spreadsheet wants its next step. An execution's turn sets the budget.
-import { formulaWork, refreshFormulas } from '../checks/formulas';
-import { startRefreshJob } from '../checks/job-run';
-import { now } from '../platform/gas';
+// One background step in one spreadsheet, under its step lease: look once at what it needs (its state, the key, a
+// scheduled refresh now due, the job, the formulas), drive its run (run.ts) with the window's room, carry out the
+// checks the run asks for, refresh what the formulas can show, and write the step's one outcome. The dispatcher (a
+// trigger) and the open sidebar both run steps here; an execution's turn sets the budget.
+import { outcomeText, roomIn, type WindowSnapshot } from '../../../shared';
+import { checkValues, reuseOf } from '../checks/check';
+import { type FormulaCell, formulaWork, refreshFormulas } from '../checks/formulas';
+import { advanceJob, startRefreshJob } from '../checks/job-run';
+import { activeSpreadsheet, now, sleep } from '../platform/gas';
 import {
+  type BackgroundState,
+  type BackgroundStatus,
   backgroundStatus,
+  dayOf,
   type DispatcherState,
   goesOn,
   loadBackground,
   loadDispatcher,
   updateBackground,
+  whenNext,
 } from '../stores/background-store';
 import { nextMonthAt } from '../stores/credit-ledger';
 import { loadJob } from '../stores/job-store';
+import { loadWindow } from '../stores/plan-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
 import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
 import type { Cadence } from './planner';
-import { MAX_FAILURES, type Step, work } from './step-loop';
+import { sleepBudget } from './planner';
+import { BackgroundRun, type Checked, type FormulaCheck, MAX_FAILURES, type StepOutcome } from './run';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
@@ -33,6 +42,8 @@ const BUDGETS: Record<Cadence, [startMs: number, deadlineMs: number]> = {
   hourly: [290_000, 330_000],
   sidebar: [20_000, 45_000],
 };
+/** A step this soon after a step whose checks were answered trusts the network: no single-request probe first. */
+const ANSWERED_LATELY_MS = 5 * 60_000;
 /** A step's lease outlasts its deadline by this much (then it runs out by itself). */
 const LEASE_MARGIN_MS = 60_000;
 
@@ -58,116 +69,189 @@ export function turnOf(cadence: Cadence, dispatcher?: DispatcherState): Turn {
   };
 }
 
-/** Reads what a step needs, or says why it cannot run. */
-function openStep(spreadsheet: Spreadsheet, turn: Turn): Step | string | undefined {
-  const startedAt = now();
+/** What a step works with besides the spreadsheet: the user's key, the service, the execution's turn. */
+interface Context {
+  turn: Turn;
+  apiKey: string;
+  baseUrl: string;
+  startedAt: number;
+}
+
+/** What a step read of its spreadsheet once: its state, the formulas and the job. */
+interface Look {
+  spreadsheet: Spreadsheet;
+  state: BackgroundState;
+  cells: FormulaCell[];
+  pending: string[];
+  jobRunning: boolean;
+  jobLeft: number;
+}
+
+/** How a step ended, as its callers read it: its outcome, the spreadsheet's status and when its next step comes. */
+export interface StepResult extends StepOutcome {
+  status: BackgroundStatus;
+  nextAt?: number;
+}
+
+/**
+ * A scheduled refresh that is due starts before the step that works on it: a range's refresh as a job, the formulas'
+ * as "checked before now is checked again". Trigger steps only (the open sidebar never claims a schedule).
+ */
+export function startDueRefresh(spreadsheet: Spreadsheet): void {
+  const at = now();
+  const due = claimDueSchedule(at);
+  if (due?.target === 'range' && due.range) startRefreshJob(spreadsheet, due.range, at);
+  else if (due) updateBackground(spreadsheet.getId(), (s) => (s.refreshSince = at));
+}
+
+/** Reads what a step needs of its spreadsheet once (undefined: background checks are off there). */
+function lookAt(spreadsheet: Spreadsheet, context: Context): Look | undefined {
   const state = loadBackground(spreadsheet.getId());
-  const on = goesOn(backgroundStatus(state, turn.dispatcher));
-  if (turn.cadence !== 'sidebar' && !on) return undefined;
-  const apiKey = storedApiKey();
-  if (!apiKey) return NO_KEY;
-  if (turn.cadence !== 'sidebar') {
-    const due = claimDueSchedule(startedAt);
-    if (due?.target === 'range' && due.range) startRefreshJob(spreadsheet, due.range, startedAt);
-    else if (due) state.refreshSince = startedAt;
-  }
+  const on = goesOn(backgroundStatus(state, context.turn.dispatcher));
+  if (context.turn.cadence !== 'sidebar' && !on) return undefined;
   const job = loadJob(spreadsheet.getId());
-  const baseUrl = currentBaseUrl();
-  const step: Step = {
+  return {
     spreadsheet,
     state,
-    dispatcher: turn.dispatcher,
-    executionStartedAt: turn.executionStartedAt,
-    apiKey,
-    baseUrl,
-    cadence: turn.cadence,
-    startedAt,
-    endsAt: turn.endsAt,
-    deadline: turn.deadline,
     // The formulas not up to date, and their domains not kept yet (or checked before a refresh began).
-    ...formulaWork(spreadsheet, baseUrl, state.refreshSince),
+    ...formulaWork(spreadsheet, context.baseUrl, state.refreshSince),
     // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
     jobRunning: on && job?.status === 'running',
     jobLeft: job ? job.total - job.done : 0,
-    waiting: [],
-    answered: [],
-    sent: 0,
-    billed: 0,
   };
-  return step;
+}
+
+/** Trigger runtime spent today, this execution's so far included. */
+function usedToday(turn: Turn): number {
+  const d = turn.dispatcher;
+  const day = d.day === dayOf(turn.executionStartedAt) ? (d.dayRuntimeMs ?? 0) : 0;
+  return day + now() - turn.executionStartedAt;
+}
+
+/**
+ * Runs the step: carries out what its run asks until it ends (the window is read once per decision and handed to the
+ * check), and answers the run's outcome.
+ */
+function drive(run: BackgroundRun, context: Context): StepOutcome {
+  for (;;) {
+    const window = loadWindow(context.baseUrl);
+    const action = run.next(now(), roomIn(window, now(), run.left), sleepBudget(usedToday(context.turn)));
+    if (action.kind === 'end') return run.outcome(now(), nextMonthAt(now()));
+    if (action.kind === 'wait') sleep(action.until - now());
+    else if (action.work === 'formulas') run.checked(now(), checkFormulas(action, context, window));
+    else run.checked(now(), checkJob(action.n, context));
+  }
+}
+
+/** Checks n of the formulas' domains (those the window allows now, side by side, no waiting). */
+function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSnapshot): Checked {
+  const { keys, n, since } = action;
+  const report = checkValues(keys, {
+    mode: { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length },
+    apiKey: context.apiKey,
+    baseUrl: context.baseUrl,
+    deadline: context.turn.deadline,
+    window,
+  });
+  const done = report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).flatMap((o) => o.key ?? []);
+  const final = report.outcomes.filter((o) => o.kind === 'record' || (o.kind === 'skip' && !o.retryable));
+  const past = report.outcomes.filter((o) => o.kind === 'skip' && o.reason === 'credit_budget');
+  return {
+    billed: report.totals.billed,
+    done,
+    answered: final.flatMap((o) => o.key ?? []),
+    past: past.flatMap((o) => o.key ?? []),
+    moved: done.length + past.length > 0,
+    fatal: report.fatal && { code: report.fatal.code, message: outcomeText(report.fatal) },
+  };
+}
+
+/** One slice of the job in the spreadsheet the execution works in, sending at most n new domains. */
+function checkJob(n: number, { apiKey, turn }: Context): Checked {
+  const job = advanceJob(activeSpreadsheet(), {
+    apiKey,
+    pace: { kind: 'background', maxSend: n, startBy: turn.endsAt, deadline: turn.deadline },
+  });
+  return {
+    billed: 0,
+    job: { running: job.remaining, left: job.state ? job.state.total - job.state.done : 0 },
+    moved: !job.remaining || job.progressed,
+    fatal: job.fatal,
+  };
 }
 
 /**
  * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all); and,
- * marked not complete, those that show more than before (this step answered some of their domains) or whose rest can
- * only wait (for the budget or the month's turn), so that results already paid for are never held back for the rest.
+ * marked not complete, those that show more than before (this step answered some of their domains) or whose rest
+ * waits for the budget, so results already paid for are never held back for the rest. Nothing after a stop: a
+ * recalculation would only meet the same error.
  */
-function refreshDone(step: Step): void {
-  if (step.stopped) return; // stopped on an error retrying cannot fix: a recalculation would only meet it again
-  const pending = new Set(step.pending);
-  const waiting = new Set(step.waiting);
-  const answered = new Set(step.answered);
-  const refreshed = pending.size === 0 && waiting.size === 0 && step.state.refreshSince !== undefined;
-  if (refreshed) step.state.refreshSince = undefined;
-  const withKeys = step.cells.filter((c) => c.keys);
-  const complete = withKeys.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k)));
-  const partly = withKeys.filter(
+function refreshShown(look: Look, outcome: StepOutcome): void {
+  if (outcome.stopped) return;
+  const pending = new Set(outcome.pending);
+  const waiting = new Set(outcome.waiting);
+  const answered = new Set(outcome.answered);
+  if (pending.size === 0 && waiting.size === 0) look.state.refreshSince = undefined;
+  const cells = look.cells.filter((c) => c.keys);
+  const complete = cells.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k)));
+  const partly = cells.filter(
     (c) => !complete.includes(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
   );
-  refreshFormulas(step.spreadsheet, complete);
-  refreshFormulas(step.spreadsheet, partly, false);
+  refreshFormulas(look.spreadsheet, complete);
+  refreshFormulas(look.spreadsheet, partly, false);
 }
 
-/** Stores what the step learned and when this spreadsheet wants its next step (or none). */
-function closeStep(step: Step): void {
-  const { state } = step;
-  const left = step.pending.length > 0 || step.jobRunning;
-  if (step.next === undefined && left) step.next = now() + 1000;
-  // Domains past the budget wait for the month to turn (raising the budget wakes the step sooner).
-  if (step.next === undefined && step.waiting.length > 0) step.next = nextMonthAt(now());
-  const name = step.spreadsheet.getName();
-  updateBackground(step.spreadsheet.getId(), (s) => {
-    if (step.cadence !== 'sidebar') {
+/** Shows what the step brought (refreshShown) and writes its one outcome: counts, why it stopped, the wanted table. */
+function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Context): StepResult {
+  const { spreadsheet } = look;
+  refreshShown(look, outcome);
+  const name = spreadsheet.getName();
+  let result: StepResult | undefined;
+  updateBackground(spreadsheet.getId(), (s) => {
+    if (turn.cadence !== 'sidebar') {
       s.steps += 1;
-      s.lastStepAt = step.startedAt;
-      s.runtimeMs += now() - step.startedAt;
+      s.lastStepAt = startedAt;
+      s.runtimeMs += now() - startedAt;
     }
     s.name = name;
-    s.billed = (s.billed ?? 0) + step.billed;
-    s.refreshSince = state.refreshSince;
-    s.failures = step.failed ? (s.failures ?? 0) + 1 : 0;
-    if (s.failures >= MAX_FAILURES) step.stopped = SERVICE_KEPT_FAILING;
-    if (step.stopped) s.stopped = step.stopped;
-    step.status = backgroundStatus(s, step.dispatcher);
-    if (!goesOn(step.status)) {
-      s.wantAt = undefined;
-      return;
-    }
-    const scheduleNext = readSchedule()?.nextAt;
-    const at = Math.min(step.next ?? Infinity, scheduleNext ?? Infinity);
-    s.forWindow = step.next !== undefined && at === step.next;
-    s.wantAt = Number.isFinite(at) ? at : undefined;
+    s.billed = (s.billed ?? 0) + outcome.billed;
+    s.refreshSince = look.state.refreshSince;
+    s.failures = outcome.failed ? (s.failures ?? 0) + 1 : 0;
+    if (outcome.sent > 0 && !outcome.failed && !outcome.stopped) s.answeredAt = now();
+    const stopped = outcome.stopped ?? (s.failures >= MAX_FAILURES ? SERVICE_KEPT_FAILING : undefined);
+    if (stopped) s.stopped = stopped;
+    const status = backgroundStatus(s, turn.dispatcher);
+    const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt };
+    s.wanted = goesOn(status) ? wanted : {};
+    result = { ...outcome, stopped, status, nextAt: whenNext(wanted)?.at };
   });
+  return result as StepResult;
 }
 
 /**
  * Runs one step in a spreadsheet under its step lease (no other user's step, and no open sidebar, works it at the
  * same time); answers undefined when the lease is held elsewhere or there is nothing to do.
  */
-export function runStep(spreadsheet: Spreadsheet, turn: Turn): Step | undefined {
+export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | undefined {
   const holder = takeStepLease(turn.deadline + LEASE_MARGIN_MS);
   if (!holder) return undefined; // a step is running; it makes the next one due
   try {
-    const step = openStep(spreadsheet, turn);
-    if (typeof step === 'string') {
-      if (turn.cadence !== 'sidebar') updateBackground(spreadsheet.getId(), (s) => (s.stopped = step));
-      return undefined;
-    }
-    if (!step) return undefined;
-    work(step);
-    refreshDone(step);
-    closeStep(step);
-    return step;
+    const apiKey = storedApiKey();
+    const context: Context = { turn, apiKey: apiKey ?? '', baseUrl: currentBaseUrl(), startedAt: now() };
+    const look = lookAt(spreadsheet, context);
+    if (!look || (!apiKey && turn.cadence === 'sidebar')) return undefined; // the sidebar says it itself
+    const run = new BackgroundRun({
+      cadence: turn.cadence,
+      endsAt: turn.endsAt,
+      lateness: turn.dispatcher.lateness ?? {},
+      pending: look.pending,
+      since: look.state.refreshSince,
+      jobRunning: look.jobRunning,
+      jobLeft: look.jobLeft,
+      stopped: apiKey ? undefined : NO_KEY,
+      answeredLately: (look.state.answeredAt ?? -Infinity) > now() - ANSWERED_LATELY_MS,
+    });
+    return closeStep(look, drive(run, context), context);
   } finally {
     returnStepLease(holder);
   }

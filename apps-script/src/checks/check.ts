@@ -10,6 +10,7 @@ import {
   runSync,
   runSyncAll,
   toEntry,
+  type WindowSnapshot,
 } from '../../../shared';
 import { fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
 import { holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
@@ -51,6 +52,8 @@ export interface Check {
   baseUrl: string;
   /** Absolute time (ms since epoch) by which the run stops and reports what is unfinished. */
   deadline: number;
+  /** The plan's window as the caller just read it (a background step reads it once per decision); else read here. */
+  window?: WindowSnapshot;
 }
 
 /** A mode's options, resolved once: the core's run options, the reuse and keeping of results, the driver. */
@@ -142,7 +145,7 @@ function drive(
   const run = new CheckRun(values, {
     baseUrl: check.baseUrl,
     deadline: check.deadline,
-    window: loadWindow(check.baseUrl),
+    window: check.window ?? loadWindow(check.baseUrl),
     seed: now() % 2147483647,
     creditBudget,
     ...policy.run,

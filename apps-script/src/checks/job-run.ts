@@ -2,6 +2,7 @@
 // the sidebar's continueJob (waiting out the plan's limits within ~25 s) and for background steps (sending what the
 // plan's window allows, no waiting); a turn holds the job's lease and adds its progress to the stored job. 10,000 rows
 // finish in short turns. Starting a job from the sidebar is sidebar/job.ts; a scheduled refresh's job starts here.
+// Over 300 lines: a turn's slices, how it settles and how the job is claimed share the stored job and its lease.
 /// <reference types="google-apps-script" />
 import { type Outcome, outcomeText } from '../../../shared';
 import type { JobState } from '../../sidebar/contract';
@@ -39,14 +40,14 @@ export interface JobStop {
 }
 
 /**
- * How a turn goes: with `room` (background steps) each slice sends at most that many new domains, side by side,
- * with no waiting; without it (the sidebar) the run waits out the plan's limits. No slice starts after `startBy`.
+ * How a turn of the job goes, resolved once by its caller: `sidebar`, the open sidebar's turn, slices that wait out
+ * the plan's limits; `background`, a background step's check, one slice that sends at most `maxSend` new domains side
+ * by side and never waits (the step's run decides what the window allows next). No slice starts after `startBy`;
+ * checks stop by `deadline`.
  */
-interface Pace {
-  room?: () => number;
-  startBy: number;
-  deadline: number;
-}
+export type JobPace =
+  | { kind: 'sidebar'; startBy: number; deadline: number }
+  | { kind: 'background'; maxSend: number; startBy: number; deadline: number };
 
 /** What a turn did: whether rows moved, the rows (offsets in the job's range) that ended retryable, why it stopped. */
 interface Turn {
@@ -128,17 +129,17 @@ function reuseFor(job: StoredJob): Reuse {
 }
 
 /** A slice's check: a sidebar turn (waiting out the plan's limits), or, paced by the window, a background step's. */
-function modeOf(job: StoredJob, turn: Turn, maxSend: number | undefined): CheckMode {
+function modeOf(job: StoredJob, turn: Turn, pace: JobPace): CheckMode {
   const reuse = reuseFor(job);
   const left = job.total - job.done;
-  return maxSend === undefined
+  return pace.kind === 'sidebar'
     ? { kind: 'sidebar', reuse, left, cancelled: turn.cancelled }
-    : { kind: 'background', reuse, left, maxSend, cancelled: turn.cancelled };
+    : { kind: 'background', reuse, left, maxSend: pace.maxSend, cancelled: turn.cancelled };
 }
 
 /** Checks the unwritten rows of the slice at the cursor, writes what finished, moves the cursor. Says whether
  *  rows were left for later. */
-function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, turn: Turn, maxSend?: number) {
+function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: JobPace, turn: Turn) {
   const first = job.cursor;
   const count = Math.min(job.lastRow, first + SLICE_ROWS - 1) - first + 1;
   const inputs = sheet.getRange(first, job.column, count, 1).getValues();
@@ -148,7 +149,7 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, tu
     ? checkValues(
         todo.map((i) => inputs[i][0]),
         {
-          mode: modeOf(job, turn, maxSend),
+          mode: modeOf(job, turn, pace),
           apiKey,
           baseUrl: currentBaseUrl(),
           deadline: pace.deadline,
@@ -158,7 +159,7 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, tu
   const rows = new Map<number, CellValue[]>();
   let firstLeft: number | undefined;
   report?.outcomes.forEach((outcome, j) => {
-    if (isLeft(outcome, report.fatal?.code, maxSend !== undefined)) firstLeft ??= todo[j];
+    if (isLeft(outcome, report.fatal?.code, pace.kind === 'background')) firstLeft ??= todo[j];
     else {
       rows.set(todo[j], outputRow(outcome));
       if (tally(job, outcome)) turn.retry.push(first - job.firstRow + todo[j]);
@@ -174,18 +175,26 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, tu
   job.done += rows.size;
   job.cursor = first + (firstLeft ?? count);
   if (report?.fatal) turn.stop = { code: report.fatal.code, message: outcomeText(report.fatal) };
-  return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first };
+  // The new domains the slice sent (what it spent of a background check's allowance).
+  const sent = new Set(
+    (report?.outcomes ?? []).flatMap((o) =>
+      (o.kind === 'record' && o.cached) || (o.kind === 'error' && o.code === 'unfinished') ? [] : [o.key],
+    ),
+  ).size;
+  return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first, sent };
 }
 
 /** Slices until the job is done, the pace says stop, a fatal error comes, or rows must wait for later. */
-function runTurn(sheet: Sheet, job: StoredJob, apiKey: string, pace: Pace, turn: Turn): void {
+function runTurn(sheet: Sheet, job: StoredJob, apiKey: string, pace: JobPace, turn: Turn): void {
+  let allowance = pace.kind === 'background' ? pace.maxSend : Infinity;
   while (job.cursor <= job.lastRow && now() < pace.startBy && !turn.cancelled()) {
-    const maxSend = pace.room?.();
-    if (maxSend !== undefined && maxSend <= 0) return;
-    const { left, moved } = checkSlice(sheet, job, apiKey, pace, turn, maxSend);
+    const slicePace = pace.kind === 'background' ? { ...pace, maxSend: allowance } : pace;
+    const { left, moved, sent } = checkSlice(sheet, job, apiKey, slicePace, turn);
     turn.progressed ||= moved;
-    // Paced by the window, a slice that moved goes on with what the window allows next.
-    if (turn.stop || (left && (maxSend === undefined || !moved))) return;
+    allowance -= sent;
+    // A background check spends its allowance across slices (a slice that ends mid-window hands the rest of the
+    // window to the next one), then its run decides what the window allows next.
+    if (turn.stop || left || allowance <= 0) return;
   }
 }
 
@@ -233,21 +242,23 @@ function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): 
   });
 }
 
+/** One turn of the job: the key, its pace, and the claim its caller already holds (else the turn claims the job). */
+export interface JobTurn {
+  apiKey: string | undefined;
+  pace: JobPace;
+  claim?: Claim;
+}
+
 /**
- * One turn of the running job, for the sidebar and the background alike: slices of rows until `deadline` (none
- * started after `startBy`); with `room`, each sends at most that many new domains (what the plan's window allows
- * now) and nothing waits. Says whether rows remain and why it stopped, if it did.
+ * One turn of the running job, for the sidebar and the background alike, at the pace its caller resolved. Says whether
+ * rows remain and why it stopped, if it did.
  */
 export function advanceJob(
   spreadsheet: Spreadsheet,
-  apiKey: string | undefined,
-  room: (() => number) | undefined,
-  deadline: number,
-  startBy = deadline,
-  held?: Claim,
+  { apiKey, pace, claim }: JobTurn,
 ): { remaining: boolean; progressed: boolean; fatal?: JobStop; state?: JobState } {
   const spreadsheetId = spreadsheet.getId();
-  const { job, lease } = held ?? claimJob(spreadsheetId, now(), false);
+  const { job, lease } = claim ?? claimJob(spreadsheetId, now(), false);
   if (!job || job.status !== 'running') return { remaining: false, progressed: false };
   // Another turn holds the job (its lease): this one waits rather than overlap it.
   if (!lease) return { remaining: true, progressed: false };
@@ -262,7 +273,7 @@ export function advanceJob(
   };
   try {
     if (!apiKey) turn.stop = { code: 'no_key', message: NO_KEY };
-    else runTurn(sheetOf(spreadsheet, job), job, apiKey, { room, startBy, deadline }, turn);
+    else runTurn(sheetOf(spreadsheet, job), job, apiKey, pace, turn);
   } catch (error) {
     turn.stop = { code: 'error', message: error instanceof Error ? error.message : String(error) };
   }
@@ -276,6 +287,21 @@ export function advanceJob(
 export interface Claim {
   job?: StoredJob;
   lease?: string;
+}
+
+/**
+ * The job for background checks to run, a stopped one (an error) running again as the sidebar's Resume asks; no
+ * lease is taken (the background's step claims it).
+ */
+export function reopenJob(spreadsheetId: string): StoredJob | undefined {
+  return locked(() => {
+    const job = loadJob(spreadsheetId);
+    if (job?.status !== 'error') return job;
+    job.status = 'running';
+    job.message = undefined;
+    storeJob(job);
+    return job;
+  });
 }
 
 /** Takes the lease of a running job (for the sidebar, also of a stopped one) unless another turn holds it. */

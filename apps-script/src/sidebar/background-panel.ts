@@ -17,6 +17,7 @@ import {
   loadDispatcher,
   triggerCadence,
   updateBackground,
+  whenNext,
 } from '../stores/background-store';
 import { loadJob } from '../stores/job-store';
 import { loadWindow } from '../stores/plan-store';
@@ -32,9 +33,10 @@ import { accessText, BACKGROUND_ON, BACKGROUND_ON_HOURLY, MENU_NAME, NO_KEY } fr
 export function driveBackground(): BackgroundInfo {
   const spreadsheet = activeSpreadsheet();
   const step = runStep(spreadsheet, turnOf('sidebar'));
-  if (step?.status && goesOn(step.status)) armDispatcher(true);
+  if (step && goesOn(step.status)) armDispatcher(true);
   const info = getBackground();
-  if (step && (step.pending.length > 0 || step.jobRunning)) info.driveAt = step.next ?? now();
+  // The open sidebar calls again when the spreadsheet's next step is wanted (its wanted table's earliest entry).
+  if (step && (step.pending.length > 0 || step.jobRunning)) info.driveAt = step.nextAt ?? now();
   else if (!step) info.driveAt = now() + 5_000;
   return info;
 }
@@ -53,8 +55,7 @@ export function startBackground(): BackgroundInfo {
     state.on = true;
     state.stopped = undefined;
     state.failures = 0;
-    state.wantAt = now() + 1000;
-    state.forWindow = false;
+    state.wanted = { work: now() + 1000 };
     state.name = name;
   });
   try {
@@ -62,7 +63,7 @@ export function startBackground(): BackgroundInfo {
   } catch (error) {
     updateBackground(id, (state) => {
       state.on = false;
-      state.wantAt = undefined;
+      state.wanted = {};
     });
     throw error;
   }
@@ -75,7 +76,7 @@ export function stopBackground(): BackgroundInfo {
   const spreadsheet = activeSpreadsheet();
   updateBackground(spreadsheet.getId(), (state) => {
     state.on = false;
-    state.wantAt = undefined;
+    state.wanted = {};
   });
   try {
     removeEditTrigger(spreadsheet);
@@ -101,8 +102,9 @@ function nextStepAt(
   d: DispatcherState,
 ): number | undefined {
   if (!goesOn(status)) return undefined;
-  if (state.wantAt === undefined) return status === 'hourly' ? d.dueAt : undefined;
-  return d.dueAt !== undefined && d.dueAt >= state.wantAt ? d.dueAt : state.wantAt;
+  const wanted = whenNext(state.wanted)?.at;
+  if (wanted === undefined) return status === 'hourly' ? d.dueAt : undefined;
+  return d.dueAt !== undefined && d.dueAt >= wanted ? d.dueAt : wanted;
 }
 
 export function getBackground(): BackgroundInfo {

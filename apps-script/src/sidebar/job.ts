@@ -3,7 +3,7 @@
 // show it, and retry the rows that ended for a reason that can change. The job's turns are checks/job-run.ts.
 /// <reference types="google-apps-script" />
 import type { JobSource, JobState, JobStatus, SelectionInfo } from '../../sidebar/contract';
-import { advanceJob, claimJob, storeNewJob } from '../checks/job-run';
+import { advanceJob, claimJob, reopenJob, storeNewJob } from '../checks/job-run';
 import {
   chooseTarget,
   clearOutput,
@@ -18,6 +18,7 @@ import { asCellText, columnLetter, isEmptyCell } from '../platform/cells';
 import { missingFor, requireFor } from '../platform/consent';
 import { activeSpreadsheet, now, sleep } from '../platform/gas';
 import type { CellValue } from '../platform/row-writer';
+import { goesOn, loadStatus } from '../stores/background-store';
 import { loadJob, loadRetryRows, newJob, stateOf, type StoredJob, storeJob } from '../stores/job-store';
 import { requireApiKey, storedApiKey } from '../stores/settings';
 import { locked } from '../stores/storage';
@@ -88,6 +89,15 @@ export function continueJob(): JobState {
   const spreadsheetId = spreadsheet.getId();
   const missing = missingFor('sidebar');
   if (missing.length > 0) return stopForConsent(spreadsheetId, missing);
+  // Who runs the job is decided before any lease is claimed: background checks when they go on (also with the
+  // sidebar closed; the sidebar only shows where it stands), else this call.
+  if (goesOn(loadStatus(spreadsheetId))) {
+    const job = reopenJob(spreadsheetId);
+    if (!job) throw new Error(NO_JOB);
+    if (job.status !== 'running') return stateOf(job);
+    wakeBackground(spreadsheetId);
+    return stateOf(job, inBackgroundMessage(job));
+  }
   const claim = claimJob(spreadsheetId, startedAt, true);
   const { job, lease } = claim;
   if (!job) throw new Error(NO_JOB);
@@ -98,22 +108,11 @@ export function continueJob(): JobState {
     sleep(Math.max(0, Math.min(5_000, (job.leaseUntil ?? 0) - startedAt)));
     return stateOf(job, JOB_HELD_ELSEWHERE);
   }
-  if (wakeBackground(spreadsheetId)) {
-    // Background checks run this job (also with the sidebar closed); the sidebar only shows where it stands.
-    locked(() => {
-      const stored = loadJob(spreadsheetId);
-      if (stored?.lease === lease) storeJob({ ...stored, leaseUntil: undefined, lease: undefined });
-    });
-    return stateOf(job, inBackgroundMessage(job));
-  }
-  const turn = advanceJob(
-    spreadsheet,
-    storedApiKey(),
-    undefined,
-    startedAt + STEP_BUDGET_MS,
-    startedAt + STEP_START_MS,
+  const turn = advanceJob(spreadsheet, {
+    apiKey: storedApiKey(),
+    pace: { kind: 'sidebar', startBy: startedAt + STEP_START_MS, deadline: startedAt + STEP_BUDGET_MS },
     claim,
-  );
+  });
   if (!turn.progressed && !turn.fatal && turn.remaining) {
     // Nothing could be sent (a plan's rate limit): wait here a little rather than have the sidebar call at once.
     sleep(Math.max(0, Math.min(10_000, startedAt + 30_000 - now())));

@@ -6,6 +6,7 @@
 import { now, userProperties } from '../platform/gas';
 import { isRecord, locked, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
+import { earliest, type WantCause, type Wanted } from './wanted';
 
 /** Notes about dropped spreadsheets are kept this long (the sidebar shows them). */
 const NOTE_DAYS_MS = 30 * 86_400_000;
@@ -23,8 +24,8 @@ export interface Lateness {
 /** Background checks in one spreadsheet, for one user. */
 export interface BackgroundState {
   on: boolean;
-  /** When this spreadsheet's next step is wanted (undefined: nothing until an edit, a check or a schedule). */
-  wantAt?: number;
+  /** When this spreadsheet's next step is wanted, and why (empty: nothing until an edit, a check or a schedule). */
+  wanted: Wanted;
   /** The spreadsheet's name when last seen (for the note if it is dropped). */
   name?: string;
   /** Why background work stopped and will not go on by itself (a blocked network, a wrong key, ...). */
@@ -39,8 +40,22 @@ export interface BackgroundState {
   refreshSince?: number;
   /** Server failures in a row; the background gives up after a few. */
   failures?: number;
-  /** The wanted step waits for the plan's window to free (only such steps measure the triggers' lateness). */
-  forWindow?: boolean;
+  /** When a step's checks were last answered without a failure (a step soon after sends its window at once). */
+  answeredAt?: number;
+}
+
+/**
+ * The one answer to "when next" for a spreadsheet: the earliest entry of its wanted table, and why. The user's
+ * trigger, the dispatcher's list and the open sidebar's next call all ask it.
+ */
+export function whenNext(wanted: Wanted): { at: number; cause: WantCause } | undefined {
+  return earliest(wanted);
+}
+
+/** Makes a step wanted for `cause` by `at` at the latest (an earlier entry of that cause stays). */
+export function wantBy(state: BackgroundState, cause: WantCause, at: number): void {
+  const entry = state.wanted[cause];
+  if (entry === undefined || entry > at) state.wanted[cause] = at;
 }
 
 /** A spreadsheet the dispatcher could not open, and why: shown to the user, then forgotten. */
@@ -79,15 +94,28 @@ function propertyName(spreadsheetId: string): string {
   return USER_PROPERTY.backgroundPrefix + spreadsheetId;
 }
 
-const parseBackground = (raw: unknown): BackgroundState | undefined =>
-  isRecord(raw) && typeof raw.on === 'boolean' ? (raw as unknown as BackgroundState) : undefined;
+/** A stored state; one of an earlier version (a single wantAt, forWindow) reads as its wanted table. */
+function parseBackground(raw: unknown): BackgroundState | undefined {
+  if (!isRecord(raw) || typeof raw.on !== 'boolean') return undefined;
+  const { wantAt, forWindow, ...rest } = raw as Record<string, unknown>;
+  const state = rest as unknown as BackgroundState;
+  if (!isRecord(state.wanted)) state.wanted = {};
+  if (typeof wantAt === 'number' && earliest(state.wanted) === undefined)
+    state.wanted[forWindow === true ? 'window' : 'work'] = wantAt;
+  return state;
+}
 
 const parseDispatcher = (raw: unknown): DispatcherState | undefined =>
   isRecord(raw) ? (raw as DispatcherState) : undefined;
 
 export function loadBackground(spreadsheetId: string): BackgroundState {
   return (
-    readValue('user', propertyName(spreadsheetId), parseBackground) ?? { on: false, steps: 0, runtimeMs: 0 }
+    readValue('user', propertyName(spreadsheetId), parseBackground) ?? {
+      on: false,
+      steps: 0,
+      runtimeMs: 0,
+      wanted: {},
+    }
   );
 }
 

@@ -14,6 +14,8 @@ import {
   triggerCadence,
   updateBackground,
   updateDispatcher,
+  wantBy,
+  whenNext,
 } from '../stores/background-store';
 import { deleteTriggers, ownTriggers, STEP_HANDLER, WATCH_HANDLER } from './handlers';
 
@@ -85,9 +87,10 @@ function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; for
   let forWindow = false;
   const goingOn = listGoingOn(dispatcher);
   for (const { state } of goingOn) {
-    if (state.wantAt !== undefined && (at === undefined || state.wantAt < at)) {
-      at = state.wantAt;
-      forWindow = state.forWindow === true;
+    const next = whenNext(state.wanted);
+    if (next && (at === undefined || next.at < at)) {
+      at = next.at;
+      forWindow = next.cause === 'window';
     }
   }
   return { at, anyOn: goingOn.length > 0, forWindow };
@@ -118,13 +121,8 @@ export function wakeBackground(spreadsheetId: string, by?: number): boolean {
   const state = loadBackground(spreadsheetId);
   if (!goesOn(backgroundStatus(state, loadDispatcher()))) return false;
   const at = by ?? now();
-  if (state.wantAt === undefined || state.wantAt > at)
-    updateBackground(spreadsheetId, (s) => {
-      if (s.wantAt === undefined || s.wantAt > at) {
-        s.wantAt = at;
-        s.forWindow = false;
-      }
-    });
+  if ((whenNext(state.wanted)?.at ?? Infinity) > at)
+    updateBackground(spreadsheetId, (s) => wantBy(s, 'work', at));
   armDispatcher();
   return true;
 }

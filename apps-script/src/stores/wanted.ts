@@ -1,0 +1,18 @@
+// A spreadsheet's table of "wanted at": why its next background step is wanted and by when. Its earliest entry is
+// the one answer to "when next", for the user's trigger and the open sidebar alike. Plain data, no I/O.
+
+/**
+ * Why a spreadsheet wants its next step: `window`, the plan's window frees; `work`, work is waiting (a start, an edit,
+ * a check, rows left); `retry`, after a failed step; `month`, the month's turn frees the credit budget; `schedule`, a
+ * scheduled refresh is due.
+ */
+export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule';
+export type Wanted = Partial<Record<WantCause, number>>;
+
+/** The earliest entry of a wanted table (undefined: nothing is wanted). */
+export function earliest(wanted: Wanted): { at: number; cause: WantCause } | undefined {
+  let first: { at: number; cause: WantCause } | undefined;
+  for (const [cause, at] of Object.entries(wanted) as Array<[WantCause, number | undefined]>)
+    if (at !== undefined && Number.isFinite(at) && (!first || at < first.at)) first = { at, cause };
+  return first;
+}
