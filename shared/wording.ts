@@ -40,10 +40,8 @@ export function seconds(ms: number): string {
 export function networkBlockedMessage(status = 403): string {
   return (
     `The DAPA service refused requests from this server's network (HTTP ${status}): not your API key. ` +
-    "It blocks some datacenters, such as Google's servers (where Apps Script runs) and hosted n8n. From Google " +
-    'Sheets nothing on your side changes that: ask DAPA checker support to allow Google Apps Script, or check the ' +
-    'list with the n8n node on a self-hosted n8n. From n8n: run the workflow on a self-hosted n8n, or ask support ' +
-    "to allow this server's address."
+    "It blocks some datacenters, such as Google's (where Apps Script runs) and hosted n8n's: ask DAPA checker " +
+    'support to allow them, or use a self-hosted n8n.'
   );
 }
 
