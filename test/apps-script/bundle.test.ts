@@ -78,11 +78,12 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
   // schedule forecasts, four server functions for the sidebar) adds about 4.5 KB: 85.8 KB (79.5 KB before it). Issue
   // 26's mark on the output columns (a second check without a header row knows its own results) and "Check again"
   // billing a domain once per job add about 1 KB: 86.8 KB. Issue 25's per-cell formulas (the formulas' queue in the
-  // script cache, one sender for every waiting cell, refresh writes in runs) add about 8 KB: 94.7 KB, allowed 95 KB.
-  it('is one script of at most 95 KB, with no module syntax', () => {
+  // script cache, one sender for every waiting cell, refresh writes in runs) add about 8 KB: 94.7 KB; issue 26's
+  // background run (the step's decisions with no I/O, the wanted table, the job's pace) about 1.8 KB: 96.5 KB, allowed 97 KB.
+  it('is one script of at most 97 KB, with no module syntax', () => {
     const kb = Buffer.byteLength(code) / 1024;
     console.log(`apps-script/dist/Code.js: ${kb.toFixed(1)} KB minified`);
-    expect(kb).toBeLessThanOrEqual(95);
+    expect(kb).toBeLessThanOrEqual(97);
     const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
     const moduleSyntax = file.statements.filter(
       (s) => ts.isImportDeclaration(s) || ts.isExportDeclaration(s) || ts.isExportAssignment(s),
