@@ -97,6 +97,9 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
     const { count } = setup;
     const last = count + 1;
     const dragTo = Math.max(last, setup.dragTo ?? last);
+    // A sheet as long as the drag (a new sheet has 1,000 rows; Sheets adds rows as the user drags further).
+    gas.sheet.addSheet('Cells', Math.max(1000, dragTo), 26);
+    gas.sheet.activate('Cells');
     gas.sheet.setValues(
       `A2:A${last}`,
       domains(count, 'cell').map((d) => [d]),

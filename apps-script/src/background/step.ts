@@ -204,7 +204,12 @@ function refreshShown(look: Look, outcome: StepOutcome): void {
 /** Shows what the step brought (refreshShown) and writes its one outcome: counts, why it stopped, the wanted table. */
 function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Context): StepResult {
   const { spreadsheet } = look;
-  refreshShown(look, outcome);
+  try {
+    refreshShown(look, outcome);
+  } catch (error) {
+    // The formulas show it at their next recalculation; the step's outcome is written whatever happens here.
+    console.warn(`DAPA: formulas not refreshed (${error instanceof Error ? error.message : String(error)})`);
+  }
   const name = spreadsheet.getName();
   let result: StepResult | undefined;
   updateBackground(spreadsheet.getId(), (s) => {

@@ -239,10 +239,15 @@ function sendForAll(cells: Cells, check: CellCheck): void {
     const parallel = tried.size > 0 && Number.isFinite(room.requests);
     const requests = tried.size === 0 ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
     const batch = candidates.slice(0, Math.min(room.urls, perRequest * requests));
-    const spend = changeQueue(baseUrl, (q) => {
-      q.sending = batch;
-      return holdCredits(apiKey, batch.length, deadline + 60_000);
-    });
+    let spend: ReturnType<typeof holdCredits>;
+    try {
+      spend = changeQueue(baseUrl, (q) => {
+        q.sending = batch;
+        return holdCredits(apiKey, batch.length, deadline + 60_000);
+      });
+    } catch {
+      return; // the lock could not be had in the time left: the turn ends, the cells say unfinished
+    }
     if (spend.budget === 0) {
       cells.budgetSpent = true;
       settle(baseUrl, apiKey, spend, 0, [], []);
