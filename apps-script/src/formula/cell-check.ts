@@ -235,8 +235,10 @@ function sendForAll(cells: Cells, check: CellCheck): void {
     }
     const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
     // A turn's first round is one request: a blocked network or a wrong key costs one, not a window of them.
-    // Requests go side by side only while the window knows how many the minute allows; else one after another.
-    const parallel = tried.size > 0 && Number.isFinite(room.requests);
+    // Requests go side by side only while the window knows what the minute allows (its requests and its URLs);
+    // else one after another, so that the first refusal teaches the limit before a window of requests is spent.
+    const knowsMinute = window?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
+    const parallel = tried.size > 0 && knowsMinute;
     const requests = tried.size === 0 ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
     const batch = candidates.slice(0, Math.min(room.urls, perRequest * requests));
     let spend: ReturnType<typeof holdCredits>;
