@@ -59,3 +59,17 @@ export function formatA1(row: number, column: number, rows = 1, columns = 1): st
     ? start
     : `${start}:${columnName(column + columns - 1)}${row + rows - 1}`;
 }
+
+/** The cells an A1 reference covers on a sheet of this size: a whole column or row runs to the sheet's edge. */
+export function extentOf(
+  ref: A1,
+  size: { maxRows: number; maxColumns: number },
+): { row: number; column: number; rows: number; columns: number } {
+  const row = ref.row ?? 1;
+  const column = ref.column ?? 1;
+  const lastRow =
+    ref.lastRow ?? (ref.row !== undefined && ref.lastColumn === undefined ? ref.row : size.maxRows);
+  const lastColumn =
+    ref.lastColumn ?? (ref.column !== undefined && ref.lastRow === undefined ? ref.column : size.maxColumns);
+  return { row, column, rows: lastRow - row + 1, columns: lastColumn - column + 1 };
+}

@@ -1,6 +1,6 @@
 // A1 references and named ranges resolved to a sheet and a rectangle of a spreadsheet model, and the grid of what a
 // rectangle holds: shared by the formulas' arguments (recalculation.ts) and the harness's `sheet` API.
-import { type A1, parseA1 } from './a1';
+import { type A1, extentOf, parseA1 } from './a1';
 import type { Rect, SheetModel, SpreadsheetModel } from './sheet-model';
 
 export interface Located {
@@ -12,16 +12,7 @@ export interface Located {
 export function resolveRef(ref: A1, fallback: SheetModel, model: SpreadsheetModel): Located {
   const sheet = ref.sheetName === undefined ? fallback : model.sheetByName(ref.sheetName);
   if (!sheet) throw new Error(`No sheet named ${ref.sheetName}`);
-  const row = ref.row ?? 1;
-  const column = ref.column ?? 1;
-  const lastRow =
-    ref.lastRow ?? (ref.row !== undefined && ref.lastColumn === undefined ? ref.row : sheet.maxRows);
-  const lastColumn =
-    ref.lastColumn ?? (ref.column !== undefined && ref.lastRow === undefined ? ref.column : sheet.maxColumns);
-  return {
-    sheet,
-    rect: { sheetId: sheet.id, row, column, rows: lastRow - row + 1, columns: lastColumn - column + 1 },
-  };
+  return { sheet, rect: { sheetId: sheet.id, ...extentOf(ref, sheet) } };
 }
 
 /** A named range of `model` (Spreadsheet.setNamedRange). */

@@ -1,6 +1,6 @@
 // SpreadsheetApp as a script sees it: the active spreadsheet, its sheets and ranges over the SpreadsheetModel.
 // Custom functions get a read-only view (every write throws "You do not have permission to call ...") and no UI.
-import { formatA1, parseA1 } from './a1';
+import { extentOf, formatA1, parseA1 } from './a1';
 import {
   addDeveloperMetadata,
   DeveloperMetadata,
@@ -386,13 +386,8 @@ function rangeOf(
   sheet: SheetModel,
   ref: ReturnType<typeof parseA1> & object,
 ): Range {
-  const row = ref.row ?? 1;
-  const column = ref.column ?? 1;
-  const lastRow =
-    ref.lastRow ?? (ref.row !== undefined && ref.lastColumn === undefined ? ref.row : sheet.maxRows);
-  const lastColumn =
-    ref.lastColumn ?? (ref.column !== undefined && ref.lastRow === undefined ? ref.column : sheet.maxColumns);
-  return new Range(context, execution, sheet, row, column, lastRow - row + 1, lastColumn - column + 1);
+  const { row, column, rows, columns } = extentOf(ref, sheet);
+  return new Range(context, execution, sheet, row, column, rows, columns);
 }
 
 export class Spreadsheet extends AppsScriptObject {
