@@ -178,7 +178,10 @@ function checkSlice(sheet: Sheet, job: StoredJob, apiKey: string, pace: JobPace,
   // The new domains the slice sent (what it spent of a background check's allowance).
   const sent = new Set(
     (report?.outcomes ?? []).flatMap((o) =>
-      (o.kind === 'record' && o.cached) || (o.kind === 'error' && o.code === 'unfinished') ? [] : [o.key],
+      // A blank or locally rejected row has no key and was never sent.
+      !o.key || (o.kind === 'record' && o.cached) || (o.kind === 'error' && o.code === 'unfinished')
+        ? []
+        : [o.key],
     ),
   ).size;
   return { left: firstLeft !== undefined, moved: rows.size > 0 || job.cursor > first, sent };

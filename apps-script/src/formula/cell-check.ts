@@ -67,8 +67,12 @@ class Cells {
   budgetSpent = false;
   /** What the queue said before this cell began belongs to earlier recalculations: it is asked again. */
   readonly since = now();
+  /** The cell's own domains, to tell them from other cells' in the sender's rounds. */
+  readonly own: ReadonlySet<string>;
 
-  constructor(readonly distinct: readonly string[]) {}
+  constructor(readonly distinct: readonly string[]) {
+    this.own = new Set(distinct);
+  }
 
   missing(): string[] {
     return this.distinct.filter((k) => !this.found.has(k) && !this.ended.has(k));
@@ -198,11 +202,11 @@ function formulaDomains(): string[] {
  */
 function sendForAll(cells: Cells, check: CellCheck): void {
   const { baseUrl, apiKey, deadline } = check;
-  let window: WindowSnapshot | undefined = formulasWindow(loadWindow(baseUrl), readQueue(baseUrl));
+  let queue = readQueue(baseUrl);
+  let window: WindowSnapshot | undefined = formulasWindow(loadWindow(baseUrl), queue);
   let ahead: string[] | undefined;
   const tried = new Set<string>();
-  while (!cells.fatal && !cells.refused && now() < deadline - REQUEST_MS) {
-    const queue = readQueue(baseUrl);
+  for (; !cells.fatal && !cells.refused && now() < deadline - REQUEST_MS; queue = readQueue(baseUrl)) {
     cells.absorb(queue);
     const wanted = Object.entries(queue.wanted)
       .sort((a, b) => a[1] - b[1])
@@ -214,16 +218,16 @@ function sendForAll(cells: Cells, check: CellCheck): void {
       return e !== undefined && e.at >= (queue.wanted[k] ?? -Infinity);
     };
     const own = cells.missing();
-    // A range that needs several requests anyway lets the cells waiting beside it go first (they may be one domain
-    // each); a cell of one request goes first itself.
-    const others = wanted.filter((k) => !cells.distinct.includes(k));
-    const first = own.length > (roomIn(window, now()).perRequest ?? DEFAULT_BATCH_SIZE) ? others : own;
+    // A range that needs several requests anyway (the plan's maximum known) lets the cells waiting beside it go
+    // first (they may be one domain each); a cell of one request goes first itself.
+    const others = wanted.filter((k) => !cells.own.has(k));
+    const first = own.length > (window?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
     const order = [...new Set([...first, ...own, ...wanted, ...ahead])].filter(
-      (k) => !tried.has(k) && !cells.found.has(k) && (own.includes(k) || !endedFor(k)),
+      (k) => !tried.has(k) && !cells.found.has(k) && (cells.own.has(k) || !endedFor(k)),
     );
     const look = order.slice(0, LOOK_AHEAD);
     const cached = readCachedRecords(baseUrl, look);
-    for (const [key, record] of cached) if (cells.distinct.includes(key)) cells.found.set(key, record);
+    for (const [key, record] of cached) if (cells.own.has(key)) cells.found.set(key, record);
     const candidates = look.filter((k) => !cached.has(k));
     if (candidates.length === 0) return;
     const t = now();
@@ -266,7 +270,7 @@ function sendForAll(cells: Cells, check: CellCheck): void {
     for (const outcome of report.outcomes) {
       if (outcome.kind === 'record' || !outcome.key || stillWanted(outcome)) continue;
       ended.push([outcome.key, outcome]);
-      if (cells.distinct.includes(outcome.key)) cells.ended.set(outcome.key, outcome);
+      if (cells.own.has(outcome.key)) cells.ended.set(outcome.key, outcome);
     }
     if (report.fatal) cells.fatal = report.fatal;
     const done = [...report.fresh.map((f) => f.key), ...ended.map(([key]) => key)];
@@ -307,7 +311,7 @@ function sendRound(
     cancelled: () => cells.refused !== undefined || (oneTurn && taught),
     received: (records) => {
       cacheRecords(check.baseUrl, records);
-      for (const { key, record } of records) if (cells.distinct.includes(key)) cells.found.set(key, record);
+      for (const { key, record } of records) if (cells.own.has(key)) cells.found.set(key, record);
     },
     sendAll: (requests) => {
       try {
