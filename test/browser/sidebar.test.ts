@@ -14,6 +14,9 @@ import { serveSidebar, type SidebarServer } from './bridge';
 import { launchChromium, type LaunchedChromium } from './chromium';
 import { screenshotAsProduction } from './screenshot';
 
+// A step waits on the page with `until` (20 s each): jest's own 5 s default must not come first on a busy machine.
+jest.setTimeout(60_000);
+
 const KEY = 'sandbox-premium';
 const SIDEBAR_HTML = path.resolve(__dirname, '../../apps-script/dist/Sidebar.html');
 const SIDEBAR_SOURCES = path.resolve(__dirname, '../../apps-script/sidebar');
