@@ -1,10 +1,11 @@
 // The Sheets shell's storage layer (apps-script/src/storage.ts) on fakes of PropertiesService, LockService and a
 // spreadsheet's developer metadata: validated JSON values, deletes, the spreadsheet's values (metadata, read from
-// DocumentProperties when an earlier version left them there) and the one lock policy (the script lock).
+// DocumentProperties when an earlier version left them there) and the lock policy (the document lock for a spreadsheet's state, the user lock for a user's; never the script lock).
 import {
   BUSY,
   deleteKeys,
   finite,
+  hasDocumentLock,
   isRecord,
   LOCK_WAIT_MS,
   locked,
@@ -79,17 +80,28 @@ class FakeSpreadsheet {
 let user: FakeProperties;
 let doc: FakeProperties;
 let lock: FakeLock;
+let userLock: FakeLock;
+let documentLockHere: boolean;
 let sheet: FakeSpreadsheet;
 
 beforeEach(() => {
   user = new FakeProperties();
   doc = new FakeProperties();
   lock = new FakeLock();
+  userLock = new FakeLock();
+  documentLockHere = true;
   sheet = new FakeSpreadsheet();
   Object.assign(globalThis, {
     PropertiesService: { getUserProperties: () => user, getDocumentProperties: () => doc },
-    // Only the script lock: a user lock would not exclude another user's execution.
-    LockService: { getScriptLock: () => lock },
+    // The document lock guards the spreadsheet's state, the user lock the user's; the script lock (every user of a
+    // published add-on, in every spreadsheet) is never taken.
+    LockService: {
+      getDocumentLock: () => (documentLockHere ? lock : null),
+      getUserLock: () => userLock,
+      getScriptLock: () => {
+        throw new Error('the script lock is never taken');
+      },
+    },
     SpreadsheetApp: { getActiveSpreadsheet: () => sheet },
   });
 });
@@ -155,12 +167,28 @@ describe('stored values', () => {
 });
 
 describe('the lock policy', () => {
-  it('updates under the script lock (it excludes every user), waiting at most LOCK_WAIT_MS, and releases it', () => {
+  it("updates a spreadsheet's value under the document lock, waiting at most LOCK_WAIT_MS, and releases it", () => {
     sheet.addDeveloperMetadata('count', '2');
     expect(updateValue('document', 'count', count, (n) => (n ?? 0) + 3)).toBe(5);
     expect(sheet.value('count')).toBe('5');
     expect(lock.waits).toEqual([LOCK_WAIT_MS]);
     expect(lock.held).toBe(false);
+    expect(userLock.waits).toEqual([]);
+  });
+
+  it("updates a user's value under the user lock, not the document's", () => {
+    expect(updateValue('user', 'n', count, () => 7)).toBe(7);
+    expect(userLock.waits).toEqual([LOCK_WAIT_MS]);
+    expect(lock.waits).toEqual([]);
+  });
+
+  it('takes the user lock for a spreadsheet without a document lock (a dispatcher in a spreadsheet opened by id)', () => {
+    documentLockHere = false;
+    expect(hasDocumentLock()).toBe(false);
+    sheet.addDeveloperMetadata('count', '1');
+    expect(updateValue('document', 'count', count, (n) => (n ?? 0) + 1)).toBe(2);
+    expect(userLock.waits).toEqual([LOCK_WAIT_MS]);
+    expect(lock.waits).toEqual([]);
   });
 
   it('throws a clear message and writes nothing when another execution keeps the lock', () => {
@@ -172,7 +200,7 @@ describe('the lock policy', () => {
 
   it('releases the lock when the change throws', () => {
     expect(() =>
-      locked(() => {
+      locked('document', () => {
         throw new Error('boom');
       }),
     ).toThrow('boom');
@@ -180,8 +208,8 @@ describe('the lock policy', () => {
   });
 
   it('runs a nested section inside the outer hold without releasing it', () => {
-    locked(() => {
-      updateValue('user', 'x', count, () => 1);
+    locked('document', () => {
+      updateValue('document', 'x', count, () => 1);
       expect(lock.held).toBe(true);
     });
     expect(lock.held).toBe(false);

@@ -81,7 +81,7 @@ function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | unde
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     if (GONE.test(why) && !PASSING.test(why)) {
-      locked(() => forgetBackground(id));
+      locked('user', () => forgetBackground(id));
       noteDropped({ id, name: state.name, why: spreadsheetGone(state.name, why), at: now() });
     } else failedTurn(id, why);
     return undefined;

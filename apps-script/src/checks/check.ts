@@ -122,7 +122,7 @@ const HOLD_MARGIN_MS = 60_000;
  */
 function closeCheck({ baseUrl, apiKey }: Check, report: Report | undefined, spend: Spend | undefined): void {
   try {
-    locked(() => {
+    locked('user', () => {
       try {
         if (report) saveWindow(baseUrl, report.window);
       } finally {

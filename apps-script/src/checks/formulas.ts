@@ -266,7 +266,7 @@ export function refreshFormulas(
   complete = true,
 ): void {
   if (cells.length === 0) return;
-  locked(() => writeVersions(spreadsheet, cells, complete));
+  locked('document', () => writeVersions(spreadsheet, cells, complete));
 }
 
 /**

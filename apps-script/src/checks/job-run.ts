@@ -60,7 +60,7 @@ interface Turn {
 
 /** Stores a new job and forgets the retryable rows of the one before. */
 export function storeNewJob(job: StoredJob): void {
-  locked(() => {
+  locked('user', () => {
     storeJob(job);
     storeRetryRows(job.spreadsheetId, new Set());
   });
@@ -218,7 +218,7 @@ function addProgress(stored: StoredJob, job: StoredJob, base: StoredJob): void {
  * the job meanwhile) loses nothing of either.
  */
 function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): JobState {
-  return locked(() => {
+  return locked('user', () => {
     const stored = loadJob(job.spreadsheetId);
     if (!stored || stored.id !== job.id) return stateOf(stored ?? job);
     if (turn.retry.length > 0) {
@@ -297,7 +297,7 @@ export interface Claim {
  * lease is taken (the background's step claims it).
  */
 export function reopenJob(spreadsheetId: string): StoredJob | undefined {
-  return locked(() => {
+  return locked('user', () => {
     const job = loadJob(spreadsheetId);
     if (job?.status !== 'error') return job;
     job.status = 'running';
@@ -309,7 +309,7 @@ export function reopenJob(spreadsheetId: string): StoredJob | undefined {
 
 /** Takes the lease of a running job (for the sidebar, also of a stopped one) unless another turn holds it. */
 export function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
-  return locked(() => {
+  return locked('user', () => {
     const job = loadJob(spreadsheetId);
     const runnable = job?.status === 'running' || (reopen && job?.status === 'error');
     if (!job || !runnable || (job.leaseUntil ?? 0) > at) return { job };

@@ -97,12 +97,26 @@ export function userCache(): Cache {
 }
 
 /**
- * The one lock of every read-modify-write of stored state: the script lock, the only lock that excludes every user's
- * executions whether or not there is a current document (a user lock excludes only that user's executions, and a
- * published add-on's time-driven trigger has no document lock). Held for short sections only.
+ * The lock of one user's state (their properties, wherever they run): excludes only this user's executions, in every
+ * spreadsheet. Google: getUserLock "prevents concurrent access to a section of code by the current user".
  */
-export function sharedLock(): Lock {
-  return LockService.getScriptLock();
+export function userLock(): Lock {
+  return LockService.getUserLock();
+}
+
+/**
+ * The lock of one spreadsheet's state: excludes every user's executions in this document, and nobody else's. null
+ * where there is none: Google returns null "if the method is called from outside the context of a containing
+ * document" (a published add-on's time-driven trigger), and a spreadsheet the dispatcher opened by id is not the
+ * execution's document either.
+ */
+export function documentLock(): Lock | null {
+  if (!isOwnDocument()) return null;
+  try {
+    return LockService.getDocumentLock() ?? null;
+  } catch {
+    return null;
+  }
 }
 
 export type InstallMode = 'bound' | 'addon';

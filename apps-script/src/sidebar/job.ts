@@ -131,7 +131,7 @@ function endJob(
   to: JobStatus,
   say: (job: StoredJob) => string,
 ): JobState {
-  return locked(() => {
+  return locked('user', () => {
     const job = loadJob(spreadsheetId);
     if (!job) throw new Error(none);
     if (from.includes(job.status)) {

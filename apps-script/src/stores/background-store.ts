@@ -124,7 +124,7 @@ export function updateBackground(
   spreadsheetId: string,
   change: (state: BackgroundState) => void,
 ): BackgroundState {
-  return locked(() => {
+  return locked('user', () => {
     const state = loadBackground(spreadsheetId);
     change(state);
     writeValue('user', propertyName(spreadsheetId), state);
@@ -151,7 +151,7 @@ export function loadDispatcher(): DispatcherState {
 }
 
 export function updateDispatcher(change: (state: DispatcherState) => void): DispatcherState {
-  return locked(() => {
+  return locked('user', () => {
     const state = loadDispatcher();
     change(state);
     writeValue('user', USER_PROPERTY.dispatcher, state);

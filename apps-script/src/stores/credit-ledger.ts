@@ -154,7 +154,7 @@ function change(
   drop?: string,
   withLists = true,
 ): void {
-  locked(() => {
+  locked('user', () => {
     const at = now();
     const ledger = readLedger(at);
     const before = JSON.stringify(ledger);

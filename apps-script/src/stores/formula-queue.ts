@@ -70,7 +70,7 @@ export function readQueue(baseUrl: string): FormulaQueue {
 export function changeQueue<T>(baseUrl: string, change: (queue: FormulaQueue) => T): T {
   const key = cacheKey(baseUrl);
   if (!key) return change({ wanted: {}, ended: {} });
-  return locked(() => {
+  return locked('document', () => {
     const cache = scriptCache();
     const queue = parseQueue(cache.get(key), now());
     const answer = change(queue);

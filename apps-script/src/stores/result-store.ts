@@ -135,7 +135,7 @@ export function storeRecords(
   if (fresh.length === 0) return;
   const spreadsheet = currentSpreadsheet();
   if (!spreadsheet) throw new Error('There is no spreadsheet here to keep results in.');
-  locked(() => writeStore(spreadsheet, baseUrl, fresh, at));
+  locked('document', () => writeStore(spreadsheet, baseUrl, fresh, at));
 }
 
 /** The write itself, under the shared lock: the rows are read again here, so another user's results stay. */
@@ -200,7 +200,7 @@ export function addSavedCredits(n: number): void {
     updateValue('document', DOCUMENT_PROPERTY.savedCreditsAway, finite, (count) => (count ?? 0) + n);
     return;
   }
-  locked(() => {
+  locked('document', () => {
     const count = finite(Number(own.getProperty(DOCUMENT_PROPERTY.savedCredits))) ?? 0;
     own.setProperty(DOCUMENT_PROPERTY.savedCredits, String(count + n));
   });

@@ -61,7 +61,7 @@ export function saveSchedule(change: ScheduleChange | null): void {
  * steps never start the same refresh), and the caller re-checks the formulas from `at` on, or the range as a job.
  */
 export function claimDueSchedule(at: number): Schedule | undefined {
-  return locked(() => {
+  return locked('document', () => {
     const schedule = readSchedule();
     if (!schedule || schedule.nextAt > at) return undefined;
     const claimed = { ...schedule };

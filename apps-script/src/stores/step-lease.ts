@@ -18,7 +18,7 @@ const parseLease = (raw: unknown): Lease | undefined =>
 
 /** Takes the current spreadsheet's step lease until `until`; answers its holder id, or undefined when it is held. */
 export function takeStepLease(until: number): string | undefined {
-  return locked(() => {
+  return locked('document', () => {
     const held = readValue('document', DOCUMENT_PROPERTY.stepLease, parseLease);
     if (held && held.until > now()) return undefined;
     const holder = `${now()}-${Math.random().toString(36).slice(2)}`;
@@ -29,7 +29,7 @@ export function takeStepLease(until: number): string | undefined {
 
 /** Gives the lease back (only when it is still this holder's). */
 export function returnStepLease(holder: string): void {
-  locked(() => {
+  locked('document', () => {
     const held = readValue('document', DOCUMENT_PROPERTY.stepLease, parseLease);
     if (held?.holder === holder) writeValue('document', DOCUMENT_PROPERTY.stepLease, undefined);
   });

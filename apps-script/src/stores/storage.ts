@@ -4,10 +4,12 @@
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
 import {
   currentSpreadsheet,
+  documentLock,
   documentProperties,
+  type Lock,
   now,
   type Properties,
-  sharedLock,
+  userLock,
   userProperties,
 } from '../platform/gas';
 
@@ -18,12 +20,12 @@ export type Scope = 'user' | 'document';
 export type Parse<T> = (raw: unknown) => T | undefined;
 
 /**
- * The lock policy, the same for every stored value and every user: a read-modify-write takes the shared lock
- * (platform/gas.ts: the script lock, which excludes every user's executions, with or without a document), re-reads
- * what it changes under it, waits for it at most this long (sections hold it for milliseconds to a second), and
- * otherwise throws BUSY. What only saves work (learned limits, a count) is written by callers that catch; what the user
- * asked for says to try again. Nothing holds it across a request or a sleep: a background step claims a spreadsheet
- * with a lease (step-lease.ts), not a lock.
+ * The lock policy (apps-script/CONCURRENCY.md has the whole table): a read-modify-write takes the lock of the state it
+ * changes, never the script lock (in a published add-on that one is every user's, in every spreadsheet): one user's
+ * state (their properties) the user lock, one spreadsheet's state the document lock. It re-reads what it changes under
+ * it, waits for it at most this long (sections hold it for milliseconds), and otherwise throws BUSY. What only saves
+ * work (learned limits, a count) is written by callers that catch; what the user asked for says to try again. Nothing
+ * holds a lock across a request or a sleep: a background step claims a spreadsheet with a lease (step-lease.ts).
  */
 export const LOCK_WAIT_MS = 10_000;
 export const BUSY = 'Another DAPA step is saving its state; try again in a few seconds.';
@@ -152,12 +154,30 @@ export function lockWaitsEndBy(by: number | undefined): void {
   waitsEndBy = by;
 }
 
+/** Whose state a section changes: one user's (the user lock) or the current spreadsheet's (the document lock). */
+export type Guard = Scope;
+
 /**
- * Runs `action` under the lock policy above. Nested calls run inside the outer hold (Apps Script's lock is one per
- * execution: an inner release would free the outer section).
+ * The lock that guards `guard`'s state here. A spreadsheet without a document lock (the published add-on's dispatcher
+ * works in spreadsheets it opened by id) gets the user lock: what the dispatcher writes there is either its user's
+ * own (one dispatcher per user) or written so that writers under different locks cannot lose it (appended rows,
+ * claims; CONCURRENCY.md).
  */
-export function locked<T>(action: () => T): T {
-  const lock = sharedLock();
+function lockOf(guard: Guard): Lock {
+  return (guard === 'document' ? documentLock() : null) ?? userLock();
+}
+
+/** Whether this execution can exclude every other writer of the current spreadsheet (it has its document lock). */
+export function hasDocumentLock(): boolean {
+  return documentLock() !== null;
+}
+
+/**
+ * Runs `action` under the lock of `guard` (see the policy above). Nested calls on the same lock run inside the outer
+ * hold (Apps Script's lock is one per execution: an inner release would free the outer section).
+ */
+export function locked<T>(guard: Guard, action: () => T): T {
+  const lock = lockOf(guard);
   if (lock.hasLock()) return action();
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
@@ -179,7 +199,7 @@ export function updateValue<T>(
   parse: Parse<T>,
   change: (current: T | undefined) => T | undefined,
 ): T | undefined {
-  return locked(() => {
+  return locked(scope, () => {
     const next = change(readValue(scope, key, parse));
     writeValue(scope, key, next);
     return next;
