@@ -1,39 +1,25 @@
 // One =DAPA execution among the many Sheets runs at once (`=DAPA(A2)` dragged down is one execution per cell, up to 30
-// side by side): the cell asks the formulas' queue for its domains, and one execution at a time sends for every
-// waiting cell, filling each request with the domains of =DAPA cells not yet running (read from the sheet), as many as
-// the plan's window allows now (roomIn). Every record is cached the moment it is in; the other cells take theirs from
-// the cache. Every wait (a lock, the window, a poll) comes out of the one deadline.
-// Over 300 lines: the waiting cell and the sender are two halves of one protocol over the queue, read together.
+// side by side): the thin driver of formula/turn.ts. It reads what the turn asks (the queue, the caches, the result
+// store, the spreadsheet's other =DAPA cells), does what the turn answers (asks the queue under the document lock,
+// sleeps, sends a round), and caches every record the moment it is in. Every wait comes out of the one deadline.
 import {
   CheckRun,
-  DEFAULT_BATCH_SIZE,
   type DomainRecord,
   type Fatal,
   type Outcome,
-  roomIn,
-  runSync,
   runSyncAll,
   type WindowSnapshot,
 } from '../../../shared';
 import { distinctKeys, readKnown } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { currentSpreadsheet, fetchAnswers, now, sleep } from '../platform/gas';
-import { creditBudget, creditView, holdCredits, settleCredits } from '../stores/credit-ledger';
-import { changeQueue, type FormulaQueue, formulasWindow, readQueue } from '../stores/formula-queue';
+import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
+import { changeQueue, formulasWindow, readQueue } from '../stores/formula-queue';
 import { loadWindow, saveWindow } from '../stores/plan-store';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
-import { addSavedCredits } from '../stores/result-store';
-
-/** How often a waiting cell looks for its records in the cache. */
-const POLL_MS = 1_000;
-/** A request is not begun with less time than this left (the service answers in well under it). */
-const REQUEST_MS = 3_000;
-/** A sender's turn outlives its deadline by this much before another cell may take it over. */
-const TURN_MARGIN_MS = 3_000;
-/** Requests one round sends one after another while the minute's request limit is unknown. */
-const SEQUENTIAL_REQUESTS = 12;
-/** Domains of other cells looked up in the cache per round (one getAll). */
-const LOOK_AHEAD = 500;
+import { addSavedCredits, readStoredRecords } from '../stores/result-store';
+import { locked } from '../stores/storage';
+import { type Action, deadlinesOf, FormulaTurn, type Sent, type View } from './turn';
 
 /** What a formula's cells show: one outcome per position, or an error for the whole formula. */
 export interface CellAnswer {
@@ -46,6 +32,8 @@ export interface CellAnswer {
 export interface CellCheck {
   apiKey: string;
   baseUrl: string;
+  /** When the execution began (what the queue said before it belongs to earlier recalculations). */
+  startedAt?: number;
   /** When the execution must have answered (its 30 seconds, less what the answer itself takes). */
   deadline: number;
 }
@@ -58,120 +46,94 @@ function refusedByGoogle(error: unknown): string | undefined {
     : undefined;
 }
 
-/** What one execution knows of its own domains while it waits or sends. */
-class Cells {
-  readonly found = new Map<string, DomainRecord>();
-  readonly ended = new Map<string, Outcome>();
-  fatal?: Fatal;
-  refused?: string;
-  budgetSpent = false;
-  /** What the queue said before this cell began belongs to earlier recalculations: it is asked again. */
-  readonly since = now();
-  /** The cell's own domains, to tell them from other cells' in the sender's rounds. */
-  readonly own: ReadonlySet<string>;
-
-  constructor(readonly distinct: readonly string[]) {
-    this.own = new Set(distinct);
-  }
-
-  missing(): string[] {
-    return this.distinct.filter((k) => !this.found.has(k) && !this.ended.has(k));
-  }
-
-  /** What the queue says of this cell's domains: ended sends, an error for every cell. */
-  absorb(queue: FormulaQueue): void {
-    for (const key of this.missing()) {
-      const e = queue.ended[key];
-      if (e && e.at >= this.since) this.ended.set(key, e.outcome);
-    }
-    if (queue.fatal && queue.fatal.at >= this.since) this.fatal ??= queue.fatal.fatal;
-  }
-
-  /** The records the cache holds now. */
-  look(baseUrl: string): void {
-    const missing = this.missing();
-    if (missing.length === 0) return;
-    try {
-      for (const [key, record] of readCachedRecords(baseUrl, missing)) this.found.set(key, record);
-    } catch {
-      // an unreachable cache only costs this look
-    }
-  }
-
-  get over(): boolean {
-    return this.missing().length === 0 || this.fatal !== undefined || this.refused !== undefined;
-  }
-}
-
 /**
  * Checks a formula's values as one of many cells running at once. Never throws for the server; a lock it cannot have
  * in the time left is given up (the cell then says unfinished), never waited past the deadline.
  */
 export function checkCells(values: readonly unknown[], check: CellCheck): CellAnswer {
-  const cells = new Cells(distinctKeys(values));
-  if (cells.distinct.length > 0) {
+  const startedAt = check.startedAt ?? now();
+  const turn = new FormulaTurn(
+    Utilities.getUuid(),
+    distinctKeys(values),
+    deadlinesOf(startedAt, check.deadline),
+  );
+  if (turn.distinct.length > 0) {
     try {
-      const known = readKnown(check.baseUrl, cells.distinct, { kind: 'all' });
-      for (const [key, record] of known.known) cells.found.set(key, record);
+      const known = readKnown(check.baseUrl, turn.distinct, { kind: 'all' });
+      turn.know(known.known);
       if (known.saved > 0) addSavedCredits(known.saved);
     } catch {
       // no cache: everything is asked for
     }
-    if (!cells.over) waitOrSend(cells, check);
-    if (!cells.over && creditBudget() !== undefined) {
+    drive(turn, check);
+    const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused;
+    if (waiting && creditBudget() !== undefined) {
       try {
         const left = creditView(check.apiKey).left;
-        if (left !== undefined && left <= 0) cells.budgetSpent = true;
+        if (left !== undefined && left <= 0) turn.budgetSpent = true;
       } catch {
         // unknown: the cells say unfinished
       }
     }
   }
-  return { outcomes: outcomesOf(values, cells, check), fatal: cells.fatal, refused: cells.refused };
+  return { outcomes: turn.outcomes(values, check.baseUrl, now()), fatal: turn.fatal, refused: turn.refused };
 }
 
-/** Registers the cell's domains and either sends for every waiting cell, or waits for its records. */
-function waitOrSend(cells: Cells, check: CellCheck): void {
-  const me = Utilities.getUuid();
-  const ask = (): boolean => {
-    try {
-      return changeQueue(check.baseUrl, (queue) => {
-        const t = now();
-        for (const key of cells.missing()) queue.wanted[key] ??= t;
-        cells.absorb(queue);
-        if (queue.sender && queue.sender.until > t && queue.sender.id !== me) return false;
-        queue.sender = { id: me, until: check.deadline + TURN_MARGIN_MS };
-        return true;
-      });
-    } catch {
-      return false; // the lock could not be had in the time left: look again
+/** The turn's loop: read what it needs, do what it says, until it answers. */
+function drive(turn: FormulaTurn, check: CellCheck): void {
+  const reader = new Reader(check.baseUrl);
+  let view: View = { queue: readQueue(check.baseUrl) };
+  let sender = false;
+  try {
+    for (;;) {
+      const action: Action = turn.next(now(), view);
+      if (action.kind === 'answer') return;
+      if (action.kind === 'ask') {
+        let mine = false;
+        let window: WindowSnapshot | undefined;
+        try {
+          mine = changeQueue(check.baseUrl, (queue) => {
+            window = queue.window;
+            return turn.register(queue, now());
+          });
+        } catch {
+          // the lock could not be had in the time left: look again
+        }
+        sender ||= mine;
+        turn.asked(mine, mine ? formulasWindow(loadWindow(check.baseUrl), window) : undefined);
+      } else if (action.kind === 'wait') {
+        sleep(Math.max(0, action.until - now()));
+      } else if (!sendRound(turn, check, action)) return;
+      view = reader.view(turn);
     }
-  };
-  let mine = ask();
-  while (!cells.over && now() < check.deadline - REQUEST_MS) {
-    if (mine) {
-      try {
-        sendForAll(cells, check);
-      } finally {
-        endTurn(check.baseUrl, me);
-      }
-      return;
-    }
-    sleep(Math.max(0, Math.min(POLL_MS, check.deadline - REQUEST_MS - now())));
-    cells.look(check.baseUrl);
-    if (cells.over) return;
-    const queue = readQueue(check.baseUrl);
-    cells.absorb(queue);
-    if (!queue.sender || queue.sender.until <= now()) mine = ask();
-    else if (cannotComeInTime(cells, queue, check.deadline)) return;
+  } finally {
+    if (sender) endTurn(check.baseUrl, turn.id);
   }
 }
 
-/** Nothing of this cell is being sent, and the window has no room before its deadline: waiting is in vain. */
-function cannotComeInTime(cells: Cells, queue: FormulaQueue, deadline: number): boolean {
-  const sending = new Set(queue.sending ?? []);
-  if (cells.missing().some((k) => sending.has(k))) return false;
-  return roomIn(queue.window, now()).freeAt > deadline - REQUEST_MS;
+/** What the turn reads: the queue every time, the caches for its keys, the spreadsheet's formulas once. */
+class Reader {
+  private ahead?: string[];
+
+  constructor(private readonly baseUrl: string) {}
+
+  view(turn: FormulaTurn): View {
+    const queue = readQueue(this.baseUrl);
+    if (turn.needsAhead) this.ahead ??= formulaDomains();
+    const keys = turn.lookFor({ queue, ahead: this.ahead });
+    let known: Map<string, DomainRecord> = new Map();
+    try {
+      known = readCachedRecords(this.baseUrl, keys);
+      // A sender never pays for what the result store keeps (the cache forgets after 6 hours, the store does not).
+      if (turn.needsAhead) {
+        const rest = keys.filter((k) => !known.has(k));
+        for (const [key, record] of readStoredRecords(this.baseUrl, rest)) known.set(key, record);
+      }
+    } catch {
+      // an unreachable cache only costs this look
+    }
+    return { queue, known, ahead: this.ahead };
+  }
 }
 
 function endTurn(baseUrl: string, me: string): void {
@@ -196,187 +158,85 @@ function formulaDomains(): string[] {
 }
 
 /**
- * The sender's turn: round after round, the domains to send now (this cell's, then those other running cells wait
- * for, oldest first, then those of cells not yet running), as many as the window's room holds, until nothing is
- * wanted, the window has no room before the deadline, or the deadline.
+ * One round of the sender: the credits held and the batch marked in flight (user lock, then the document's), the
+ * requests sent with every record cached as it comes in, and the queue, the credits and the window settled. Answers
+ * false when the round could not begin (the lock could not be had in the time left).
  */
-function sendForAll(cells: Cells, check: CellCheck): void {
+function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { kind: 'send' }>): boolean {
   const { baseUrl, apiKey, deadline } = check;
-  let queue = readQueue(baseUrl);
-  let window: WindowSnapshot | undefined = formulasWindow(loadWindow(baseUrl), queue);
-  let ahead: string[] | undefined;
-  const tried = new Set<string>();
-  for (; !cells.fatal && !cells.refused && now() < deadline - REQUEST_MS; queue = readQueue(baseUrl)) {
-    cells.absorb(queue);
-    const wanted = Object.entries(queue.wanted)
-      .sort((a, b) => a[1] - b[1])
-      .map(([key]) => key);
-    ahead ??= formulaDomains();
-    // A domain whose send ended after its cell asked is done; one asked for again since is sent again.
-    const endedFor = (k: string) => {
-      const e = queue.ended[k];
-      return e !== undefined && e.at >= (queue.wanted[k] ?? -Infinity);
-    };
-    const own = cells.missing();
-    // A range that needs several requests anyway (the plan's maximum known) lets the cells waiting beside it go
-    // first (they may be one domain each); a cell of one request goes first itself.
-    const others = wanted.filter((k) => !cells.own.has(k));
-    const first = own.length > (window?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
-    const order = [...new Set([...first, ...own, ...wanted, ...ahead])].filter(
-      (k) => !tried.has(k) && !cells.found.has(k) && (cells.own.has(k) || !endedFor(k)),
+  let spend: Spend;
+  try {
+    spend = locked('user', () =>
+      changeQueue(baseUrl, (q) => {
+        q.sending = send.batch;
+        return holdCredits(apiKey, send.batch.length, deadline + 60_000);
+      }),
     );
-    const look = order.slice(0, LOOK_AHEAD);
-    const cached = readCachedRecords(baseUrl, look);
-    for (const [key, record] of cached) if (cells.own.has(key)) cells.found.set(key, record);
-    const candidates = look.filter((k) => !cached.has(k));
-    if (candidates.length === 0) return;
-    const t = now();
-    const room = roomIn(window, t, candidates.length);
-    if (room.urls <= 0) {
-      if (room.freeAt > deadline - REQUEST_MS) return;
-      sleep(room.freeAt - t);
-      continue;
-    }
-    const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
-    // A turn's first round is one request: a blocked network or a wrong key costs one, not a window of them.
-    // Requests go side by side only while the window knows what the minute allows (its requests and its URLs);
-    // else one after another, so that the first refusal teaches the limit before a window of requests is spent.
-    const knowsMinute = window?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
-    const parallel = tried.size > 0 && knowsMinute;
-    const requests = tried.size === 0 ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
-    const batch = candidates.slice(0, Math.min(room.urls, perRequest * requests));
-    let spend: ReturnType<typeof holdCredits>;
-    try {
-      spend = changeQueue(baseUrl, (q) => {
-        q.sending = batch;
-        return holdCredits(apiKey, batch.length, deadline + 60_000);
-      });
-    } catch {
-      return; // the lock could not be had in the time left: the turn ends, the cells say unfinished
-    }
-    if (spend.budget === 0) {
-      cells.budgetSpent = true;
-      settle(baseUrl, apiKey, spend, 0, [], []);
-      return;
-    }
-    for (const key of batch) tried.add(key);
-    // Not knowing the plan's maximum, the round ends once a 422 taught it, and is planned anew with it.
-    const learning = !Number.isFinite(room.perRequest);
-    const report = sendRound(cells, check, batch, window, spend.budget, learning, parallel);
-    for (const o of report.outcomes)
-      if (o.kind === 'error' && o.code === 'cancelled' && o.key) tried.delete(o.key);
-    window = report.window;
-    const ended: Array<[string, Outcome]> = [];
-    for (const outcome of report.outcomes) {
-      if (outcome.kind === 'record' || !outcome.key || stillWanted(outcome)) continue;
-      ended.push([outcome.key, outcome]);
-      if (cells.own.has(outcome.key)) cells.ended.set(outcome.key, outcome);
-    }
-    if (report.fatal) cells.fatal = report.fatal;
-    const done = [...report.fresh.map((f) => f.key), ...ended.map(([key]) => key)];
-    settle(baseUrl, apiKey, spend, report.totals.billed, done, ended, window, report.fatal);
+  } catch {
+    return false; // the round ends here, the cells say unfinished
   }
-}
-
-/** An outcome that says only that the domain was not reached (time, budget): it stays wanted. */
-function stillWanted(outcome: Outcome): boolean {
-  return (
-    (outcome.kind === 'error' && (outcome.code === 'unfinished' || outcome.code === 'cancelled')) ||
-    (outcome.kind === 'skip' && outcome.reason === 'credit_budget')
-  );
-}
-
-/** One round's requests, every record cached as soon as it is in. */
-function sendRound(
-  cells: Cells,
-  check: CellCheck,
-  batch: string[],
-  window: WindowSnapshot | undefined,
-  creditBudget: number | undefined,
-  oneTurn: boolean,
-  parallel: boolean,
-) {
+  if (spend.budget === 0) {
+    turn.noCredits();
+    settle(baseUrl, apiKey, spend, 0, undefined);
+    return false;
+  }
   let taught = false;
-  const run = new CheckRun(batch, {
-    baseUrl: check.baseUrl,
-    deadline: check.deadline,
-    window,
+  const run = new CheckRun(send.batch, {
+    baseUrl,
+    deadline,
+    window: turn.window,
     seed: now() % 2147483647,
-    creditBudget,
-    inFlight: parallel ? Infinity : 1,
+    creditBudget: spend.budget,
+    inFlight: send.parallel ? Infinity : 1,
   });
-  return runSyncAll(run, {
+  const report = runSyncAll(run, {
     now,
     sleep,
-    cancelled: () => cells.refused !== undefined || (oneTurn && taught),
+    cancelled: () => turn.refused !== undefined || (send.learning && taught),
     received: (records) => {
-      cacheRecords(check.baseUrl, records);
-      for (const { key, record } of records) if (cells.own.has(key)) cells.found.set(key, record);
+      cacheRecords(baseUrl, records);
+      turn.know(new Map(records.map(({ key, record }) => [key, record])));
     },
     sendAll: (requests) => {
       try {
-        const answers = fetchAnswers(requests, check.apiKey);
+        const answers = fetchAnswers(requests, apiKey);
         // A 422 "Limit Exceeded" names the plan's maximum (a 422 with skips only is an answer like any other).
         taught ||= answers.some((a) => a.status === 422 && /limit exceeded/i.test(a.body));
         return answers;
       } catch (error) {
-        cells.refused ??= refusedByGoogle(error);
+        turn.refused ??= refusedByGoogle(error);
         throw error;
       }
     },
   });
+  settle(baseUrl, apiKey, spend, report.totals.billed, turn.sent(send.batch, report));
+  return true;
 }
 
-/** After a round, in one hold of the lock: the queue, the credits, the window everyone starts from. */
-function settle(
-  baseUrl: string,
-  apiKey: string,
-  spend: ReturnType<typeof holdCredits>,
-  billed: number,
-  done: readonly string[],
-  ended: ReadonlyArray<[string, Outcome]>,
-  window?: WindowSnapshot,
-  fatal?: Fatal,
-): void {
+/** After a round, in one hold of the locks (the user's, then the document's): the queue, the credits, the window. */
+function settle(baseUrl: string, apiKey: string, spend: Spend, billed: number, sent: Sent | undefined): void {
   try {
-    changeQueue(baseUrl, (queue) => {
-      const at = now();
-      for (const [key, outcome] of ended) queue.ended[key] = { outcome, at };
-      for (const key of done) delete queue.wanted[key];
-      queue.sending = [];
-      if (window) queue.window = window;
-      if (fatal) queue.fatal = { fatal, at };
-      settleCredits(apiKey, spend, billed);
-      try {
-        if (window) saveWindow(baseUrl, window);
-      } catch {
-        // an editor's formula may not write the owner's properties: the queue keeps the window
-      }
-    });
+    locked('user', () =>
+      changeQueue(baseUrl, (queue) => {
+        const at = now();
+        queue.sending = [];
+        if (sent) {
+          for (const [key, outcome] of sent.ended) queue.ended[key] = { outcome, at };
+          for (const key of sent.done) delete queue.wanted[key];
+          queue.window = sent.window;
+          if (sent.fatal) queue.fatal = { fatal: sent.fatal, at };
+        }
+        settleCredits(apiKey, spend, billed);
+        try {
+          if (sent) saveWindow(baseUrl, sent.window);
+        } catch {
+          // an editor's formula may not write the owner's properties: the queue keeps the window
+        }
+      }),
+    );
   } catch (error) {
     console.warn(
       `DAPA: a formula's round was not settled (${error instanceof Error ? error.message : String(error)})`,
     );
   }
-}
-
-/** One outcome per position: records found, what sends ended in, the budget, else unfinished. */
-function outcomesOf(values: readonly unknown[], cells: Cells, check: CellCheck): Outcome[] {
-  const run = new CheckRun(values, { baseUrl: check.baseUrl, deadline: now(), maxSend: 0 });
-  run.addCached(cells.found);
-  const report = runSync(run, {
-    now,
-    sleep: () => undefined,
-    send: () => {
-      throw new Error('nothing is sent here');
-    },
-  });
-  return report.outcomes.map((outcome) => {
-    if (outcome.kind === 'record' || !outcome.key) return outcome;
-    const ended = cells.ended.get(outcome.key);
-    if (ended) return ended;
-    if (cells.budgetSpent && outcome.kind === 'error' && outcome.code === 'unfinished')
-      return { kind: 'skip', reason: 'credit_budget', retryable: true, key: outcome.key };
-    return outcome;
-  });
 }

@@ -139,6 +139,7 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
     answer = checkCells(cellsOf(urls), {
       apiKey,
       baseUrl: currentBaseUrl(),
+      startedAt,
       deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
     });
   } finally {

@@ -82,15 +82,6 @@ export function documentCache(): Cache | null {
   }
 }
 
-/** The script's cache: reachable in every execution, keys made per spreadsheet by the caller (asked for once). */
-let sharedCache: { of: object; cache: Cache } | undefined;
-
-export function scriptCache(): Cache {
-  if (sharedCache?.of !== CacheService)
-    sharedCache = { of: CacheService, cache: CacheService.getScriptCache() };
-  return sharedCache.cache;
-}
-
 /** The user's cache (the same in each of the user's spreadsheets); a custom function may be refused it. */
 export function userCache(): Cache {
   return CacheService.getUserCache();

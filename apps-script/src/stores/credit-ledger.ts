@@ -4,9 +4,10 @@
 // was billed, both under the shared lock and read again there: two executions at once never spend past the budget
 // together, and no count is lost. The ledger lives in the user's properties. A custom function may not be allowed to
 // write them (Google: "Spreadsheet editors can't set user properties in a custom function"; whether the owner's own
-// recalculation may is not said), so where the write is refused its holds and counts go to the script cache, which
-// custom functions may write ("Cache: Works"), and the next execution that can write folds them into the ledger.
-import { now, scriptCache, sha256 } from '../platform/gas';
+// recalculation may is not said), so where the write is refused its holds and counts go to the document's cache, which
+// custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
+// into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
+import { type Cache, documentCache, now, sha256 } from '../platform/gas';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
@@ -114,10 +115,15 @@ function cacheKey(of: string): string {
   return key;
 }
 
+/** Where formulas refused the ledger's write leave their lists: the document's cache (none outside a document). */
+function listsCache(): Cache | null {
+  return documentCache();
+}
+
 function readPending(key: string, at: number): Ledger {
   let raw: unknown;
   try {
-    raw = JSON.parse(scriptCache().get(key) ?? '');
+    raw = JSON.parse(listsCache()?.get(key) ?? '');
   } catch {
     // nothing pending, or unreadable
   }
@@ -143,7 +149,7 @@ function viewOf(books: readonly Ledger[], at: number): CreditView {
 
 /**
  * Changes the ledger under the lock: in the user's properties when this execution may write them, else (a custom
- * function refused the write) in this user's list in the script cache. With `lists`, the ledger first takes in what
+ * function refused the write) in this user's list in the document's cache. With `lists`, the ledger first takes in what
  * the cache lists billed and counts holds that outlived their execution as spent (their billing is unknown, and at
  * most what they held); live holds stay where they are. `edit` gets the book it may change and the credits taken
  * elsewhere; `drop` is a hold that ends wherever it is. Settling reads no list: its hold is where its hold was written.
@@ -154,42 +160,49 @@ function change(
   drop?: string,
   withLists = true,
 ): void {
-  locked('user', () => {
-    const at = now();
-    const ledger = readLedger(at);
-    const before = JSON.stringify(ledger);
-    const listsOf = (of: Ledger) =>
-      pendingKeys(of, apiKey).map((key) => ({ key, list: readPending(key, at) }));
-    const lists = withLists
-      ? listsOf(ledger).filter(({ list }) => list.used > 0 || list.holds.length > 0)
-      : [];
-    const live = (b: Ledger) => {
-      ledger.used += heldOf(b.holds.filter((h) => h.until < at));
-      b.holds = b.holds.filter((h) => h.until >= at && h.id !== drop);
-    };
-    try {
-      ledger.id ??= Utilities.getUuid();
-      for (const { list } of lists) {
-        ledger.used += list.used;
-        list.used = 0;
-        live(list);
-      }
-      live(ledger);
-      edit(ledger, usedIn(lists.map(({ list }) => list)));
-      if (JSON.stringify(ledger) !== before)
-        writeTexts('user', { [USER_PROPERTY.credits]: JSON.stringify(ledger) });
-      for (const { key, list } of lists)
-        if (list.holds.length > 0) scriptCache().put(key, JSON.stringify(list), CACHE_SECONDS);
-        else scriptCache().remove(key);
-    } catch {
-      const stored = readLedger(at);
-      const [first, ...others] = listsOf(stored);
-      for (const b of [first.list, ...others.map((o) => o.list), stored])
-        b.holds = b.holds.filter((h) => h.id !== drop);
-      edit(first.list, usedIn([stored, ...others.map((o) => o.list)]));
-      scriptCache().put(first.key, JSON.stringify(first.list), CACHE_SECONDS);
+  locked('user', () => locked('document', () => changeHeld(apiKey, edit, drop, withLists)));
+}
+
+/** `change` with its locks held (the user's, then the document's: every section that takes both takes them so). */
+function changeHeld(
+  apiKey: string,
+  edit: (book: Ledger, elsewhere: number) => void,
+  drop: string | undefined,
+  withLists: boolean,
+): void {
+  const at = now();
+  const ledger = readLedger(at);
+  const before = JSON.stringify(ledger);
+  const listsOf = (of: Ledger) => pendingKeys(of, apiKey).map((key) => ({ key, list: readPending(key, at) }));
+  const lists = withLists ? listsOf(ledger).filter(({ list }) => list.used > 0 || list.holds.length > 0) : [];
+  const live = (b: Ledger) => {
+    ledger.used += heldOf(b.holds.filter((h) => h.until < at));
+    b.holds = b.holds.filter((h) => h.until >= at && h.id !== drop);
+  };
+  try {
+    ledger.id ??= Utilities.getUuid();
+    for (const { list } of lists) {
+      ledger.used += list.used;
+      list.used = 0;
+      live(list);
     }
-  });
+    live(ledger);
+    edit(ledger, usedIn(lists.map(({ list }) => list)));
+    if (JSON.stringify(ledger) !== before)
+      writeTexts('user', { [USER_PROPERTY.credits]: JSON.stringify(ledger) });
+    for (const { key, list } of lists)
+      if (list.holds.length > 0) listsCache()?.put(key, JSON.stringify(list), CACHE_SECONDS);
+      else listsCache()?.remove(key);
+  } catch {
+    const stored = readLedger(at);
+    const [first, ...others] = listsOf(stored);
+    for (const b of [first.list, ...others.map((o) => o.list), stored])
+      b.holds = b.holds.filter((h) => h.id !== drop);
+    edit(first.list, usedIn([stored, ...others.map((o) => o.list)]));
+    const cache = listsCache();
+    if (!cache) throw new Error('The credits could not be counted here (no document to note them in).');
+    cache.put(first.key, JSON.stringify(first.list), CACHE_SECONDS);
+  }
 }
 
 /** The budget, what was used this month and what is left (folding what formulas left, when this execution can). */

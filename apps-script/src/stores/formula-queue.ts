@@ -1,10 +1,11 @@
 // The formulas' queue of one spreadsheet and service: the domains that =DAPA cells running now are waiting for, which
 // execution sends for all of them (one at a time, so that cells running at once never overshoot the plan's minute
-// together), what the sends ended in besides records, and the window the sends left. It lives in the script cache
-// (a custom function may use CacheService; user properties are read-only to an editor's formula), under the shared
-// lock for every change. Records themselves go to the result cache (result-cache.ts), never here.
+// together), what the sends ended in besides records, and the window the sends left. It is the spreadsheet's state, so
+// it lives in the document cache (a custom function may use CacheService; user properties are read-only to an
+// editor's formula), under the document lock for every change: never the script's cache or lock, which every user of
+// a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
-import { currentSpreadsheet, now, scriptCache, sha256 } from '../platform/gas';
+import { type Cache, currentSpreadsheet, documentCache, now, sha256 } from '../platform/gas';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
 
@@ -30,9 +31,11 @@ export interface FormulaQueue {
   window?: WindowSnapshot;
 }
 
-function cacheKey(baseUrl: string): string | undefined {
+/** The document's cache and the queue's key in it; undefined outside a document (no formula runs there). */
+function place(baseUrl: string): { cache: Cache; key: string } | undefined {
+  const cache = documentCache();
   const id = currentSpreadsheet()?.getId();
-  return id ? `${CACHE_PREFIX}q:${sha256(id + '\n' + baseUrl)}` : undefined;
+  return cache && id ? { cache, key: `${CACHE_PREFIX}q:${sha256(id + '\n' + baseUrl)}` } : undefined;
 }
 
 function parseQueue(text: string | null, at: number): FormulaQueue {
@@ -62,16 +65,16 @@ function parseQueue(text: string | null, at: number): FormulaQueue {
 
 /** The queue as it stands (no lock: a look, not a change). */
 export function readQueue(baseUrl: string): FormulaQueue {
-  const key = cacheKey(baseUrl);
-  return parseQueue(key ? scriptCache().get(key) : null, now());
+  const at = place(baseUrl);
+  return parseQueue(at ? at.cache.get(at.key) : null, now());
 }
 
-/** Changes the queue under the shared lock and returns what `change` answered. */
+/** Changes the queue under the document lock and returns what `change` answered. */
 export function changeQueue<T>(baseUrl: string, change: (queue: FormulaQueue) => T): T {
-  const key = cacheKey(baseUrl);
-  if (!key) return change({ wanted: {}, ended: {} });
+  const at = place(baseUrl);
+  if (!at) return change({ wanted: {}, ended: {} });
+  const { cache, key } = at;
   return locked('document', () => {
-    const cache = scriptCache();
     const queue = parseQueue(cache.get(key), now());
     const answer = change(queue);
     const wanted = Object.entries(queue.wanted).sort((a, b) => a[1] - b[1]);
@@ -84,7 +87,7 @@ export function changeQueue<T>(baseUrl: string, change: (queue: FormulaQueue) =>
 /** The window every formula starts from: the stored one merged with the queue's newer sends. */
 export function formulasWindow(
   stored: WindowSnapshot | undefined,
-  queue: FormulaQueue,
+  queued: WindowSnapshot | undefined,
 ): WindowSnapshot | undefined {
-  return queue.window ? mergeWindows(stored, queue.window) : stored;
+  return queued ? mergeWindows(stored, queued) : stored;
 }

@@ -1,19 +1,11 @@
 // Fetched records cached for 6 hours, one entry per domain: a recalculation, a reopened sheet or the same domain in
-// another formula costs no request. Only records are cached, never a skip or an error. Up to three caches hold
-// them (see shelves()): the document's own, the script cache under keys made per spreadsheet (what the dispatcher,
-// which has no document, reads of what a formula fetched in its own 30 seconds), and a published add-on's user cache
-// (the same domain in the user's other spreadsheets). Records fetched in this execution are remembered too.
+// another formula costs no request. Only records are cached, never a skip or an error. Two caches hold them (see
+// shelves()): the document's own, and a published add-on's user cache (the same domain in the user's other
+// spreadsheets, and what the dispatcher, which has no document, reads of what the user's formulas fetched). Never the
+// script cache: in a published add-on every user of the add-on writes it, and its 1,000 items turn over in seconds.
+// Records fetched in this execution are remembered too. What must outlive a cache is kept in the result store.
 import type { DomainRecord } from '../../../shared';
-import {
-  type Cache,
-  currentSpreadsheet,
-  documentCache,
-  installMode,
-  now,
-  scriptCache,
-  sha256,
-  userCache,
-} from '../platform/gas';
+import { type Cache, documentCache, installMode, now, sha256, userCache } from '../platform/gas';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -33,31 +25,20 @@ interface Shelf {
 }
 
 /**
- * The caches this execution reads and writes: the document's own cache in the document's executions, else (the
- * dispatcher, which has no document) the script cache under keys made per spreadsheet; a published add-on's user
- * cache in both. A published add-on's document executions also write the per-spreadsheet script cache: it is what
- * the dispatcher reads of what a formula fetched in its own 30 seconds.
+ * The caches this execution reads and writes: the document's own cache in the document's executions, and a published
+ * add-on's user cache in every execution (the dispatcher has no document cache).
  */
-function shelves(): { read: Shelf[]; write: Shelf[] } {
+function shelves(): Shelf[] {
+  const found: Shelf[] = [];
   const own = documentCache();
-  const id = currentSpreadsheet()?.getId();
-  const perSpreadsheet: Shelf[] = [];
-  const user: Shelf[] = [];
-  try {
-    if (id && (!own || installMode() === 'addon'))
-      perSpreadsheet.push({ cache: scriptCache(), keyOf: (b, k) => cacheKeyOf(id + '\n' + b, k) });
-  } catch {
-    // no script cache here: the others are enough
-  }
+  if (own) found.push({ cache: own, keyOf: cacheKeyOf });
   try {
     // A bound script lives in one spreadsheet: the user's cache would only repeat the document's.
-    if (installMode() === 'addon') user.push({ cache: userCache(), keyOf: cacheKeyOf });
+    if (installMode() === 'addon') found.push({ cache: userCache(), keyOf: cacheKeyOf });
   } catch {
     // no user cache here (a custom function may be refused it)
   }
-  if (!own) return { read: [...perSpreadsheet, ...user], write: [...perSpreadsheet, ...user] };
-  const docShelf = { cache: own, keyOf: cacheKeyOf };
-  return { read: [docShelf, ...user], write: [docShelf, ...user, ...perSpreadsheet] };
+  return found;
 }
 
 /** Records fetched in this execution (service + domain key): a dispatcher turn in another spreadsheet reuses them. */
@@ -101,7 +82,7 @@ export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]
     const here = fetchedHere.get(baseUrl + '\n' + key);
     if (here) found.set(key, here);
   }
-  for (const shelf of shelves().read) {
+  for (const shelf of shelves()) {
     const missing = domainKeys.filter((k) => !found.has(k));
     if (missing.length === 0) break;
     readShelf(shelf, baseUrl, missing, found);
@@ -145,7 +126,7 @@ export function cacheRecords(
   for (const { key, record } of fresh) fetchedHere.set(baseUrl + '\n' + key, record);
   const fetchedAt = now();
   let failure: unknown;
-  for (const { cache, keyOf } of shelves().write) {
+  for (const { cache, keyOf } of shelves()) {
     try {
       for (let i = 0; i < fresh.length; i += BATCH) {
         const values: Record<string, string> = {};

@@ -1,0 +1,309 @@
+// One =DAPA execution's part in sharing requests with the formula cells that run beside it, as a pure turn (after
+// h11 and quinn-proto): it holds its role (asking, waiting, sending, answered) and one table of deadlines, is told what
+// the queue, the caches and the window say and what time it is, and answers what the execution does next. No I/O and
+// no clock here: formula/cell-check.ts drives it.
+import {
+  CheckRun,
+  DEFAULT_BATCH_SIZE,
+  type DomainRecord,
+  type Fatal,
+  type Outcome,
+  type Report,
+  roomIn,
+  runSync,
+  type WindowSnapshot,
+} from '../../../shared';
+import type { FormulaQueue } from '../stores/formula-queue';
+
+/** What an execution does with its formula: asks the queue, waits for other cells' sends, sends for all, or answers. */
+export type Role = 'asking' | 'waiting' | 'sending' | 'answered';
+
+/** How often a waiting cell looks for its records. */
+export const POLL_MS = 1_000;
+/** A request is not begun with less time than this left (the service answers in well under it). */
+export const REQUEST_MS = 3_000;
+/** A sender's turn outlives its run by this much before another cell may take it over. */
+export const TURN_MARGIN_MS = 3_000;
+/** Requests one round sends one after another while the minute's limits are unknown. */
+export const SEQUENTIAL_REQUESTS = 12;
+/** Domains looked up (caches and store) per sender round: the candidates of one round. */
+export const LOOK_AHEAD = 500;
+
+/** The one table of an execution's times. */
+export interface Deadlines {
+  /** The run has answered by this (the custom function's 30 seconds, less loading and wording). */
+  answerBy: number;
+  /** No request begins after this: it would not be answered by answerBy. */
+  lastRequest: number;
+  /** When another cell may take over this execution's turn to send (it has answered long before). */
+  turnEnds: number;
+  /** What the queue said before this execution began belongs to earlier recalculations. */
+  since: number;
+}
+
+export function deadlinesOf(startedAt: number, answerBy: number): Deadlines {
+  return {
+    answerBy,
+    lastRequest: answerBy - REQUEST_MS,
+    turnEnds: answerBy + TURN_MARGIN_MS,
+    since: startedAt,
+  };
+}
+
+/** What the execution does next. */
+export type Action =
+  /** Register the missing domains in the queue (under its lock) and take the turn to send if nobody has it. */
+  | { kind: 'ask' }
+  /** Sleep until `until`, then tell the turn what the queue and the caches say. */
+  | { kind: 'wait'; until: number }
+  /** Hold the credits of `batch`, mark it in flight and send it: `requests` at once, side by side or not. */
+  | { kind: 'send'; batch: string[]; requests: number; parallel: boolean; learning: boolean }
+  /** Stop and word the cells. */
+  | { kind: 'answer'; why: Why };
+
+/** Why the turn answered: every domain in, an error for all, out of time, no room in time, or nothing left to send. */
+export type Why = 'all in' | 'fatal' | 'refused' | 'time' | 'no room in time' | 'budget' | 'nothing to send';
+
+/** What the execution read for the turn: the queue as it stands, and the records known among the keys it asked. */
+export interface View {
+  queue: FormulaQueue;
+  /** Records the caches (and, for a sender's candidates, the result store) hold among `lookFor`'s keys. */
+  known?: ReadonlyMap<string, DomainRecord>;
+  /** The domains of the spreadsheet's =DAPA cells, in sheet order (a sender reads them once). */
+  ahead?: readonly string[];
+}
+
+/** What a sent round left: the domains it is done with, what ended without a record, the window, an error for all. */
+export interface Sent {
+  done: string[];
+  ended: Array<[string, Outcome]>;
+  window: WindowSnapshot;
+  fatal?: Fatal;
+}
+
+/** An outcome that says only that the domain was not reached (time, budget): it stays wanted. */
+export function stillWanted(outcome: Outcome): boolean {
+  return (
+    (outcome.kind === 'error' && (outcome.code === 'unfinished' || outcome.code === 'cancelled')) ||
+    (outcome.kind === 'skip' && outcome.reason === 'credit_budget')
+  );
+}
+
+export class FormulaTurn {
+  role: Role = 'asking';
+  why?: Why;
+  readonly found = new Map<string, DomainRecord>();
+  readonly ended = new Map<string, Outcome>();
+  fatal?: Fatal;
+  /** Google refused the network call (the user did not allow "Connect to an external service"). */
+  refused?: string;
+  budgetSpent = false;
+  /** The window the sender plans with (the stored one merged with the queue's, then what its rounds left). */
+  window?: WindowSnapshot;
+  /** The cell's own domains, to tell them from other cells' in the sender's rounds. */
+  private readonly own: ReadonlySet<string>;
+  /** Domains this execution sent (or gave up on) in its rounds: never planned twice in one turn. */
+  private readonly tried = new Set<string>();
+
+  constructor(
+    /** This execution's id in the queue (the sender's). */
+    readonly id: string,
+    readonly distinct: readonly string[],
+    readonly deadlines: Deadlines,
+  ) {
+    this.own = new Set(distinct);
+  }
+
+  missing(): string[] {
+    return this.distinct.filter((k) => !this.found.has(k) && !this.ended.has(k));
+  }
+
+  /** Records known before anything is asked (the result store, the caches). */
+  know(records: ReadonlyMap<string, DomainRecord>): void {
+    for (const [key, record] of records) if (this.own.has(key)) this.found.set(key, record);
+  }
+
+  /** The keys whose records the next view should hold: a sender's candidates, else the cell's missing domains. */
+  lookFor(view: Pick<View, 'queue' | 'ahead'>): string[] {
+    return this.role === 'sending' ? this.candidates(view.queue, view.ahead ?? []) : this.missing();
+  }
+
+  /** Whether the next view needs the spreadsheet's formula domains (a sender's read-ahead). */
+  get needsAhead(): boolean {
+    return this.role === 'sending';
+  }
+
+  private over(): Why | undefined {
+    if (this.refused !== undefined) return 'refused';
+    if (this.fatal !== undefined) return 'fatal';
+    if (this.missing().length === 0) return 'all in';
+    return undefined;
+  }
+
+  private answer(why: Why): Action {
+    this.role = 'answered';
+    this.why ??= why;
+    return { kind: 'answer', why: this.why };
+  }
+
+  /** What the queue says of this cell's domains since it began: ended sends, an error for every cell. */
+  private absorb(view: View): void {
+    const { queue } = view;
+    for (const key of this.missing()) {
+      const e = queue.ended[key];
+      if (e && e.at >= this.deadlines.since) this.ended.set(key, e.outcome);
+    }
+    if (queue.fatal && queue.fatal.at >= this.deadlines.since) this.fatal ??= queue.fatal.fatal;
+    if (view.known) this.know(view.known);
+  }
+
+  /** Whether someone other than this execution has the turn to send now. */
+  private othersTurn(queue: FormulaQueue, now: number): boolean {
+    return queue.sender !== undefined && queue.sender.until > now && queue.sender.id !== this.id;
+  }
+
+  /**
+   * Whether this cell's domains can be sent before its last request: one of them is in flight, or the URLs queued
+   * before them and their own fit in the room the window has by then. A cell that cannot come in time answers at once
+   * (the background, or the next recalculation, fills it) instead of holding one of Sheets' 30 executions for 20 s.
+   */
+  canComeInTime(queue: FormulaQueue, now: number): boolean {
+    const missing = this.missing();
+    const sending = new Set(queue.sending ?? []);
+    if (missing.some((k) => sending.has(k))) return true;
+    const mine = Math.min(...missing.map((k) => queue.wanted[k] ?? Infinity));
+    let ahead = sending.size;
+    for (const [key, at] of Object.entries(queue.wanted))
+      if (at < mine && !this.own.has(key) && !sending.has(key)) ahead += 1;
+    const room = roomIn(queue.window, Math.max(now, this.deadlines.lastRequest));
+    return ahead + missing.length <= room.urls;
+  }
+
+  /** The next thing to do, given what was just read and the time. */
+  next(now: number, view: View): Action {
+    if (this.role === 'answered') return this.answer(this.why ?? 'all in');
+    this.absorb(view);
+    const over = this.over();
+    // A sender goes on for the cells waiting beside it once its own domains are in.
+    if (over && !(over === 'all in' && this.role === 'sending')) return this.answer(over);
+    if (now >= this.deadlines.lastRequest) return this.answer(over ?? 'time');
+    if (this.role === 'sending') return this.plan(now, view);
+    const others = this.othersTurn(view.queue, now);
+    if (others && !this.canComeInTime(view.queue, now)) return this.answer('no room in time');
+    if (this.role === 'asking' || !others) {
+      this.role = 'asking';
+      return { kind: 'ask' };
+    }
+    return { kind: 'wait', until: Math.min(now + POLL_MS, this.deadlines.lastRequest) };
+  }
+
+  /**
+   * The change the ask makes to the queue (run under its lock): the missing domains are wanted from now (unless
+   * already), and the turn to send is taken when nobody else has it. Answers whether this execution sends.
+   */
+  register(queue: FormulaQueue, now: number): boolean {
+    for (const key of this.missing()) queue.wanted[key] ??= now;
+    if (this.othersTurn(queue, now)) return false;
+    queue.sender = { id: this.id, until: this.deadlines.turnEnds };
+    return true;
+  }
+
+  /** The ask's answer (false too when the lock could not be had in the time left: the cell waits and looks). */
+  asked(mine: boolean, window?: WindowSnapshot): void {
+    if (this.role === 'answered') return;
+    this.role = mine ? 'sending' : 'waiting';
+    if (mine) this.window = window;
+  }
+
+  /**
+   * A sender's candidates, in order: its own missing domains first (a range needing several requests lets the cells
+   * waiting beside it go first, they may be one domain each), then those other running cells wait for, oldest first,
+   * then those of =DAPA cells not running yet; never one tried in this turn, nor one whose send ended after its cell
+   * asked (one asked for again since is sent again).
+   */
+  candidates(queue: FormulaQueue, ahead: readonly string[]): string[] {
+    const wanted = Object.entries(queue.wanted)
+      .sort((a, b) => a[1] - b[1])
+      .map(([key]) => key);
+    const endedFor = (k: string) => {
+      const e = queue.ended[k];
+      return e !== undefined && e.at >= (queue.wanted[k] ?? -Infinity);
+    };
+    const own = this.missing();
+    const others = wanted.filter((k) => !this.own.has(k));
+    const first = own.length > (this.window?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
+    return [...new Set([...first, ...own, ...wanted, ...ahead])]
+      .filter((k) => !this.tried.has(k) && !this.found.has(k) && (this.own.has(k) || !endedFor(k)))
+      .slice(0, LOOK_AHEAD);
+  }
+
+  /**
+   * A sender's round: the candidates nobody holds a record of, as many as the window's room takes now. The turn's
+   * first round is one request (a blocked network or a wrong key costs one, whatever the last execution saw); requests
+   * go side by side only while the window knows what the minute allows, else one after another, so that the first
+   * refusal teaches the limit before a window of requests is spent.
+   */
+  private plan(now: number, view: View): Action {
+    const known = view.known ?? new Map<string, DomainRecord>();
+    const candidates = this.candidates(view.queue, view.ahead ?? []).filter((k) => !known.has(k));
+    if (candidates.length === 0) return this.answer('nothing to send');
+    const room = roomIn(this.window, now, candidates.length);
+    if (room.urls <= 0) {
+      if (room.freeAt > this.deadlines.lastRequest) return this.answer('no room in time');
+      return { kind: 'wait', until: room.freeAt };
+    }
+    const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
+    const knowsMinute = this.window?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
+    const first = this.tried.size === 0;
+    const parallel = !first && knowsMinute;
+    const requests = first ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
+    const batch = candidates.slice(0, Math.min(room.urls, perRequest * requests));
+    // Not knowing the plan's maximum, the round ends once a 422 taught it, and is planned anew with it.
+    return { kind: 'send', batch, requests, parallel, learning: !Number.isFinite(room.perRequest) };
+  }
+
+  /** The credits held for a round were none: the budget is spent, the cells say so. */
+  noCredits(): void {
+    this.budgetSpent = true;
+    this.answer('budget');
+  }
+
+  /** A round's report: what it found, what ended, the window it left. Answers what the queue must be told. */
+  sent(batch: readonly string[], report: Report): Sent {
+    for (const key of batch) this.tried.add(key);
+    for (const o of report.outcomes)
+      if (o.kind === 'error' && o.code === 'cancelled' && o.key) this.tried.delete(o.key);
+    this.window = report.window;
+    for (const { key, record } of report.fresh) if (this.own.has(key)) this.found.set(key, record);
+    const ended: Array<[string, Outcome]> = [];
+    for (const outcome of report.outcomes) {
+      if (outcome.kind === 'record' || !outcome.key || stillWanted(outcome)) continue;
+      ended.push([outcome.key, outcome]);
+      if (this.own.has(outcome.key)) this.ended.set(outcome.key, outcome);
+    }
+    if (report.fatal) this.fatal = report.fatal;
+    const done = [...report.fresh.map((f) => f.key), ...ended.map(([key]) => key)];
+    return { done, ended, window: report.window, fatal: report.fatal };
+  }
+
+  /** One outcome per position: records found, what sends ended in, the budget, else unfinished. */
+  outcomes(values: readonly unknown[], baseUrl: string, now: number): Outcome[] {
+    const run = new CheckRun(values, { baseUrl, deadline: now, maxSend: 0 });
+    run.addCached(this.found);
+    const report = runSync(run, {
+      now: () => now,
+      sleep: () => undefined,
+      send: () => {
+        throw new Error('nothing is sent here');
+      },
+    });
+    return report.outcomes.map((outcome) => {
+      if (outcome.kind === 'record' || !outcome.key) return outcome;
+      const ended = this.ended.get(outcome.key);
+      if (ended) return ended;
+      if (this.budgetSpent && outcome.kind === 'error' && outcome.code === 'unfinished')
+        return { kind: 'skip', reason: 'credit_budget', retryable: true, key: outcome.key };
+      return outcome;
+    });
+  }
+}
