@@ -2,6 +2,7 @@
 // h11 and quinn-proto): it holds its role (asking, waiting, sending, answered) and one table of deadlines, is told what
 // the queue, the caches and the window say and what time it is, and answers what the execution does next. No I/O and
 // no clock here: formula/cell-check.ts drives it.
+// Over 300 lines: the four roles, their transitions and the sender's planning read together, as one machine.
 import {
   CheckRun,
   DEFAULT_BATCH_SIZE,
