@@ -87,6 +87,24 @@ describe('a bound script, triggers late by 0–60 s', () => {
   });
 });
 
+describe('a 403 block that starts between two background steps', () => {
+  it('costs the next step one request: every execution opens with one, whatever the last one saw', async () => {
+    await open({ triggerDelayMs: 0 });
+    await gas.run('startBackground');
+    const { range } = await formula(300);
+    // One step whose checks were answered (the network worked a moment ago) ...
+    await gas.runTriggers({ until: gas.clock.now() + 30 * MINUTE, maxFirings: 1 });
+    const filledBefore = filled(range);
+    expect(filledBefore).toBeGreaterThan(60);
+    // ... then Google's address is blocked before the next one.
+    suite.sandbox().sandbox.configure({ ...CONFIG, faults: { blockNetwork: true } });
+    const before = suite.sandbox().sandbox.stats()['(blocked)']?.requests ?? 0;
+    await gas.runTriggers({ until: gas.clock.now() + 30 * MINUTE, maxFirings: 1 });
+    expect((suite.sandbox().sandbox.stats()['(blocked)']?.requests ?? 0) - before).toBe(1);
+    expect(filled(range)).toBe(filledBefore);
+  });
+});
+
 describe('an Editor add-on (Google refuses one-off triggers under an hour)', () => {
   it('with the sidebar closed: filled within 2 hours, no trigger error shown, never two time-driven triggers', async () => {
     await open({ installAs: 'addon' });

@@ -30,6 +30,11 @@ class FakeProperties {
   getKeys(): string[] {
     return Object.keys(this.data);
   }
+  getProperties(): Record<string, string> {
+    this.reads += 1;
+    return { ...this.data };
+  }
+  reads = 0;
 }
 
 class FakeLock {
@@ -163,6 +168,22 @@ describe('stored values', () => {
     user.data['dapa.plan.b'] = '{}';
     deleteKeys('user', 'dapa.plan.');
     expect(Object.keys(user.data)).toEqual(['dapa.environment']);
+  });
+});
+
+describe("the user's properties", () => {
+  it('are read in one call for many keys, and read again under the user lock before a change', () => {
+    user.data['dapa.apiKey'] = 'k';
+    user.data['dapa.environment'] = 'production';
+    user.data['dapa.creditBudget'] = '100';
+    expect(readText('user', 'dapa.apiKey')).toBe('k');
+    expect(readText('user', 'dapa.environment')).toBe('production');
+    expect(readText('user', 'dapa.creditBudget')).toBe('100');
+    expect(user.reads).toBe(1);
+    user.data['dapa.creditBudget'] = '50'; // another execution changed it
+    expect(updateValue('user', 'dapa.creditBudget', count, (n) => (n ?? 0) + 1)).toBe(51);
+    expect(user.reads).toBe(2);
+    expect(readText('user', 'dapa.creditBudget')).toBe('51');
   });
 });
 

@@ -37,11 +37,6 @@ export interface RunStart {
   jobLeft: number;
   /** Why the step cannot work at all (no key): it ends at once and says so. */
   stopped?: string;
-  /**
-   * The service answered this spreadsheet's previous step a short while ago: the step need not open with a single
-   * request (a probe that keeps a blocked network to one request), and sends the whole window at once.
-   */
-  answeredLately?: boolean;
 }
 
 /** A check of the formulas' domains: n of these keys may be sent, reusing results kept since `since`. */
@@ -138,7 +133,9 @@ export class BackgroundRun {
       room = { ...room, urls: 0, requests: 0, emptyAt: Math.max(now + 1000, room.emptyAt) };
     }
     const left = this.left;
-    const first = this.sent === 0 && !this.start.answeredLately;
+    // Every execution opens with a single request, whatever the last one saw: the address Apps Script fetches from
+    // is not fixed, so a block can start between two executions, and then it costs one request, not a window.
+    const first = this.sent === 0;
     const plan = planStep({
       now,
       room,

@@ -42,8 +42,6 @@ const BUDGETS: Record<Cadence, [startMs: number, deadlineMs: number]> = {
   hourly: [290_000, 330_000],
   sidebar: [20_000, 45_000],
 };
-/** A step this soon after a step whose checks were answered trusts the network: no single-request probe first. */
-const ANSWERED_LATELY_MS = 5 * 60_000;
 /** A step's lease outlasts its deadline by this much (then it runs out by itself). */
 const LEASE_MARGIN_MS = 60_000;
 
@@ -222,7 +220,6 @@ function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Contex
     s.billed = (s.billed ?? 0) + outcome.billed;
     s.refreshSince = look.state.refreshSince;
     s.failures = outcome.failed ? (s.failures ?? 0) + 1 : 0;
-    if (outcome.sent > 0 && !outcome.failed && !outcome.stopped) s.answeredAt = now();
     const stopped = outcome.stopped ?? (s.failures >= MAX_FAILURES ? SERVICE_KEPT_FAILING : undefined);
     if (stopped) s.stopped = stopped;
     const status = backgroundStatus(s, turn.dispatcher);
@@ -254,7 +251,6 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
       jobRunning: look.jobRunning,
       jobLeft: look.jobLeft,
       stopped: apiKey ? undefined : NO_KEY,
-      answeredLately: (look.state.answeredAt ?? -Infinity) > now() - ANSWERED_LATELY_MS,
     });
     return closeStep(look, drive(run, context), context);
   } finally {

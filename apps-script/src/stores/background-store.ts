@@ -3,8 +3,8 @@
 // user (dapa.dispatcher): the ONE time-driven trigger that serves all of them and what it learned (lateness, runtime
 // today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
 // change happens under the shared lock.
-import { now, userProperties } from '../platform/gas';
-import { isRecord, locked, readValue, writeValue } from './storage';
+import { now } from '../platform/gas';
+import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
 
@@ -40,8 +40,6 @@ export interface BackgroundState {
   refreshSince?: number;
   /** Server failures in a row; the background gives up after a few. */
   failures?: number;
-  /** When a step's checks were last answered without a failure (a step soon after sends its window at once). */
-  answeredAt?: number;
 }
 
 /**
@@ -140,8 +138,7 @@ export function forgetBackground(spreadsheetId: string): void {
 /** Every spreadsheet this user has background state for: the dispatcher's list. */
 function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
   const prefix = USER_PROPERTY.backgroundPrefix;
-  return userProperties()
-    .getKeys()
+  return userKeys()
     .filter((key) => key.startsWith(prefix) && !key.includes('#'))
     .map((key) => ({ id: key.slice(prefix.length), state: loadBackground(key.slice(prefix.length)) }));
 }

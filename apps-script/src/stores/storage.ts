@@ -85,8 +85,55 @@ function spreadsheetStore(): Properties {
   return store as unknown as Properties;
 }
 
+/**
+ * The user's properties as this execution read them last: one getProperties call instead of one call a key (Google
+ * counts every call against 50,000 a day, and 5,000 =DAPA cells are 5,000 executions). Read again after SNAPSHOT_MS
+ * (another execution may have changed them: a Cancel, a new key) and whenever the user lock is taken, so every
+ * read-modify-write reads what it changes under its lock. Writes go through and into the snapshot.
+ */
+const SNAPSHOT_MS = 5_000;
+let snapshot: { of: Properties; at: number; values: Map<string, string> } | undefined;
+
+function userValues(): { props: Properties; values: Map<string, string> } {
+  const props = userProperties();
+  const at = now();
+  if (snapshot?.of !== props || at - snapshot.at > SNAPSHOT_MS || at < snapshot.at)
+    snapshot = { of: props, at, values: new Map(Object.entries(props.getProperties() ?? {})) };
+  return { props, values: snapshot.values };
+}
+
+/** The user's store, read through the snapshot. */
+function userStore(): Properties {
+  const store = {
+    getProperty: (key: string) => userValues().values.get(key) ?? null,
+    setProperty: (key: string, value: string) => store.setProperties({ [key]: value }),
+    setProperties: (values: Record<string, string>) => {
+      const { props, values: known } = userValues();
+      props.setProperties(values);
+      for (const [key, value] of Object.entries(values)) known.set(key, value);
+      return store;
+    },
+    deleteProperty: (key: string) => {
+      const { props, values } = userValues();
+      props.deleteProperty(key);
+      values.delete(key);
+      return store;
+    },
+    getKeys: () => {
+      snapshot = undefined; // a listing (the dispatcher's, a deletion by prefix) reads what is there now
+      return [...userValues().values.keys()];
+    },
+  };
+  return store as unknown as Properties;
+}
+
 function properties(scope: Scope): Properties {
-  return scope === 'user' ? userProperties() : spreadsheetStore();
+  return scope === 'user' ? userStore() : spreadsheetStore();
+}
+
+/** The keys of the user's properties (the dispatcher's list of spreadsheets is a prefix of them). */
+export function userKeys(): string[] {
+  return properties('user').getKeys();
 }
 
 /** A stored text (settings, the key), or undefined. */
@@ -163,8 +210,9 @@ export type Guard = Scope;
  * own (one dispatcher per user) or written so that writers under different locks cannot lose it (appended rows,
  * claims; CONCURRENCY.md).
  */
-function lockOf(guard: Guard): Lock {
-  return (guard === 'document' ? documentLock() : null) ?? userLock();
+function lockOf(guard: Guard): { lock: Lock; ofUser: boolean } {
+  const document = guard === 'document' ? documentLock() : null;
+  return document ? { lock: document, ofUser: false } : { lock: userLock(), ofUser: true };
 }
 
 /** Whether this execution can exclude every other writer of the current spreadsheet (it has its document lock). */
@@ -177,11 +225,12 @@ export function hasDocumentLock(): boolean {
  * hold (Apps Script's lock is one per execution: an inner release would free the outer section).
  */
 export function locked<T>(guard: Guard, action: () => T): T {
-  const lock = lockOf(guard);
+  const { lock, ofUser } = lockOf(guard);
   if (lock.hasLock()) return action();
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
   if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
+  if (ofUser) snapshot = undefined; // the user's values are read again under their lock
   try {
     return action();
   } finally {
