@@ -73,6 +73,8 @@ export interface BackgroundInfo {
   access?: { missing: string[]; message: string };
   /** Spreadsheets the background dropped from its list (deleted, or their access lost), as notes to show. */
   dropped?: string[];
+  /** What is left needs more trigger runtime than Google leaves today: it goes on tomorrow (a note to show). */
+  quota?: string;
 }
 
 /** What a check will cost, before it runs (estimateJob, estimateFormulasAgain). */

@@ -222,3 +222,15 @@ export const SERVICE_KEPT_FAILING = 'The DAPA service kept failing; background c
 
 /** Followed by the last failure's words. */
 export const PAUSED_AFTER_FAILURES = 'Background checks paused after repeated failures: ';
+
+/**
+ * The sidebar's note when what the background still has to do needs more trigger runtime than Google leaves today
+ * (90 minutes a day on a consumer account): it goes on by itself the next day.
+ */
+export function dailyRuntimeNote(needMinutes: number, leftMinutes: number): string {
+  return (
+    `Background checks need about ${needMinutes} more minutes of trigger runtime, and Google leaves ${leftMinutes} ` +
+    "today (a consumer Google account has 90 minutes a day): what does not fit goes on by itself tomorrow, when Google's " +
+    'daily allowance starts again. Keeping the sidebar open checks without trigger runtime.'
+  );
+}

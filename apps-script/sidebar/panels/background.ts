@@ -65,7 +65,11 @@ export function render(state: BackgroundView, previous?: BackgroundView): void {
   setText('background-stopped', b.stopped ? `Stopped: ${b.stopped}` : '');
   setHidden('background-stopped', !b.stopped);
   // Scopes the user did not grant (granular consent) and spreadsheets the background dropped: said, never hidden.
-  const notes = [...(b.access && !b.stopped ? [b.access.message] : []), ...(b.dropped ?? [])];
+  const notes = [
+    ...(b.access && !b.stopped ? [b.access.message] : []),
+    ...(b.dropped ?? []),
+    ...(b.quota && !b.stopped ? [b.quota] : []),
+  ];
   setText('background-access', notes.join(' '));
   setHidden('background-access', notes.length === 0);
   setText('background-toggle', b.on && !b.stopped ? 'Turn off' : 'Turn on');

@@ -127,6 +127,9 @@ export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
   };
 }
 
+/** Google's daily trigger runtime for a consumer account ("Triggers total runtime: 90 min / day"; Workspace: 6 h). */
+export const DAY_RUNTIME_MS = 90 * 60_000;
+
 /**
  * The day's trigger runtime a step may spend sleeping: two thirds of the consumer quota of 90 min a day (a
  * 10,000-row job's steps spend most of it waking ahead of their windows; the rest of the quota is left to work).

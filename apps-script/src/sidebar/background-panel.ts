@@ -7,11 +7,13 @@ import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
 import { missingFor, requireFor } from '../platform/consent';
 import { activeSpreadsheet, installMode, now } from '../platform/gas';
+import { DAY_RUNTIME_MS } from '../background/planner';
 import {
   backgroundStatus,
   type BackgroundStatus,
   type BackgroundState,
   type DispatcherState,
+  dayOf,
   goesOn,
   loadBackground,
   loadDispatcher,
@@ -27,7 +29,14 @@ import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { installTriggers, removeEditTrigger } from '../triggers/handlers';
 import { forecastOf } from './credits';
 import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
-import { accessText, BACKGROUND_ON, BACKGROUND_ON_HOURLY, MENU_NAME, NO_KEY } from '../messages';
+import {
+  accessText,
+  BACKGROUND_ON,
+  BACKGROUND_ON_HOURLY,
+  dailyRuntimeNote,
+  MENU_NAME,
+  NO_KEY,
+} from '../messages';
 
 /** The open sidebar's call: one short step at the plan's pace; the answer says when to call again. */
 export function driveBackground(): BackgroundInfo {
@@ -124,6 +133,8 @@ export function getBackground(): BackgroundInfo {
     retentionDays: retentionDays(),
     ...rowsLeft(),
   };
+  const quota = status === 'off' ? undefined : quotaNote(state, d, info.rowsLeft);
+  if (quota) info.quota = quota;
   const next = nextStepAt(status, state, d);
   if (next !== undefined) info.nextStepAt = next;
   if (state.stopped) info.stopped = state.stopped;
@@ -139,6 +150,23 @@ export function getBackground(): BackgroundInfo {
       forecast: forecastOf(schedule),
     };
   return info;
+}
+
+/** Trigger runtime a domain costs when nothing was measured here yet (a background step's share, ms). */
+const RUNTIME_PER_DOMAIN_MS = 900;
+
+/**
+ * A note when the rows left need more trigger runtime than the day leaves (at what this spreadsheet's steps spent per
+ * domain billed so far): the background stops when Google's allowance is spent and goes on the next day.
+ */
+function quotaNote(state: BackgroundState, d: DispatcherState, rows: number): string | undefined {
+  if (rows === 0) return undefined;
+  const usedToday = d.day === dayOf(now()) ? (d.dayRuntimeMs ?? 0) : 0;
+  const perDomain = state.billed && state.runtimeMs ? state.runtimeMs / state.billed : RUNTIME_PER_DOMAIN_MS;
+  const need = rows * perDomain;
+  const left = Math.max(0, DAY_RUNTIME_MS - usedToday);
+  if (need <= left) return undefined;
+  return dailyRuntimeNote(Math.ceil(need / 60_000), Math.floor(left / 60_000));
 }
 
 /** Rows (domains) the formulas and the job still wait for, and how long they take at the plan's pace. */
