@@ -132,15 +132,17 @@ export interface FormulaCell {
   versionColumn?: number;
 }
 
-/** Each sheet's values, read once per look at the spreadsheet (one service call a sheet, not one a formula). */
-type Grids = Map<string, unknown[][]>;
+/**
+ * Each sheet's values, read once per look at the spreadsheet (one service call a sheet, not one a formula), by the
+ * sheet object (asking a sheet its name is a service call too, and 5,000 formulas would ask it 5,000 times).
+ */
+type Grids = Map<Sheet, unknown[][]>;
 
 function gridOf(sheet: Sheet, grids: Grids): unknown[][] {
-  const name = sheet.getName();
-  let grid = grids.get(name);
+  let grid = grids.get(sheet);
   if (!grid) {
     grid = sheet.getLastRow() < 1 || sheet.getLastColumn() < 1 ? [] : sheet.getDataRange().getValues();
-    grids.set(name, grid);
+    grids.set(sheet, grid);
   }
   return grid;
 }

@@ -134,10 +134,17 @@ export function sleep(ms: number): void {
   Utilities.sleep(Math.max(0, Math.min(Math.ceil(ms), 300_000)));
 }
 
-/** SHA-256 of a text as web-safe base64 (44 characters): the shape of every cache and property key we derive. */
+/** Digests made in this execution: each costs two service calls, and the same texts come back (a base URL). */
+const digests = new Map<string, string>();
+
+/** SHA-256 of a text as web-safe base64 (44 characters): the shape of the cache and property keys we derive. */
 export function sha256(text: string): string {
-  const bytes = Utilities.computeDigest(Utilities.DigestAlgorithm.SHA_256, text, Utilities.Charset.UTF_8);
-  return Utilities.base64EncodeWebSafe(bytes);
+  let digest = digests.get(text);
+  if (digest === undefined) {
+    const bytes = Utilities.computeDigest(Utilities.DigestAlgorithm.SHA_256, text, Utilities.Charset.UTF_8);
+    digests.set(text, (digest = Utilities.base64EncodeWebSafe(bytes)));
+  }
+  return digest;
 }
 
 /** UrlFetchApp's options for one request of the core, with the user's key added as a Bearer header. */

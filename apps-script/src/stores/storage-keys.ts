@@ -50,7 +50,10 @@ export const DOCUMENT_PROPERTY = {
 /** The hidden sheet of kept results (domain key | service id | record JSON | checked-at ms). */
 export const STORE_SHEET = '_dapa_results';
 
-/** Cache keys: this prefix + sha256(base URL + domain key); never the API key. Values are one record as JSON. */
+/**
+ * Cache keys: this prefix + the service's short id (12 characters of sha256(base URL)) + ':' + the domain key (a
+ * sha256 of both when that is too long); never the API key. Values are one record as JSON.
+ */
 export const CACHE_PREFIX = 'dapa1:';
 
 /** How long a fetched record stays cached: the most CacheService allows (6 hours). */
