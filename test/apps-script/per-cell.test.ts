@@ -95,6 +95,25 @@ describe('=DAPA(A2) dragged down', () => {
     expect(billedTwice(ENTRY)).toBe(0);
   });
 
+  it('the next day (the 6-hour cache empty), rows dragged below cells that show their metrics bill only themselves', async () => {
+    const g = await open(RPM, { customFunctionsAtOnce: 30 });
+    const list = domains(120, 'yesterday');
+    await dragDown(g, list);
+    expect(metricRows(g, 'B2:B121')).toBe(120);
+    const billedYesterday = stats(RPM)?.billed ?? 0;
+    g.clock.advance(7 * 60 * 60_000);
+    const fresh = domains(20, 'today');
+    g.sheet.setValues(
+      'A122:A141',
+      fresh.map((d) => [d]),
+    );
+    for (let r = 123; r <= 141; r++) g.sheet.setFormula(`B${r}`, `=DAPA(A${r})`);
+    await g.edit('B122', '=DAPA(A122)');
+    expect(metricRows(g, 'B122:B141')).toBe(20);
+    expect((stats(RPM)?.billed ?? 0) - billedYesterday).toBe(20);
+    expect(billedTwice(RPM)).toBe(0);
+  });
+
   it('a refused network call names what to grant, not a failing service (where Google refuses it)', async () => {
     const granted = [SCOPES.spreadsheets, SCOPES.containerUi, SCOPES.scriptApp];
     const g = await open(RPM, { grantedScopes: granted, customFunctionFetch: 'needs-grant' });

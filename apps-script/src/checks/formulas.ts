@@ -128,6 +128,8 @@ export interface FormulaCell {
   keys?: string[];
   /** The cells of its source range that hold a value. */
   rows?: number;
+  /** Its domains whose result row shows metrics now (a number where the row's first metric goes). */
+  shown?: string[];
   /** The column of its version cell in the store's row 1, once the background added one. */
   versionColumn?: number;
 }
@@ -147,27 +149,42 @@ function gridOf(sheet: Sheet, grids: Grids): unknown[][] {
   return grid;
 }
 
+/** Where a formula shows its result: its sheet's values and its cell, and whether a header row comes first. */
+interface ResultAt {
+  grid: unknown[][];
+  row: number;
+  column: number;
+  header: boolean;
+}
+
 function sourceKeys(
   spreadsheet: Spreadsheet,
   sheet: Sheet,
   source: RangeRef,
   grids: Grids,
-): { keys: string[]; rows: number } | undefined {
+  at: ResultAt,
+): { keys: string[]; rows: number; shown: string[] } | undefined {
   const from = source.sheetName === undefined ? sheet : spreadsheet.getSheetByName(source.sheetName);
   if (!from) return undefined;
   const grid = gridOf(from, grids);
   const lastRow = source.lastRow ?? Math.max(source.firstRow, grid.length);
   if (lastRow < source.firstRow || source.lastColumn < source.firstColumn) return undefined;
   const keys = new Set<string>();
+  const shown = new Set<string>();
   let filled = 0;
+  // The result has one row per source cell, row by row (DAPA's cellsOf): the i-th cell's metrics are on row i.
+  let i = at.header ? 1 : 0;
   for (let r = source.firstRow; r <= Math.min(lastRow, grid.length); r++)
-    for (let c = source.firstColumn; c <= source.lastColumn; c++) {
+    for (let c = source.firstColumn; c <= source.lastColumn; c++, i++) {
       const value = grid[r - 1][c - 1] ?? '';
       const entry = toEntry(value);
-      if (entry.kind === 'candidate') keys.add(entry.key);
+      if (entry.kind === 'candidate') {
+        keys.add(entry.key);
+        if (typeof at.grid[at.row - 1 + i]?.[at.column - 1] === 'number') shown.add(entry.key);
+      }
       if (value !== '' && value !== null) filled += 1;
     }
-  return { keys: [...keys], rows: filled };
+  return { keys: [...keys], rows: filled, shown: [...shown] };
 }
 
 function versionColumnOf(formula: string): number | undefined {
@@ -191,8 +208,10 @@ export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
       .forEach((line, r) =>
         line.forEach((formula, c) => {
           if (!formula || !isDapaFormula(formula)) return;
-          const source = parseDapaCall(formula)?.source;
-          const read = source ? sourceKeys(spreadsheet, sheet, source, grids) : undefined;
+          const call = parseDapaCall(formula);
+          const source = call?.source;
+          const at = { grid: gridOf(sheet, grids), row: r + 1, column: c + 1, header: call?.header ?? false };
+          const read = source ? sourceKeys(spreadsheet, sheet, source, grids, at) : undefined;
           const versionColumn = versionColumnOf(formula);
           found.push({ sheet, row: r + 1, column: c + 1, formula, ...read, versionColumn });
         }),
@@ -216,9 +235,13 @@ function storeSheet(spreadsheet: Spreadsheet): Sheet {
   return sheet;
 }
 
-/** The distinct domain keys of formula cells. */
-export function formulaKeys(cells: readonly FormulaCell[]): string[] {
-  return [...new Set(cells.flatMap((c) => c.keys ?? []))];
+/** The distinct domain keys of formula cells (with `unshown`, only those some formula does not show yet). */
+export function formulaKeys(cells: readonly FormulaCell[], unshown = false): string[] {
+  const keysOf = (c: FormulaCell) => {
+    const shown = unshown && c.shown ? new Set(c.shown) : undefined;
+    return shown ? (c.keys ?? []).filter((k) => !shown.has(k)) : (c.keys ?? []);
+  };
+  return [...new Set(cells.flatMap(keysOf))];
 }
 
 /**

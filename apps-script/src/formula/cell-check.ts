@@ -147,11 +147,14 @@ function endTurn(baseUrl: string, me: string): void {
   }
 }
 
-/** The domains of every =DAPA formula in the spreadsheet, in sheet order (read once per turn). */
+/**
+ * The domains of the spreadsheet's =DAPA cells that do not show metrics yet, in sheet order (read once per turn): a
+ * cell that shows its row needs nothing, whatever the caches still hold of it (the next day they hold nothing).
+ */
 function formulaDomains(): string[] {
   try {
     const spreadsheet = currentSpreadsheet();
-    return spreadsheet ? formulaKeys(dapaFormulaCells(spreadsheet)) : [];
+    return spreadsheet ? formulaKeys(dapaFormulaCells(spreadsheet), true) : [];
   } catch {
     return [];
   }
