@@ -21,6 +21,7 @@ import {
 } from '../stores/background-store';
 import { nextMonthAt } from '../stores/credit-ledger';
 import { loadJob } from '../stores/job-store';
+import { changeQueue, readQueue } from '../stores/formula-queue';
 import { loadWindow } from '../stores/plan-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
@@ -143,14 +144,52 @@ function drive(run: BackgroundRun, context: Context): StepOutcome {
 
 /** Checks n of the formulas' domains (those the window allows now, side by side, no waiting). */
 function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSnapshot): Checked {
-  const { keys, n, since } = action;
-  const report = checkValues(keys, {
+  const { n, since } = action;
+  // What a =DAPA cell's round has in flight now is not sent beside it (the queue is the document's: a dispatcher in a
+  // spreadsheet it opened by id cannot read it, and the result store is what it goes by there).
+  const queue = readQueue(context.baseUrl);
+  const inFlight = new Set(queue.sender && queue.sender.until > now() ? (queue.sending ?? []) : []);
+  const keys = action.keys.filter((k) => !inFlight.has(k));
+  markInFlight(context.baseUrl, keys.slice(0, 2 * n + 50), context.turn.deadline); // what it may send, and some
+  try {
+    return checkedOf(checkFormulasNow(keys, n, since, context, window));
+  } finally {
+    markInFlight(context.baseUrl, [], 0);
+  }
+}
+
+/**
+ * Tells the spreadsheet's =DAPA cells what this step may send (they leave it out of their rounds), where the step
+ * can reach the formulas' queue (the document's cache: not from a dispatcher in a spreadsheet it opened by id).
+ */
+function markInFlight(baseUrl: string, keys: readonly string[], until: number): void {
+  try {
+    changeQueue(baseUrl, (q) => {
+      if (keys.length > 0) q.step = { keys: [...keys], until };
+      else delete q.step;
+    });
+  } catch {
+    // a busy lock costs at most a domain sent twice by a cell beside the step
+  }
+}
+
+function checkFormulasNow(
+  keys: readonly string[],
+  n: number,
+  since: number | undefined,
+  context: Context,
+  window?: WindowSnapshot,
+) {
+  return checkValues(keys, {
     mode: { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length },
     apiKey: context.apiKey,
     baseUrl: context.baseUrl,
     deadline: context.turn.deadline,
     window,
   });
+}
+
+function checkedOf(report: ReturnType<typeof checkValues>): Checked {
   const done = report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).flatMap((o) => o.key ?? []);
   const final = report.outcomes.filter((o) => o.kind === 'record' || (o.kind === 'skip' && !o.retryable));
   const past = report.outcomes.filter((o) => o.kind === 'skip' && o.reason === 'credit_budget');

@@ -219,8 +219,8 @@ export class FormulaTurn {
   /**
    * A sender's candidates, in order: its own missing domains first (a range needing several requests lets the cells
    * waiting beside it go first, they may be one domain each), then those other running cells wait for, oldest first,
-   * then those of =DAPA cells not running yet; never one tried in this turn, nor one whose send ended after its cell
-   * asked (one asked for again since is sent again).
+   * then those of =DAPA cells not running yet; never one tried in this turn, nor one a background step has in flight,
+   * nor one whose send ended after its cell asked (one asked for again since is sent again).
    */
   candidates(queue: FormulaQueue, ahead: readonly string[]): string[] {
     const wanted = Object.entries(queue.wanted)
@@ -232,9 +232,13 @@ export class FormulaTurn {
     };
     const own = this.missing();
     const others = wanted.filter((k) => !this.own.has(k));
+    const stepHas = new Set(queue.step?.keys ?? []);
     const first = own.length > (this.window?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
     return [...new Set([...first, ...own, ...wanted, ...ahead])]
-      .filter((k) => !this.tried.has(k) && !this.found.has(k) && (this.own.has(k) || !endedFor(k)))
+      .filter(
+        (k) =>
+          !this.tried.has(k) && !this.found.has(k) && !stepHas.has(k) && (this.own.has(k) || !endedFor(k)),
+      )
       .slice(0, LOOK_AHEAD);
   }
 

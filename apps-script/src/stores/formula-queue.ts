@@ -29,6 +29,8 @@ export interface FormulaQueue {
   fatal?: { fatal: Fatal; at: number };
   /** The plan's window as the last send left it. */
   window?: WindowSnapshot;
+  /** What a background step of this spreadsheet has in flight, until when (no cell sends it beside the step). */
+  step?: { keys: string[]; until: number };
 }
 
 /** The document's cache and the queue's key in it; undefined outside a document (no formula runs there). */
@@ -57,6 +59,16 @@ function parseQueue(text: string | null, at: number): FormulaQueue {
     if (isRecord(raw.fatal) && typeof raw.fatal.at === 'number' && raw.fatal.at > at - ENDED_MS)
       queue.fatal = { fatal: raw.fatal.fatal as Fatal, at: raw.fatal.at };
     queue.window = restoreWindow(raw.window, at);
+    if (
+      isRecord(raw.step) &&
+      Array.isArray(raw.step.keys) &&
+      typeof raw.step.until === 'number' &&
+      raw.step.until > at
+    )
+      queue.step = {
+        keys: raw.step.keys.filter((k): k is string => typeof k === 'string'),
+        until: raw.step.until,
+      };
   } catch {
     // A damaged queue costs a wait at most: it starts afresh.
   }
