@@ -26,8 +26,24 @@ async function main() {
   const whys = new Map<string, number>();
   for (const l of gas.logs) if (l.text.startsWith('WHY')) { const k = l.text.split(' ').slice(1, 2).join(' '); whys.set(k, (whys.get(k) ?? 0) + 1); }
   console.log([...whys]);
-  console.log(gas.logs.filter((l) => /^(ACT|VIEW)/.test(l.text)).slice(0, 40).map((l) => l.text).join(' | '));
-  console.log(gas.logs.filter((l) => l.text.startsWith('WHY')).slice(0, 60).map((l) => l.text.slice(4)).join(' | '));
+  if (process.argv[3] === 'bg') {
+    const t1 = gas.clock.now();
+    const filledNow = () => gas.sheet.getValues(`B2:B${n + 1}`).filter((r) => typeof r[0] === 'number').length;
+    let lastLog = t1;
+    await gas.runTriggers({ until: t0 + 3 * 3600_000, stop: () => {
+      if (gas.clock.now() - lastLog > 15 * 60_000) { lastLog = gas.clock.now(); console.log('t', ((gas.clock.now() - t0) / 60000).toFixed(1), 'min filled', filledNow(), 'billed', sandbox.sandbox.stats()['sandbox-basic']?.billed); }
+      return filledNow() === n; } });
+    console.log('done at', ((gas.clock.now() - t0) / 60000).toFixed(1), 'min; filled', filledNow(), 'refused triggers', gas.refusedTriggers.length);
+    const tr = gas.executions.filter((e) => e.kind === 'trigger');
+    const tot = tr.reduce((a, e) => a + (e.elapsedMs ?? 0), 0);
+    console.log('trigger runs', tr.length, 'runtime min', (tot / 60000).toFixed(1), 'errors', tr.filter((e) => e.status !== 'ok').map((e) => e.error).slice(0, 3));
+    const cf = gas.executions.filter((e) => e.kind === 'custom-function');
+    console.log('custom fn runs', cf.length, 'killed', cf.filter((e) => e.status === 'killed').length);
+    const st = sandbox.sandbox.stats()['sandbox-basic'];
+    console.log('requests', st?.requests, 'billed', st?.billed, 'twice', Object.values(st?.billedByDomain ?? {}).filter((x) => x > 1).length);
+    const longest = [...tr].sort((a, b) => (b.elapsedMs ?? 0) - (a.elapsedMs ?? 0)).slice(0, 3).map((e) => e.elapsedMs);
+    console.log('longest trigger runs', longest);
+  }
   await gas.close(); await sandbox.close();
 }
 void main();

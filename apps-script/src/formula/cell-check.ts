@@ -119,13 +119,14 @@ class Reader {
 
   view(turn: FormulaTurn): View {
     const queue = readQueue(this.baseUrl);
-    if (turn.needsAhead) this.ahead ??= formulaDomains();
+    const sender = turn.role === 'sending';
+    if (turn.needsAhead(now())) this.ahead ??= formulaDomains();
     const keys = turn.lookFor({ queue, ahead: this.ahead });
     let known: Map<string, DomainRecord> = new Map();
     try {
       known = readCachedRecords(this.baseUrl, keys);
       // A sender never pays for what the result store keeps (the cache forgets after 6 hours, the store does not).
-      if (turn.needsAhead) {
+      if (sender) {
         const rest = keys.filter((k) => !known.has(k));
         for (const [key, record] of readStoredRecords(this.baseUrl, rest)) known.set(key, record);
       }

@@ -129,9 +129,12 @@ export class FormulaTurn {
     return this.role === 'sending' ? this.candidates(view.queue, view.ahead ?? []) : this.missing();
   }
 
-  /** Whether the next view needs the spreadsheet's formula domains (a sender's read-ahead). */
-  get needsAhead(): boolean {
-    return this.role === 'sending';
+  /**
+   * Whether the next view needs the spreadsheet's formula domains (a sender's read-ahead): not when the window has
+   * no room before the last request (the sender answers then, and reading every formula would be in vain).
+   */
+  needsAhead(now: number): boolean {
+    return this.role === 'sending' && roomIn(this.window, now).freeAt <= this.deadlines.lastRequest;
   }
 
   private over(): Why | undefined {
