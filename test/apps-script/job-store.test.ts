@@ -15,6 +15,7 @@ beforeEach(() => {
     },
     deleteProperty: (key: string) => delete user[key],
     getKeys: () => Object.keys(user),
+    getProperties: () => ({ ...user }),
   };
   Object.assign(globalThis, { PropertiesService: { getUserProperties: () => props } });
 });
