@@ -26,6 +26,10 @@ async function main() {
   const whys = new Map<string, number>();
   for (const l of gas.logs) if (l.text.startsWith('WHY')) { const k = l.text.split(' ').slice(1, 2).join(' '); whys.set(k, (whys.get(k) ?? 0) + 1); }
   console.log([...whys]);
+  const w = (gas as any).world;
+  const pc = () => [...w.userProperties.values()].reduce((a: number, st: any) => a + st.calls, 0) + [...w.documents.values()].reduce((a: number, d: any) => a + (d.properties?.calls ?? 0), 0);
+  console.log('properties calls after first recalc', pc());
+  (globalThis as any).pc = pc;
   if (process.argv[3] === 'bg') {
     const t1 = gas.clock.now();
     const filledNow = () => gas.sheet.getValues(`B2:B${n + 1}`).filter((r) => typeof r[0] === 'number').length;
@@ -43,6 +47,7 @@ async function main() {
     console.log('requests', st?.requests, 'billed', st?.billed, 'twice', Object.values(st?.billedByDomain ?? {}).filter((x) => x > 1).length);
     const longest = [...tr].sort((a, b) => (b.elapsedMs ?? 0) - (a.elapsedMs ?? 0)).slice(0, 3).map((e) => e.elapsedMs);
     console.log('longest trigger runs', longest);
+    console.log('properties calls', (globalThis as any).pc());
   }
   await gas.close(); await sandbox.close();
 }

@@ -230,11 +230,11 @@ function refreshShown(look: Look, outcome: StepOutcome): void {
   const answered = new Set(outcome.answered);
   if (pending.size === 0 && waiting.size === 0) look.state.refreshSince = undefined;
   const cells = look.cells.filter((c) => c.keys);
-  const complete = cells.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k)));
+  const complete = new Set(cells.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k))));
   const partly = cells.filter(
-    (c) => !complete.includes(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
+    (c) => !complete.has(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
   );
-  refreshFormulas(look.spreadsheet, complete);
+  refreshFormulas(look.spreadsheet, [...complete]);
   refreshFormulas(look.spreadsheet, partly, false);
 }
 
