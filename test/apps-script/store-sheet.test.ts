@@ -7,7 +7,7 @@ type Compaction = typeof import('../../apps-script/src/stores/store-compaction')
 type ResultStore = typeof import('../../apps-script/src/stores/result-store');
 type StepLease = typeof import('../../apps-script/src/stores/step-lease');
 type ScheduleStore = typeof import('../../apps-script/src/stores/schedule');
-type Storage = typeof import('../../apps-script/src/stores/storage');
+type StorageModule = typeof import('../../apps-script/src/stores/storage');
 
 /** The modules as one execution loads them (module-level memos start empty in each). */
 interface Execution {
@@ -15,7 +15,7 @@ interface Execution {
   results: ResultStore;
   lease: StepLease;
   schedule: ScheduleStore;
-  storage: Storage;
+  storage: StorageModule;
 }
 
 /** A new execution: the store modules loaded afresh. */

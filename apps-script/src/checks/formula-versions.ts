@@ -11,12 +11,13 @@
 // writes a value nobody else writes, so a bump lost to another writer's costs one more refresh later, not a result.
 // A formula whose 4th argument is not its own slot (copied from elsewhere with its argument, or written by an earlier
 // version: `'_dapa_results'!$F$1`, one column a formula) is not up to date; refreshing it rewrites its argument to its
-// own slot. Once no formula refers to the legacy columns, the store gives them back (store-compaction.ts).
+// own slot. Once no formula refers to the legacy columns, the store gives them back (store-compaction.ts); a refresh
+// with the document lock (the menu, the sidebar) also compacts the store when enough of it is dead.
 /// <reference types="google-apps-script" />
 import { columnNumber } from '../platform/cells';
 import type { Spreadsheet } from '../platform/gas';
 import { now } from '../platform/gas';
-import { giveBackLegacyColumns } from '../stores/store-compaction';
+import { compactIfWorthIt, giveBackLegacyColumns } from '../stores/store-compaction';
 import {
   randomPart,
   readVersionSlots,
@@ -165,6 +166,7 @@ export function refreshFormulas(
     [...look.members.values()].some((m) => m.some((c) => c.legacyColumn)),
   );
   if (whole && !legacy) giveBackLegacyColumns(spreadsheet);
+  compactIfWorthIt(spreadsheet);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Compaction of the result store's log (store-sheet.ts), and only under the document lock: rows older than the
 // retention, rows whose every result a newer row supersedes, claims long ended (claims.ts) and blank rows are deleted,
-// runs at a time and bottom-up, never a cell overwritten; the legacy per-formula version columns (F on) go once no
+// runs at a time and bottom-up, for at most COMPACTION_MS at a time, never a cell overwritten; the legacy per-formula version columns (F on) go once no
 // formula refers to them. A writer without the document lock (the dispatcher) appends meanwhile and loses nothing:
 // its rows are below every row this compaction read, and it deletes only rows it read as dead.
 import { now, type Spreadsheet } from '../platform/gas';
@@ -20,6 +20,11 @@ import {
 
 /** A compaction is worth its service calls when this many rows, and a quarter of the log, are dead. */
 const MIN_DEAD_ROWS = 8;
+/**
+ * A compaction deletes for at most this long, then leaves the rest to the next one: it holds the document lock, which
+ * formulas wait for too (a formula's waits end by its own 30 seconds).
+ */
+export const COMPACTION_MS = 2_000;
 
 /** Spreadsheets compacted in this execution (once is enough). */
 const compacted = new Set<string>();
@@ -47,9 +52,10 @@ export function compactStore(spreadsheet: Spreadsheet, legacyFree = false): Comp
   try {
     return locked('document', () => {
       compacted.add(spreadsheet.getId());
+      const started = now();
       const read = readStore(spreadsheet);
-      const dead = deadRows(read, now()).map((i) => i + 1);
-      const rows = deleteStoreRows(spreadsheet, read, dead);
+      const dead = deadRows(read, started).map((i) => i + 1);
+      const rows = deleteStoreRows(spreadsheet, read, dead, started + COMPACTION_MS);
       const columns = legacyFree ? deleteLegacyColumns(spreadsheet) : 0;
       deleteHalfMadeSheets(spreadsheet);
       return { rows, columns };

@@ -133,26 +133,29 @@ export function appendStore(spreadsheet: Spreadsheet, rows: ReadonlyArray<readon
 
 /**
  * Deletes rows of the log (numbers from 1, as read by `read`, which must be a read of this same compaction under the
- * document lock), runs of neighbours at a time, bottom-up; the execution's rows become `read` without them.
+ * document lock), runs of neighbours at a time, bottom-up, until `until` (the rest waits for the next compaction);
+ * the execution's rows become `read` without them. Answers how many rows went.
  */
 export function deleteStoreRows(
   spreadsheet: Spreadsheet,
   read: unknown[][],
   rowNumbers: Iterable<number>,
+  until = Infinity,
 ): number {
   if (!hasDocumentLock()) throw new Error('The result store is compacted only under the document lock.');
   const sheet = storeSheet(spreadsheet, false);
   const dead = [...new Set(rowNumbers)].filter((r) => r > 1 && r <= read.length).sort((a, b) => b - a);
   if (!sheet || dead.length === 0) return 0;
-  for (let i = 0; i < dead.length;) {
+  const gone = new Set<number>();
+  for (let i = 0; i < dead.length && now() < until;) {
     let j = i + 1;
     while (j < dead.length && dead[j] === dead[j - 1] - 1) j++;
     sheet.deleteRows(dead[j - 1], j - i);
+    for (let k = i; k < j; k++) gone.add(dead[k]);
     i = j;
   }
-  const gone = new Set(dead);
   knownOf(spreadsheet).rows = read.filter((_, i) => !gone.has(i + 1));
-  return dead.length;
+  return gone.size;
 }
 
 /** Deletes the log's columns past the 4th (earlier versions' per-formula version cells); answers how many. */
