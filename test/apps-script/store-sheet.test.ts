@@ -340,6 +340,20 @@ describe('compaction, only under the document lock', () => {
     expect(documentLock.held).toBe(false);
   });
 
+  it('deletes for 2 seconds at most (it holds the document lock), and the next compaction goes on from there', () => {
+    withDocumentLock = true;
+    const store = fragmented(10);
+    store.beforeDelete = () => (clock += 600); // each deletion takes 0.6 s
+    expect(x.compaction.compactStore(book as never)).toEqual({ rows: 4, columns: 0 });
+    expect(documentLock.held).toBe(false);
+    // The bottom runs went first; the rows above them are untouched.
+    expect(store.rows.length).toBe(21 - 4);
+    expect(store.rows[store.rows.length - 1][3]).toBe(clock - 2_400);
+    expect(x.compaction.compactStore(book as never)).toEqual({ rows: 4, columns: 0 });
+    expect(execution().compaction.compactStore(book as never)).toEqual({ rows: 2, columns: 0 });
+    expect(store.rows.length).toBe(11);
+  });
+
   it('gives the legacy version columns back (the caller saw no formula reading them), with the lock only', () => {
     const store = fragmented(1);
     store.maxColumns = 2_285;

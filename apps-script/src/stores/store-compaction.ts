@@ -26,8 +26,8 @@ const MIN_DEAD_ROWS = 8;
  */
 export const COMPACTION_MS = 2_000;
 
-/** Spreadsheets compacted in this execution (once is enough). */
-const compacted = new Set<string>();
+/** Spreadsheets whose log this execution has weighed (or compacted): once an execution is enough. */
+const weighed = new Set<string>();
 
 /** The rows (indexes) of the log that hold nothing anyone reads any more. */
 export function deadRows(rows: readonly unknown[][], at: number): number[] {
@@ -51,7 +51,7 @@ export function compactStore(spreadsheet: Spreadsheet, legacyFree = false): Comp
   if (!hasDocumentLock()) return undefined;
   try {
     return locked('document', () => {
-      compacted.add(spreadsheet.getId());
+      weighed.add(spreadsheet.getId());
       const started = now();
       const read = readStore(spreadsheet);
       const dead = deadRows(read, started).map((i) => i + 1);
@@ -66,9 +66,12 @@ export function compactStore(spreadsheet: Spreadsheet, legacyFree = false): Comp
   }
 }
 
-/** Compacts (at most once an execution, with the document lock only) when enough of the rows it knows are dead. */
+/** Compacts (weighed at most once an execution, with the document lock only) when enough of the known rows are dead. */
 export function compactIfWorthIt(spreadsheet: Spreadsheet): Compaction | undefined {
-  if (!hasDocumentLock() || compacted.has(spreadsheet.getId())) return undefined;
+  if (!hasDocumentLock()) return undefined;
+  const id = spreadsheet.getId();
+  if (weighed.has(id)) return undefined;
+  weighed.add(id);
   const rows = storeRows(spreadsheet);
   if (deadRows(rows, now()).length < Math.max(MIN_DEAD_ROWS, rows.length / 4)) return undefined;
   return compactStore(spreadsheet);
