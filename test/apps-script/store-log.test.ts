@@ -131,6 +131,8 @@ describe('results: batches of many a row, the newest per key and service', () =>
     const index = new ResultIndex(rows).catchUp();
     expect(index.get('sX', 'd4999.example.com')?.record).toEqual(record('d4999.example.com'));
     expect(rows.reduce((n, row) => n + (resultRow(row)?.results.length ?? 0), 0)).toBe(5_000);
+    // A sidebar job of 100,000 rows: a few hundred rows, not 100,000.
+    expect(batchRows('sX', fresh(100_000), 1_000).length).toBeLessThanOrEqual(300);
   });
 
   it('the newest wins: the later checked-at, then the later row; services never mix; claims and the header are no results', () => {
