@@ -21,7 +21,7 @@ const DAPA_DOC = `/**
  * @param {A2:A50} urls A cell or a range of URLs or domains: one result row per cell, row by row.
  * @param {"da,pa,mr,spam"} metrics Optional. Which columns, in which order: da, pa, mr, spam, domain.
  * @param {TRUE} header Optional. TRUE adds a header row.
- * @param {_dapa_results!F1} refresh Optional; added by background checks: a cell they change to refresh the results.
+ * @param {_dapa_versions!A1} refresh Optional; added by background checks: a cell they change to refresh the results.
  * @return One row per cell: DA, PA, MR, Spam Score (or the reason a cell was skipped).
  * @customfunction
  */`;

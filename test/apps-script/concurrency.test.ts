@@ -3,7 +3,12 @@
 // (in a published add-on each is every user's, in every spreadsheet).
 import fs from 'node:fs';
 import path from 'node:path';
-import { DOCUMENT_PROPERTY, STORE_SHEET, USER_PROPERTY } from '../../apps-script/src/stores/storage-keys';
+import {
+  DOCUMENT_PROPERTY,
+  STORE_SHEET,
+  USER_PROPERTY,
+  VERSIONS_SHEET,
+} from '../../apps-script/src/stores/storage-keys';
 
 const ROOT = path.join(__dirname, '..', '..', 'apps-script');
 const DOC = fs.readFileSync(path.join(ROOT, 'CONCURRENCY.md'), 'utf8');
@@ -62,7 +67,12 @@ describe('the shared state (CONCURRENCY.md)', () => {
   });
 
   it('names every stored key and the hidden sheet', () => {
-    const keys = [...Object.values(USER_PROPERTY), ...Object.values(DOCUMENT_PROPERTY), STORE_SHEET];
+    const keys = [
+      ...Object.values(USER_PROPERTY),
+      ...Object.values(DOCUMENT_PROPERTY),
+      STORE_SHEET,
+      VERSIONS_SHEET,
+    ];
     for (const key of keys) expect({ key, named: DOC.includes(`\`${key}`) }).toEqual({ key, named: true });
   });
 

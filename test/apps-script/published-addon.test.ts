@@ -12,6 +12,7 @@ import {
   metricsRow,
   sheetsAddress,
   sidebarCheck,
+  storedKeys as keptKeys,
 } from './support';
 
 const MINUTE = 60_000;
@@ -51,10 +52,9 @@ function failedTriggers(): unknown[] {
 function storedKeys(spreadsheetId = gas.spreadsheetId): Set<string> {
   const before = gas.spreadsheetId;
   gas.useSpreadsheet(spreadsheetId);
-  const last = gas.sheet.lastRow('_dapa_results');
-  const rows = last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:A${last}`) : [];
+  const keys = keptKeys(gas);
   gas.useSpreadsheet(before);
-  return new Set(rows.map((r) => String(r[0])));
+  return keys;
 }
 
 describe('a published add-on: its time-driven trigger has no active spreadsheet', () => {

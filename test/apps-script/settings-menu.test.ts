@@ -260,20 +260,21 @@ describe('the add-on menu', () => {
       'A1:A150',
       domains(150, 'refresh').map((d) => [d]),
     );
-    gas.sheet.setValues('C1:C2', [['example.com'], ['moz.com']]);
+    // Formulas of one block of 50 rows share a version slot: the small one sits in another block (rows 60-62).
+    gas.sheet.setValues('C60:C61', [['example.com'], ['moz.com']]);
     gas.sheet.setFormula('B1', '=DAPA(A1:A150, "da")');
-    gas.sheet.setFormula('D1', '=DAPA(C1:C2, "da", TRUE)');
+    gas.sheet.setFormula('D60', '=DAPA(C60:C61, "da", TRUE)');
     await gas.recalculate();
     const unfinished = () =>
       gas.sheet.getDisplayValues('B1:B150').filter(([v]) => v.startsWith('unfinished')).length;
     expect(unfinished()).toBeGreaterThan(0);
-    expect(gas.sheet.getValues('D1:D3')).toEqual([
+    expect(gas.sheet.getValues('D60:D62')).toEqual([
       ['DA'],
       [metricsFor('example.com').site_da],
       [metricsFor('moz.com').site_da],
     ]);
 
-    // The first refresh gives each formula its version cell (the complete one too); then only the unfinished one.
+    // The first refresh gives each formula its version slot (the complete one too); then only the unfinished one.
     let rounds = 0;
     while (unfinished() > 0 && rounds < 6) {
       const result = await gas.run<{ formulas: number; refreshed: number }>('refreshDapaFormulas');
@@ -281,11 +282,15 @@ describe('the add-on menu', () => {
       rounds += 1;
     }
     expect(unfinished()).toBe(0);
-    expect(gas.sheet.getFormulas('B1:D1')[0]).toEqual([
-      `=DAPA(A1:A150, "da",,'_dapa_results'!$G$1)`,
-      '',
-      `=DAPA(C1:C2, "da", TRUE,'_dapa_results'!$F$1)`,
-    ]);
+    // Their own arguments kept as written, each with its block's slot of the hidden sheet _dapa_versions (1 × 128).
+    const big = /^=DAPA\(A1:A150, "da",,'_dapa_versions'!\$A\$(\d+)\)$/.exec(
+      gas.sheet.getFormulas('B1')[0][0],
+    );
+    const small = /^=DAPA\(C60:C61, "da", TRUE,'_dapa_versions'!\$A\$(\d+)\)$/.exec(
+      gas.sheet.getFormulas('D60')[0][0],
+    );
+    expect(big && small && Number(big[1]) !== Number(small[1])).toBe(true);
+    expect([gas.sheet.maxRows('_dapa_versions'), gas.sheet.maxColumns('_dapa_versions')]).toEqual([128, 1]);
     expect(gas.ui.events.filter((e) => e.type === 'toast').pop()).toMatchObject({
       message: 'Refreshing 1 of 2 DAPA formulas (1 are up to date).',
     });
@@ -301,7 +306,7 @@ describe('the add-on menu', () => {
     gas.clock.advance(6 * 3600 * 1000 + 1000);
     expect(await gas.run('refreshDapaFormulas')).toEqual({ formulas: 2, refreshed: 2 });
     expect(gas.fetches.length).toBeGreaterThan(requests);
-    expect(gas.sheet.getValues('D2')).toEqual([[metricsFor('example.com').site_da]]);
+    expect(gas.sheet.getValues('D61')).toEqual([[metricsFor('example.com').site_da]]);
   });
 
   it('shows help, including which key a shared sheet uses', async () => {

@@ -127,6 +127,23 @@ export function metricRows(gas: AppsScriptStandIn, a1: string): number {
 }
 
 /**
+ * The domain keys kept in the current spreadsheet's hidden result store (`_dapa_results`, read as a user would): a
+ * batch row ('*' | service | {"k":[keys],"r":[records]} | checked at) holds many, an earlier version's row one
+ * (key | service | record | checked at); claims and the header hold none.
+ */
+export function storedKeys(gas: AppsScriptStandIn): Set<string> {
+  const last = gas.sheet.lastRow('_dapa_results');
+  const rows = last > 0 ? gas.sheet.getValues(`'_dapa_results'!A1:D${last}`) : [];
+  const keys = new Set<string>();
+  for (const [a, service, payload, at] of rows) {
+    if (typeof at !== 'number' || String(service).startsWith('claim:') || a === '') continue;
+    if (a !== '*') keys.add(String(a));
+    else for (const key of (JSON.parse(String(payload)) as { k: string[] }).k) keys.add(key);
+  }
+  return keys;
+}
+
+/**
  * One user's sidebar check of a column (no header) to its end: startJob, then continueJob until it stops, as that
  * user (undefined: the active user), starting at stand-in time `at` (beside other work: see runWith).
  */

@@ -3,7 +3,7 @@
 // one sheet at once. Each returns its figures whatever the product does; a scenario that fails is reported.
 import { DEFAULT_SPREADSHEET_ID } from '../apps-script/harness';
 import type { AppsScriptStandIn } from '../apps-script/harness';
-import { domains, metricRows, sidebarCheck } from '../apps-script/support';
+import { domains, metricRows, sidebarCheck, storedKeys } from '../apps-script/support';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -18,11 +18,6 @@ export interface PublishedWorld {
 
 function failedTriggers(gas: AppsScriptStandIn): number {
   return gas.executions.filter((e) => e.kind === 'trigger' && e.status !== 'ok').length;
-}
-
-function storedKeys(gas: AppsScriptStandIn): Set<string> {
-  const last = gas.sheet.lastRow('_dapa_results');
-  return new Set(last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:A${last}`).map((r) => String(r[0])) : []);
 }
 
 async function formula(gas: AppsScriptStandIn, list: readonly string[]): Promise<string> {

@@ -8,6 +8,7 @@ import {
   CACHE_PREFIX,
   DOCUMENT_PROPERTY,
   STORE_SHEET,
+  VERSIONS_SHEET,
   USER_PROPERTY,
 } from '../../apps-script/src/stores/storage-keys';
 
@@ -190,7 +191,7 @@ describe('where things are stored', () => {
         cache,
         prefix: true,
       });
-    expect(keysIn('hidden sheet')).toEqual([STORE_SHEET]);
+    expect(keysIn('hidden sheet')).toEqual([STORE_SHEET, VERSIONS_SHEET]);
   });
 
   test('the privacy policy names every cache that holds fetched metrics', () => {

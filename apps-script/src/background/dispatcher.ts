@@ -3,7 +3,7 @@
 // execution's runtime), the edit trigger, and the bound script's hourly watch. None of them ever fails the trigger:
 // a spreadsheet's failure is counted in its own state.
 /// <reference types="google-apps-script" />
-import { isDapaFormula } from '../checks/formulas';
+import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
 import { activeSpreadsheet, inSpreadsheet, now, sleep } from '../platform/gas';
 import {

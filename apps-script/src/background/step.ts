@@ -4,7 +4,8 @@
 // trigger) and the open sidebar both run steps here; an execution's turn sets the budget.
 import { outcomeText, roomIn, type WindowSnapshot } from '../../../shared';
 import { checkValues, reuseOf } from '../checks/check';
-import { type FormulaCell, formulaWork, refreshFormulas } from '../checks/formulas';
+import { type FormulaCell, formulaWork } from '../checks/formulas';
+import { refreshFormulas } from '../checks/formula-versions';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
 import { activeSpreadsheet, now, sleep } from '../platform/gas';
 import {

@@ -4,7 +4,8 @@
 import type { CreditInfo, Estimate, Forecast, JobSource, ScheduleEvery } from '../../sidebar/contract';
 import { distinctKeys, reuseOf } from '../checks/check';
 import { estimateKeys } from '../checks/estimate';
-import { dapaFormulaCells, formulaKeys, refreshFormulas, upToDate } from '../checks/formulas';
+import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
+import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { chooseTarget, inputValues, sheetOf } from '../checks/job-target';
 import { activeSpreadsheet, now } from '../platform/gas';
 import { goesOn, listGoingOn, loadDispatcher, loadStatus } from '../stores/background-store';

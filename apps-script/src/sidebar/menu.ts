@@ -2,7 +2,8 @@
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
 import { wakeBackground } from '../triggers/step-trigger';
-import { dapaFormulaCells, refreshFormulas, upToDate } from '../checks/formulas';
+import { dapaFormulaCells } from '../checks/formulas';
+import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';

@@ -4,7 +4,8 @@
 import type { ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
 import { currentSpreadsheet, now } from '../platform/gas';
 import { jobRange, type JobRange } from './job-store';
-import { finite, isRecord, locked, readValue, writeValue } from './storage';
+import { claim } from './claims';
+import { finite, isRecord, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
 export interface Schedule {
@@ -56,18 +57,24 @@ export function saveSchedule(change: ScheduleChange | null): void {
   writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
 }
 
+/** How long a step that claimed a due refresh has to move the schedule on before another may claim it. */
+const REFRESH_CLAIM_MS = 10 * 60_000;
+
 /**
- * Claims the refresh due at `at`, if one is: the schedule moves to its next date under the shared lock (so two users'
- * steps never start the same refresh), and the caller re-checks the formulas from `at` on, or the range as a job.
+ * Claims the refresh due at `at`, if one is: a claim named after the due date (claims.ts: decided by the store's log,
+ * no lock, so two users' dispatchers never both start the same refresh), then the schedule moves to its next date.
+ * That move is a plain write: only the claim's winner makes it, and a race with another move repeats the same move.
+ * The caller re-checks the formulas from `at` on, or the range as a job.
  */
 export function claimDueSchedule(at: number): Schedule | undefined {
-  return locked('document', () => {
-    const schedule = readSchedule();
-    if (!schedule || schedule.nextAt > at) return undefined;
-    const claimed = { ...schedule };
-    schedule.lastRunAt = at;
-    while (schedule.nextAt <= at) schedule.nextAt += PERIOD_MS[schedule.every];
-    writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
-    return claimed;
-  });
+  const schedule = readSchedule();
+  if (!schedule || schedule.nextAt > at) return undefined;
+  if (!claim(`schedule:${schedule.nextAt}`, at + REFRESH_CLAIM_MS)) return undefined;
+  const moved = readSchedule();
+  if (moved && moved.nextAt === schedule.nextAt) {
+    moved.lastRunAt = at;
+    while (moved.nextAt <= at) moved.nextAt += PERIOD_MS[moved.every];
+    writeValue('document', DOCUMENT_PROPERTY.schedule, moved);
+  }
+  return schedule;
 }

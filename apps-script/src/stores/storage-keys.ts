@@ -1,8 +1,9 @@
 // Every key the add-on stores under, in one place. The user's own PropertiesService store holds the key, the
 // settings, the learned plan, the plan's recent sends, the sidebar's job and the background state (per spreadsheet,
 // which is also the list of spreadsheets the dispatcher opens, and the user's one trigger); the spreadsheet's own
-// developer metadata holds what belongs to the spreadsheet (retention, schedule, credits saved, the background
-// lease); results live in the caches for 6 hours and in the hidden sheet STORE_SHEET for the retention.
+// developer metadata holds what belongs to the spreadsheet (retention, schedule, credits saved); results live in the
+// caches for 6 hours and in the hidden sheet STORE_SHEET for the retention (with the claims, such as the background
+// step's lease), and the formulas' version slots in the hidden sheet VERSIONS_SHEET.
 
 /** UserProperties keys. The API key is stored here and nowhere else. */
 export const USER_PROPERTY = {
@@ -43,12 +44,17 @@ export const DOCUMENT_PROPERTY = {
   savedCreditsAway: 'dapa.savedCreditsAway',
   /** The scheduled refresh: what, how often, when next, where it stands. */
   schedule: 'dapa.schedule',
-  /** Which execution is running a background step here, until when (steps of two users never overlap). */
-  stepLease: 'dapa.stepLease',
 } as const;
 
-/** The hidden sheet of kept results (domain key | service id | record JSON | checked-at ms). */
+/**
+ * The hidden sheet of kept results and claims, an append-only log of 4 columns (store-sheet.ts): batches of results
+ * ('*' | service id | {"k":[keys],"r":[records]} | checked-at ms), results of earlier versions (domain key | service
+ * id | record JSON | checked-at ms), claims (claimed-at ms | "claim:" name | holder | until ms).
+ */
 export const STORE_SHEET = '_dapa_results';
+
+/** The hidden sheet of the formulas' version slots: one column, a fixed number of rows (formula-versions.ts). */
+export const VERSIONS_SHEET = '_dapa_versions';
 
 /**
  * Cache keys: this prefix + the service's short id (12 characters of sha256(base URL)) + ':' + the domain key (a

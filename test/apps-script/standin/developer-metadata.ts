@@ -65,6 +65,16 @@ export class DeveloperMetadataStore {
     for (const e of this.entries) if (e.column !== undefined && e.column > column) e.column += count;
   }
 
+  /** Columns `column`..`column + count - 1` were deleted: their metadata goes, the metadata right of them moves left. */
+  dropColumns(column: number, count: number): void {
+    for (let i = this.entries.length; i-- > 0;) {
+      const c = this.entries[i].column;
+      if (c === undefined || c < column) continue;
+      if (c < column + count) this.entries.splice(i, 1);
+      else this.entries[i].column = c - count;
+    }
+  }
+
   /** A snapshot for tests: key, value, visibility of each entry. */
   snapshot(): Array<{ id: number; key: string; value: string | null; visibility: MetadataVisibility }> {
     return this.entries.map((e) => ({ ...e }));

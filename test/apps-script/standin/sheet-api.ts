@@ -74,6 +74,10 @@ export function sheetApi(session: Session) {
     },
     lastRow: (name?: string): number => sheetNamed(name)?.lastRow() ?? 0,
     maxColumns: (name?: string): number => sheetNamed(name)?.maxColumns ?? 0,
+    maxRows: (name?: string): number => sheetNamed(name)?.maxRows ?? 0,
+    /** The names of the spreadsheet's sheets, in order (hidden ones included). */
+    sheetNames: (): string[] => session.model.sheets.map((s) => s.name),
+    isHidden: (name: string): boolean => session.model.sheetByName(name)?.hidden ?? false,
     /** The range as a text table: column letters across, row numbers down, display values. */
     print: (a1: string, maxWidth = 28): string => {
       const { sheet, rect } = resolve(a1);

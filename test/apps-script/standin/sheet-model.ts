@@ -142,6 +142,19 @@ export class SheetModel {
     this.maxRows += count;
   }
 
+  /** Removes `count` rows from `row` on (Sheet.deleteRows): the rows below move up. */
+  deleteRows(row: number, count: number): void {
+    this.rows.splice(row - 1, count);
+    this.maxRows -= count;
+  }
+
+  /** Removes `count` columns from `column` on (Sheet.deleteColumns): the columns right of them move left. */
+  deleteColumns(column: number, count: number): void {
+    for (const row of this.rows) if (row && row.length >= column) row.splice(column - 1, count);
+    this.metadata.dropColumns(column, count);
+    this.maxColumns -= count;
+  }
+
   /** Every formula cell of the sheet. */
   formulaCells(): Array<{ row: number; column: number; formula: string }> {
     const found: Array<{ row: number; column: number; formula: string }> = [];

@@ -360,6 +360,71 @@ export class Sheet extends AppsScriptObject {
     this.sheet.insertRowsAfter(Number(afterPosition), Number(howMany));
     return this;
   }
+  /**
+   * Google: "Appends a row to the spreadsheet. This operation is atomic; it prevents issues where a user asks for the
+   * last row, and then writes to that row, and an intervening mutation occurs between getting the last row and
+   * writing to it." The row goes below the last row with content; the grid grows by a row when it is full. (Atomic
+   * here because the stand-in applies each service call at once.)
+   */
+  appendRow(rowContents: unknown): this {
+    if (this.execution.isCustomFunction) throw noPermission('appendRow');
+    if (!Array.isArray(rowContents) || rowContents.length === 0)
+      throw new AppsScriptException(
+        "The parameters (String) don't match the method signature for SpreadsheetApp.Sheet.appendRow.",
+      );
+    const row = this.sheet.lastRow() + 1;
+    if (row > this.sheet.maxRows) this.sheet.insertRowsAfter(this.sheet.maxRows, row - this.sheet.maxRows);
+    if (rowContents.length > this.sheet.maxColumns)
+      this.sheet.insertColumnsAfter(this.sheet.maxColumns, rowContents.length - this.sheet.maxColumns);
+    rowContents.forEach((v, c) => this.context.model.write(this.sheet, row, c + 1, v));
+    this.context.model.changed({
+      sheetId: this.sheet.id,
+      row,
+      column: 1,
+      rows: 1,
+      columns: rowContents.length,
+    });
+    return this;
+  }
+  /** Deletes rows (their cells go; the rows below move up). References to moved cells are not adjusted here. */
+  deleteRows(rowPosition: unknown, howMany: unknown): void {
+    if (this.execution.isCustomFunction) throw noPermission('deleteRows');
+    const [row, count] = [Number(rowPosition), Number(howMany)];
+    if (!(row >= 1) || !(count >= 1) || row + count - 1 > this.sheet.maxRows)
+      throw new AppsScriptException('Those rows are out of bounds.');
+    if (count >= this.sheet.maxRows)
+      throw new AppsScriptException('Sorry, it is not possible to delete all non-frozen rows.');
+    this._forgetFormulas(row, 1, count, this.sheet.maxColumns);
+    this.sheet.deleteRows(row, count);
+  }
+  /** Deletes columns (their cells and column metadata go; the columns right of them move left). */
+  deleteColumns(columnPosition: unknown, howMany: unknown): void {
+    if (this.execution.isCustomFunction) throw noPermission('deleteColumns');
+    const [column, count] = [Number(columnPosition), Number(howMany)];
+    if (!(column >= 1) || !(count >= 1) || column + count - 1 > this.sheet.maxColumns)
+      throw new AppsScriptException('Those columns are out of bounds.');
+    if (count >= this.sheet.maxColumns)
+      throw new AppsScriptException('Sorry, it is not possible to delete all non-frozen columns.');
+    this._forgetFormulas(1, column, this.sheet.maxRows, count);
+    this.sheet.deleteColumns(column, count);
+  }
+  /** Formula cells about to be deleted stop being formulas (their recalculation and spill go with them). */
+  private _forgetFormulas(row: number, column: number, rows: number, columns: number): void {
+    for (const cell of this.sheet.formulaCells())
+      if (cell.row >= row && cell.row < row + rows && cell.column >= column && cell.column < column + columns)
+        this.context.model.clear(this.sheet, cell.row, cell.column);
+  }
+  /** Renames the sheet; a name another sheet has is refused with Google's words. */
+  setName(name: unknown): this {
+    if (this.execution.isCustomFunction) throw noPermission('setName');
+    const text = String(name);
+    if (text !== this.sheet.name && this.context.model.sheetByName(text))
+      throw new AppsScriptException(
+        `A sheet with the name "${text}" already exists. Please enter another name.`,
+      );
+    this.sheet.name = text;
+    return this;
+  }
   getParent(): Spreadsheet {
     return new Spreadsheet(this.context, this.execution);
   }
@@ -490,6 +555,19 @@ export class Spreadsheet extends AppsScriptObject {
     );
     this.context.model.activeSheetId = sheet.id;
     return new Sheet(this.context, this.execution, sheet);
+  }
+  /** Deletes a sheet (not the document's last one). */
+  deleteSheet(sheet: unknown): void {
+    if (this.execution.isCustomFunction) throw noPermission('deleteSheet');
+    if (!(sheet instanceof Sheet)) throw new AppsScriptException('Invalid argument: sheet');
+    const model = this.context.model;
+    const index = model.sheets.findIndex((s) => s.id === sheet.getSheetId());
+    if (index < 0) throw new AppsScriptException('Invalid argument: sheet');
+    if (model.sheets.length === 1)
+      throw new AppsScriptException("You can't remove all the sheets in a document.");
+    const [gone] = model.sheets.splice(index, 1);
+    for (const cell of gone.formulaCells()) model.clear(gone, cell.row, cell.column);
+    if (model.activeSheetId === gone.id) model.activeSheetId = model.sheets[0].id;
   }
   toast(message: unknown, title?: unknown): void {
     if (this.execution.isCustomFunction) throw noPermission('toast');

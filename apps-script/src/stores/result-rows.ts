@@ -1,0 +1,126 @@
+// The result rows of the store's log as plain data (no service call): a batch row holds many results of one service
+// checked at one time ('*' | service id | {"k":[keys],"r":[records]} | checked-at ms, at most BATCH_CHARS of JSON);
+// earlier versions wrote one result a row (domain key | service id | record JSON | checked-at ms), still read. The
+// newest result of a key and service wins: the later checked-at, then the later row.
+import type { DomainRecord } from '../../../shared';
+
+/** Column A of a batch row. */
+export const BATCH_MARK = '*';
+/** The JSON of a batch stays under this (a cell holds at most 50,000 characters). */
+export const BATCH_CHARS = 45_000;
+
+export interface Kept {
+  record: DomainRecord;
+  at: number;
+  /** Its row's index in the rows read (row number − 1). */
+  row: number;
+}
+
+interface ResultRow {
+  service: string;
+  at: number;
+  results: Array<[key: string, record: DomainRecord]>;
+}
+
+function isRecord(value: unknown): value is DomainRecord {
+  return typeof value === 'object' && value !== null && typeof (value as DomainRecord).domain === 'string';
+}
+
+/** The rows that keep these fresh results of one service checked at `at`: as few as BATCH_CHARS allows. */
+export function batchRows(
+  service: string,
+  fresh: ReadonlyArray<{ key: string; record: DomainRecord }>,
+  at: number,
+): unknown[][] {
+  const rows: unknown[][] = [];
+  let keys: string[] = [];
+  let records: string[] = [];
+  let chars = 0;
+  const flush = () => {
+    if (keys.length > 0) rows.push([BATCH_MARK, service, `{"k":[${keys}],"r":[${records}]}`, at]);
+    [keys, records, chars] = [[], [], 0];
+  };
+  for (const { key, record } of fresh) {
+    const k = JSON.stringify(key);
+    const r = JSON.stringify(record);
+    if (chars + k.length + r.length + 16 > BATCH_CHARS) flush();
+    keys.push(k);
+    records.push(r);
+    chars += k.length + r.length + 2;
+  }
+  flush();
+  return rows;
+}
+
+/** What a row of the log holds if it is a result row (a batch or an earlier version's single result). */
+export function resultRow(row: readonly unknown[]): ResultRow | undefined {
+  const [a, service, payload, checked] = row;
+  const at = typeof checked === 'number' ? checked : Number(checked);
+  if (typeof service !== 'string' || service === '' || service.startsWith('claim:')) return undefined;
+  if (checked === '' || checked === null || !Number.isFinite(at)) return undefined;
+  if (a === '' || a === null || a === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(String(payload));
+    if (a !== BATCH_MARK) return { service, at, results: isRecord(parsed) ? [[String(a), parsed]] : [] };
+    const { k, r } = (parsed ?? {}) as { k?: unknown; r?: unknown };
+    const results: ResultRow['results'] = [];
+    if (Array.isArray(k) && Array.isArray(r))
+      k.forEach((key, i) => {
+        if (typeof key === 'string' && isRecord(r[i])) results.push([key, r[i]]);
+      });
+    return { service, at, results };
+  } catch {
+    return { service, at, results: [] };
+  }
+}
+
+/**
+ * The newest result of each key and service in the rows read, kept up to date as rows are added after them (the
+ * execution's own appends): index once, then only the new rows.
+ */
+export class ResultIndex {
+  private readonly newest = new Map<string, Map<string, Kept>>();
+  private indexed = 0;
+
+  constructor(readonly rows: readonly unknown[][]) {}
+
+  /** Indexes the rows added since the last call. */
+  catchUp(): this {
+    for (; this.indexed < this.rows.length; this.indexed++) {
+      const found = resultRow(this.rows[this.indexed]);
+      if (!found) continue;
+      let byKey = this.newest.get(found.service);
+      if (!byKey) this.newest.set(found.service, (byKey = new Map()));
+      for (const [key, record] of found.results) {
+        const current = byKey.get(key);
+        if (!current || found.at >= current.at) byKey.set(key, { record, at: found.at, row: this.indexed });
+      }
+    }
+    return this;
+  }
+
+  get(service: string, key: string): Kept | undefined {
+    return this.newest.get(service)?.get(key);
+  }
+
+  /** Every newest result, of every service. */
+  *all(): IterableIterator<Kept> {
+    for (const byKey of this.newest.values()) yield* byKey.values();
+  }
+}
+
+/**
+ * The rows (indexes) that keep nothing a reader would take: result rows older than `oldest`, or whose every result
+ * a newer row supersedes, or that hold none readable; blank rows. Row 1 (the header) is never among them.
+ */
+export function deadResultRows(rows: readonly unknown[][], oldest: number): number[] {
+  const live = new Set<number>();
+  for (const kept of new ResultIndex(rows).catchUp().all()) if (kept.at >= oldest) live.add(kept.row);
+  const dead: number[] = [];
+  rows.forEach((row, i) => {
+    if (i === 0 || live.has(i)) return;
+    const blank = row.every((cell) => cell === '' || cell === null || cell === undefined);
+    if (blank || resultRow(row)) dead.push(i);
+  });
+  return dead;
+}

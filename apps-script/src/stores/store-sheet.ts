@@ -1,0 +1,209 @@
+// The add-on's two hidden sheets, owned here alone: `_dapa_results`, an append-only log of 4 columns (results and
+// claims; what its rows mean: result-rows.ts, claims.ts), and `_dapa_versions`, the formulas' version slots (one
+// column of VERSION_SLOTS rows). Creating them, reading the log in one call, appending to it, deleting its dead rows
+// and its legacy columns, reading and writing the slots.
+//
+// Why none of this needs a lock. A published add-on's dispatcher works in spreadsheets it opened by id, where it has
+// no document lock (Google: getDocumentLock returns null "if the method is called from outside the context of a
+// containing document"), and another user's execution may write the same sheet at that moment. So:
+// - rows are added only with Sheet.appendRow, which Google documents as atomic ("This operation is atomic; it
+//   prevents issues where a user asks for the last row, and then writes to that row, and an intervening mutation
+//   occurs between getting the last row and writing to it"): two writers' rows both land, each below what was there;
+// - no cell of the log is ever overwritten: a newer result or claim is a newer row, and readers decide by the rows;
+// - rows are deleted only by the compaction (store-compaction.ts), which runs under the document lock (so two
+//   compactions never meet) and deletes only runs of rows it read as dead, bottom-up: each deletion leaves the rows
+//   above it in place, and a row appended meanwhile lies below every row it read, so it is never among them;
+// - a sheet is made under a name of its own, sized and hidden there, then renamed: a name is unique, so one creator's
+//   rename wins and the others use its sheet, and nobody appends to a sheet before it has its final size;
+// - a version slot is one cell that each writer sets to a value nobody else writes (a time and a random part): a
+//   write lost to another costs one more recalculation later, never a result.
+/// <reference types="google-apps-script" />
+import { hasDocumentLock } from './storage';
+import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
+import { now } from '../platform/gas';
+
+type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
+type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+/** The log's width: what a row is about | its kind (a service id, or "claim:" name) | its payload | a time. */
+export const STORE_COLUMNS = 4;
+/** How many version slots there are, whatever the number of formulas (formula-versions.ts). */
+export const VERSION_SLOTS = 128;
+const HEADER = ['domain', 'service', 'record', 'checked at (ms)'];
+/** A sheet being made is named `<name>~<time in base 36>-<random>` until it is ready. */
+const MAKING = '~';
+/** A sheet left half-made (its execution was stopped) is deleted by the compaction after this long. */
+const LEFT_HALF_MADE_MS = 3_600_000;
+
+/** What this execution knows of a spreadsheet's hidden sheets: their handles, and the log's rows as last read. */
+interface Known {
+  store?: Sheet;
+  versions?: Sheet;
+  /** The log as last read, with this execution's own appends after it (others' appends since are not in it). */
+  rows?: unknown[][];
+}
+const known = new Map<string, Known>();
+
+function knownOf(spreadsheet: Spreadsheet): Known {
+  const id = spreadsheet.getId();
+  let k = known.get(id);
+  if (!k) known.set(id, (k = {}));
+  return k;
+}
+
+/** Whether a sheet is one of the add-on's own (formulas are never looked for there). */
+export function isAddOnSheet(name: string): boolean {
+  return [STORE_SHEET, VERSIONS_SHEET].some((own) => name === own || name.startsWith(own + MAKING));
+}
+
+/**
+ * Makes a hidden sheet of exactly rows × columns named `name` (header in row 1 if given), under a name of its own
+ * until it is ready; when another execution made one meanwhile, its own is deleted and the other's is used.
+ */
+function makeSheet(
+  spreadsheet: Spreadsheet,
+  name: string,
+  rows: number,
+  columns: number,
+  header?: unknown[],
+): Sheet {
+  const active = spreadsheet.getActiveSheet();
+  const sheet = spreadsheet.insertSheet(`${name}${MAKING}${now().toString(36)}-${randomPart()}`);
+  try {
+    if (sheet.getMaxColumns() > columns) sheet.deleteColumns(columns + 1, sheet.getMaxColumns() - columns);
+    if (sheet.getMaxRows() > rows) sheet.deleteRows(rows + 1, sheet.getMaxRows() - rows);
+    if (header) sheet.getRange(1, 1, 1, header.length).setValues([header]);
+    sheet.hideSheet();
+    sheet.setName(name);
+    return sheet;
+  } catch (error) {
+    const theirs = spreadsheet.getSheetByName(name);
+    spreadsheet.deleteSheet(sheet);
+    if (!theirs) throw error;
+    return theirs;
+  } finally {
+    active?.activate();
+  }
+}
+
+export function randomPart(): string {
+  return Math.random().toString(36).slice(2, 8);
+}
+
+/** The result store's sheet; made (1 row: the header, 4 columns, hidden) when `make` and there is none. */
+export function storeSheet(spreadsheet: Spreadsheet, make: boolean): Sheet | null {
+  const k = knownOf(spreadsheet);
+  k.store ??= spreadsheet.getSheetByName(STORE_SHEET) ?? undefined;
+  if (!k.store && make) k.store = makeSheet(spreadsheet, STORE_SHEET, 1, STORE_COLUMNS, HEADER);
+  return k.store ?? null;
+}
+
+/** The version slots' sheet; made (VERSION_SLOTS rows, 1 column, hidden) when `make` and there is none. */
+export function versionsSheet(spreadsheet: Spreadsheet, make: boolean): Sheet | null {
+  const k = knownOf(spreadsheet);
+  k.versions ??= spreadsheet.getSheetByName(VERSIONS_SHEET) ?? undefined;
+  if (!k.versions && make) k.versions = makeSheet(spreadsheet, VERSIONS_SHEET, VERSION_SLOTS, 1);
+  return k.versions ?? null;
+}
+
+/** The log's rows from row 1 (index i is row i + 1), read now in one getValues; columns past the 4th are not read. */
+export function readStore(spreadsheet: Spreadsheet): unknown[][] {
+  const sheet = storeSheet(spreadsheet, false);
+  const last = sheet ? sheet.getLastRow() : 0;
+  const rows = sheet && last > 0 ? sheet.getRange(1, 1, last, STORE_COLUMNS).getValues() : [];
+  knownOf(spreadsheet).rows = rows;
+  return rows;
+}
+
+/** The log's rows as this execution last read them (read once if not yet), with its own appends after them. */
+export function storeRows(spreadsheet: Spreadsheet): unknown[][] {
+  return knownOf(spreadsheet).rows ?? readStore(spreadsheet);
+}
+
+/** Appends rows to the log, one atomic appendRow each (the store's sheet is made first when there is none). */
+export function appendStore(spreadsheet: Spreadsheet, rows: ReadonlyArray<readonly unknown[]>): void {
+  if (rows.length === 0) return;
+  const sheet = storeSheet(spreadsheet, true) as Sheet;
+  const memo = knownOf(spreadsheet).rows;
+  for (const row of rows) {
+    sheet.appendRow(row as unknown[]);
+    memo?.push([...row]);
+  }
+}
+
+/**
+ * Deletes rows of the log (numbers from 1, as read by `read`, which must be a read of this same compaction under the
+ * document lock), runs of neighbours at a time, bottom-up, until `until` (the rest waits for the next compaction);
+ * the execution's rows become `read` without them. Answers how many rows went.
+ */
+export function deleteStoreRows(
+  spreadsheet: Spreadsheet,
+  read: unknown[][],
+  rowNumbers: Iterable<number>,
+  until = Infinity,
+): number {
+  if (!hasDocumentLock()) throw new Error('The result store is compacted only under the document lock.');
+  const sheet = storeSheet(spreadsheet, false);
+  const dead = [...new Set(rowNumbers)].filter((r) => r > 1 && r <= read.length).sort((a, b) => b - a);
+  if (!sheet || dead.length === 0) return 0;
+  const gone = new Set<number>();
+  for (let i = 0; i < dead.length && now() < until;) {
+    let j = i + 1;
+    while (j < dead.length && dead[j] === dead[j - 1] - 1) j++;
+    sheet.deleteRows(dead[j - 1], j - i);
+    for (let k = i; k < j; k++) gone.add(dead[k]);
+    i = j;
+  }
+  knownOf(spreadsheet).rows = read.filter((_, i) => !gone.has(i + 1));
+  return gone.size;
+}
+
+/** Deletes the log's columns past the 4th (earlier versions' per-formula version cells); answers how many. */
+export function deleteLegacyColumns(spreadsheet: Spreadsheet): number {
+  if (!hasDocumentLock()) throw new Error('The result store is compacted only under the document lock.');
+  const sheet = storeSheet(spreadsheet, false);
+  const extra = sheet ? sheet.getMaxColumns() - STORE_COLUMNS : 0;
+  if (sheet && extra > 0) sheet.deleteColumns(STORE_COLUMNS + 1, extra);
+  return Math.max(0, extra);
+}
+
+/** Deletes hidden sheets left half-made by an execution that was stopped (older than an hour). */
+export function deleteHalfMadeSheets(spreadsheet: Spreadsheet): void {
+  if (!hasDocumentLock()) return;
+  for (const sheet of spreadsheet.getSheets()) {
+    const made = /~([0-9a-z]+)-[0-9a-z]*$/.exec(sheet.getName());
+    if (made && isAddOnSheet(sheet.getName()) && parseInt(made[1], 36) < now() - LEFT_HALF_MADE_MS)
+      spreadsheet.deleteSheet(sheet);
+  }
+}
+
+/** The version slots' values ('' where none was written yet), read in one getValues. */
+export function readVersionSlots(spreadsheet: Spreadsheet): string[] {
+  const values = new Array<string>(VERSION_SLOTS).fill('');
+  const sheet = versionsSheet(spreadsheet, false);
+  const rows = sheet ? Math.min(VERSION_SLOTS, sheet.getMaxRows()) : 0;
+  if (sheet && rows > 0)
+    sheet
+      .getRange(1, 1, rows, 1)
+      .getValues()
+      .forEach((row, i) => (values[i] = String(row[0] ?? '')));
+  return values;
+}
+
+/** Writes version slots (slot index from 0 → value), one setValues per run of neighbouring slots. */
+export function writeVersionSlots(spreadsheet: Spreadsheet, values: ReadonlyMap<number, string>): void {
+  const slots = [...values.keys()].filter((s) => s >= 0 && s < VERSION_SLOTS).sort((a, b) => a - b);
+  if (slots.length === 0) return;
+  const sheet = versionsSheet(spreadsheet, true) as Sheet;
+  for (let i = 0; i < slots.length;) {
+    let j = i + 1;
+    while (j < slots.length && slots[j] === slots[j - 1] + 1) j++;
+    sheet.getRange(slots[i] + 1, 1, j - i, 1).setValues(slots.slice(i, j).map((s) => [values.get(s)]));
+    i = j;
+  }
+}
+
+/** The absolute reference a formula takes as its 4th argument to read slot `slot` (from 0). */
+export function versionSlotRef(slot: number): string {
+  return `'${VERSIONS_SHEET}'!$A$${slot + 1}`;
+}
