@@ -1,6 +1,8 @@
-// The documents stay true: every figure the READMEs, the CHANGELOG and the privacy policy give about sizes, times,
-// scopes, storage keys and cache locations is held here to what the build, the bench output (test/bench/SHEETS.md,
-// written by `npm run bench:sheets`), the manifest, the storage keys and the pinned installs say. Each check names
+// The documents stay true: every figure the READMEs, the user guide (docs/guide.md), the developer document
+// (docs/developers.md), the CHANGELOG and the privacy policy give about sizes, times, scopes, storage keys and cache
+// locations is held here to what the build, the bench output (test/bench/SHEETS.md, written by `npm run bench:sheets`,
+// and measured on the code as it is), the manifest, the storage keys and the pinned installs say; the README keeps its
+// two commands; the Node versions are the dependencies'; no document names a file that is not there. Each check names
 // the file and the figure, so a drift says where to look.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,20 +20,32 @@ const read = (path: string) => readFileSync(join(root, path), 'utf8');
 /** A document as one line of text: figures and phrases that a line break would split still match. */
 const flat = (path: string) => read(path).replace(/\s+/g, ' ');
 
-const READMES = ['README.md', 'apps-script/README.md', 'n8n-node/README.md', 'test/n8n-e2e/README.md'];
+const READMES = [
+  'README.md',
+  'apps-script/README.md',
+  'n8n-node/README.md',
+  'test/n8n-e2e/README.md',
+  'docs/guide.md',
+  'docs/developers.md',
+  'docs/troubleshooting.md',
+];
+/** Where a user reads figures and first steps. */
+const USER_DOCS = ['README.md', 'apps-script/README.md', 'n8n-node/README.md', 'docs/guide.md'];
 
 describe('sizes', () => {
   const limitKB = (JSON.parse(read('apps-script/code-size.json')) as { maxKB: number }).maxKB;
 
-  test("Code.js: the READMEs give its limit, the build's and the bundle test's one number, never a stale size", () => {
+  test("Code.js: the documents give its limit, the build's and the bundle test's one number, never a stale size", () => {
     expect(read('apps-script/build.mjs')).toContain("'code-size.json'");
     expect(read('test/apps-script/bundle.test.ts')).toContain('code-size.json');
     const stated = [
-      ...flat('README.md').matchAll(/code-size\.json\]\(apps-script\/code-size\.json\), (\d+) KB/g),
+      ...flat('docs/developers.md').matchAll(
+        /code-size\.json\]\(\.\.\/apps-script\/code-size\.json\), (\d+) KB/g,
+      ),
     ];
     expect(stated.map((m) => Number(m[1]))).toEqual([limitKB]);
-    expect(flat('apps-script/README.md')).toContain(
-      `\`maxKB\` in [code-size.json](code-size.json) (${limitKB} KB)`,
+    expect(flat('docs/developers.md')).toContain(
+      `\`maxKB\` in [code-size.json](../apps-script/code-size.json) (${limitKB} KB)`,
     );
     for (const file of READMES) {
       const claims = [...flat(file).matchAll(/Code\.js`?[^.]{0,60}?\b(\d+\.\d) KB/g)].map((m) => m[0]);
@@ -39,10 +53,10 @@ describe('sizes', () => {
     }
   });
 
-  test('the core: the README gives the limit of test/core/bare-v8.test.ts, not a size of the day', () => {
+  test('the core: the developer document gives the limit of test/core/bare-v8.test.ts, not a size of the day', () => {
     const limit = Number(/MAX_CORE_BYTES = (\d+) \* 1024/.exec(read('test/core/bare-v8.test.ts'))?.[1]);
     expect(limit).toBeGreaterThan(0);
-    const readme = flat('README.md');
+    const readme = flat('docs/developers.md');
     expect([...readme.matchAll(/at most (\d+) KB/g)].map((m) => Number(m[1]))).toEqual([limit, limit]);
     expect(readme).not.toMatch(/\d+\.\d KB minified with zod/);
   });
@@ -69,9 +83,12 @@ describe('times', () => {
 
   test("500 domains: the plan's bound is 500 / 60, said the same way everywhere", () => {
     const planBound = (500 / 60).toFixed(2);
-    for (const file of ['README.md', 'apps-script/README.md']) {
+    for (const file of ['docs/guide.md', 'docs/developers.md']) {
       const text = flat(file);
       expect({ file, bound: text.includes(`500 / 60 = ${planBound} min`) }).toEqual({ file, bound: true });
+    }
+    for (const file of READMES) {
+      const text = flat(file);
       // No other figure for the same thing (8.0, 8.3 or 8.4 minutes as "500 domains take").
       expect({ file, other: /500 (new )?domains (take|need) (about )?\d/.exec(text)?.[0] }).toEqual({
         file,
@@ -80,28 +97,24 @@ describe('times', () => {
     }
   });
 
-  test('the Sheets bench figures in README.md and apps-script/README.md are the last SHEETS.md run', () => {
-    const readme = flat('README.md');
-    const sheetsReadme = flat('apps-script/README.md');
+  test('the Sheets bench figures in docs/guide.md and docs/developers.md are the last SHEETS.md run', () => {
+    const guide = 'docs/guide.md';
+    const developers = 'docs/developers.md';
     const expected: Array<[string, string]> = [
-      [`fill in ${bound.minutes} min (${bound.ratio} × the bound) as a bound script`, 'README.md'],
-      [`with ${bound.runtimeDay} min of trigger runtime`, 'README.md'],
-      [`${sidebarOpen.ratio} × the bound as an add-on with the sidebar open`, 'README.md'],
-      [`in ${closed.minutes} min as a published add-on`, 'README.md'],
-      [`one user: ${twoSheets} min`, 'README.md'],
-      [`rows take ${tenThousand} × the bound`, 'README.md'],
-      [`all filled in ${bound.minutes} min (${bound.ratio} × the plan's bound`, 'apps-script/README.md'],
-      [`with ${bound.runtimeDay} min of trigger runtime`, 'apps-script/README.md'],
-      [
-        `${sidebarOpen.ratio} × the bound with the sidebar open, and ${closed.minutes} min`,
-        'apps-script/README.md',
-      ],
-      [`two spreadsheets of one user, ${twoSheets} min`, 'apps-script/README.md'],
-      [`${tenThousand} × the bound`, 'apps-script/README.md'],
+      [`fill in ${bound.minutes} min (${bound.ratio} × the bound) as a bound script`, guide],
+      [`with ${bound.runtimeDay} min of trigger runtime`, guide],
+      [`${sidebarOpen.ratio} × the bound as an add-on with the sidebar open`, guide],
+      [`in ${closed.minutes} min as a published add-on`, guide],
+      [`one user: ${twoSheets} min`, guide],
+      [`rows take ${tenThousand} × the bound`, guide],
+      [`all filled in ${bound.minutes} min (${bound.ratio} × the plan's bound`, developers],
+      [`with ${bound.runtimeDay} min of trigger runtime`, developers],
+      [`${sidebarOpen.ratio} × the bound with the sidebar open, and ${closed.minutes} min`, developers],
+      [`two spreadsheets of one user, ${twoSheets} min`, developers],
+      [`${tenThousand} × the bound`, developers],
     ];
     for (const [figure, file] of expected) {
-      const text = file === 'README.md' ? readme : sheetsReadme;
-      expect({ file, figure, said: text.includes(figure) }).toEqual({ file, figure, said: true });
+      expect({ file, figure, said: flat(file).includes(figure) }).toEqual({ file, figure, said: true });
     }
   });
 
@@ -109,7 +122,7 @@ describe('times', () => {
     const plan = DEFAULT_CONFIG.keys['sandbox-basic'];
     const credits = (plan.monthlyCredits ?? 0).toLocaleString('en-US');
     const thousand = Math.round(1000 / (plan.urlsPerMinute ?? 1));
-    for (const file of ['README.md', 'apps-script/README.md', 'n8n-node/README.md']) {
+    for (const file of [...USER_DOCS, 'docs/developers.md']) {
       const text = flat(file);
       for (const m of text.matchAll(/about \*{0,2}([\d,]+) credits a month/g))
         expect({ file, credits: m[1] }).toEqual({ file, credits });
@@ -126,7 +139,7 @@ describe('times', () => {
 
   test('the e2e duration: no page quotes a total that nothing measures (run.sh prints it)', () => {
     expect(read('test/n8n-e2e/run.sh')).toMatch(/run\.sh took \$\(\(SECONDS \/ 60\)\) min/);
-    for (const file of ['README.md', 'test/n8n-e2e/README.md', '.github/workflows/ci.yml']) {
+    for (const file of [...READMES, '.github/workflows/ci.yml']) {
       const text = flat(file);
       const e2eClaims = [
         ...text.matchAll(/(test:e2e|e2e)[^.]{0,200}?(~\s?\d+ ?min\w*|[Aa]bout \d+ minutes)/g),
@@ -152,11 +165,11 @@ describe('scopes', () => {
 });
 
 describe('where things are stored', () => {
-  /** `| where | key | what |` rows of apps-script/README.md's storage table, keys without their <...> part. */
+  /** `| where | key | what |` rows of docs/developers.md's storage table, keys without their <...> part. */
   function storageRows(): Array<{ where: string; keys: string[] }> {
-    const text = read('apps-script/README.md');
+    const text = read('docs/developers.md');
     const table = text.slice(
-      text.indexOf('## Storage keys'),
+      text.indexOf('### Storage keys'),
       text.indexOf('Every stored value goes through'),
     );
     return table
@@ -202,8 +215,8 @@ describe('where things are stored', () => {
 });
 
 describe('the first hour', () => {
-  test('one word for getting a key (sign up), and the paid plan it needs, in every README', () => {
-    for (const file of ['README.md', 'apps-script/README.md', 'n8n-node/README.md']) {
+  test('one word for getting a key (sign up), and the paid plan it needs, in every README and the guide', () => {
+    for (const file of USER_DOCS) {
       const text = flat(file);
       expect({ file, signIn: /sign in at/i.test(text) }).toEqual({ file, signIn: false });
       expect({ file, signUp: /sign up at/i.test(text) }).toEqual({ file, signUp: true });
@@ -211,9 +224,20 @@ describe('the first hour', () => {
     }
   });
 
-  test('no README tells a Sheets user to point the add-on at a local http address', () => {
-    expect(read('apps-script/README.md')).not.toMatch(/Custom_? takes any address|\(the sandbox: `http:/);
-    expect(flat('README.md')).not.toMatch(/Point a Sheets setting/);
+  test('no document tells a Sheets user to point the add-on at a local http address', () => {
+    for (const file of READMES) {
+      expect({
+        file,
+        said: /Custom_? takes any address|\(the sandbox: `http:/.exec(read(file))?.[0],
+      }).toEqual({
+        file,
+        said: undefined,
+      });
+      expect({ file, said: /Point a Sheets setting/.exec(flat(file))?.[0] }).toEqual({
+        file,
+        said: undefined,
+      });
+    }
   });
 
   test("n8n: the lowest version is the e2e's oldest pin, and the README's install command is the e2e's", () => {
@@ -226,14 +250,25 @@ describe('the first hour', () => {
     const next = (
       JSON.parse(read('test/n8n-e2e/n8n-install-next/package.json')) as { dependencies: { n8n: string } }
     ).dependencies.n8n;
-    for (const file of ['README.md', 'n8n-node/README.md'])
+    for (const file of [...USER_DOCS, 'docs/developers.md', 'docs/troubleshooting.md'])
       for (const m of flat(file).matchAll(/n8n (\d+\.\d+\.\d+)/g))
         expect({ file, version: m[1], pinned: [pinned, next].includes(m[1]) }).toEqual({
           file,
           version: m[1],
           pinned: true,
         });
-    expect(read('n8n-node/README.md')).toContain('node n8n-node/install.mjs ~/.n8n/custom');
+    // The install goes into n8n's nodes folder, where n8n loads it as a package (and so links the credential's test),
+    // with the script the e2e suite installs the node with.
+    for (const file of ['n8n-node/README.md', 'docs/guide.md'])
+      expect({ file, said: read(file).includes('node n8n-node/install.mjs ~/.n8n/nodes') }).toEqual({
+        file,
+        said: true,
+      });
+    for (const file of READMES)
+      expect({ file, custom: /install\.mjs ~\/\.n8n\/custom/.test(read(file)) }).toEqual({
+        file,
+        custom: false,
+      });
     expect(read('test/n8n-e2e/lib/n8n.ts')).toMatch(/'n8n-node', 'install\.mjs'/);
   });
 });

@@ -103,8 +103,8 @@ describe('Sheets publishing kit', () => {
         unknown: [],
       });
     }
-    // The manifest row of apps-script/README.md lists the manifest's scopes, no other.
-    const row = read('apps-script/README.md')
+    // The manifest row of docs/developers.md ("What `npm run build` produces") lists the manifest's scopes, no other.
+    const row = read('docs/developers.md')
       .split('\n')
       .find((line) => line.startsWith('| `appsscript.json`'));
     expect(namedScopes(row ?? '').sort()).toEqual([...manifestShort].sort());
