@@ -10,6 +10,7 @@
 //   npm run push -- --version "<description>"         push, then an Apps Script version for the Marketplace; refused
 //                                                     while the publisher checklist (publishing/publisher.mjs) is unfilled
 //   --dry-run                                         print the clasp commands instead of running them
+//   DAPA_PUSH_PROJECT_FILE=<file>                     another .clasp.json than apps-script/.clasp.json (the tests)
 //   node apps-script/push.mjs --title                 print the project name (the menu's name)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { publisherProblems, readPublisher } from './publishing/publisher.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const projectFile = join(here, '.clasp.json');
+const projectFile = process.env.DAPA_PUSH_PROJECT_FILE || join(here, '.clasp.json');
 const args = process.argv.slice(2);
 const dryRun = args.includes('--dry-run');
 
