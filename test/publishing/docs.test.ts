@@ -4,7 +4,7 @@
 // and measured on the code as it is), the manifest, the storage keys and the pinned installs say; the README keeps its
 // two commands; the Node versions are the dependencies'; no document names a file that is not there. Each check names
 // the file and the figure, so a drift says where to look.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   CACHE_PREFIX,
@@ -14,9 +14,19 @@ import {
 } from '../../apps-script/src/stores/storage-keys';
 
 import { DEFAULT_CONFIG } from '../sandbox/handler';
+import { MEASURED_LINE, MEASURED_SOURCES, measuredSourceHash } from './measured-source';
 
 const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
+/** Whether a path of the repository exists. */
+function statSafe(path: string): boolean {
+  try {
+    statSync(join(root, path));
+    return true;
+  } catch {
+    return false;
+  }
+}
 /** A document as one line of text: figures and phrases that a line break would split still match. */
 const flat = (path: string) => read(path).replace(/\s+/g, ' ');
 
@@ -270,5 +280,241 @@ describe('the first hour', () => {
         custom: false,
       });
     expect(read('test/n8n-e2e/lib/n8n.ts')).toMatch(/'n8n-node', 'install\.mjs'/);
+  });
+});
+
+describe('the front door', () => {
+  test('the README keeps exactly its two commands, the ones CI runs', () => {
+    const readme = read('README.md');
+    const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1].trim());
+    expect(blocks).toEqual(['npm ci && npm run demo', 'npm test']);
+    const ci = read('.github/workflows/ci.yml');
+    expect(ci).toContain('npm run demo');
+    expect(ci).toMatch(/run: npm test\n/);
+    // It points to the guide, the troubleshooting page and the developer document.
+    for (const doc of ['docs/guide.md', 'docs/troubleshooting.md', 'docs/developers.md'])
+      expect({ doc, linked: readme.includes(`](${doc})`) }).toEqual({ doc, linked: true });
+  });
+});
+
+describe('Node versions', () => {
+  /** Whether version `v` (x.y.z) is in an npm range of the forms the dependencies use (^, >=, <=, <, >, x, ||). */
+  function satisfies(v: string, range: string): boolean {
+    const parse = (s: string) => s.split('.').map((n) => (n === 'x' || n === undefined ? NaN : Number(n)));
+    const [major, minor, patch] = parse(v);
+    const cmp = (want: number[]) => {
+      for (const [i, have] of [major, minor, patch].entries()) {
+        if (Number.isNaN(want[i] ?? NaN)) return 0;
+        if (have !== want[i]) return have - want[i];
+      }
+      return 0;
+    };
+    return range.split('||').some((alt) =>
+      alt
+        .trim()
+        .replace(/(>=|<=|>|<|\^)\s+/g, '$1')
+        .split(/\s+/)
+        .every((c) => {
+          const m = /^(>=|<=|>|<|\^)?v?([\dx.]+)$/.exec(c);
+          if (!m) throw new Error(`cannot read the range "${range}"`);
+          const want = parse(m[2]);
+          const d = cmp(want);
+          if (m[1] === '^') return major === want[0] && d >= 0;
+          if (m[1] === '>=') return d >= 0;
+          if (m[1] === '<=') return d <= 0;
+          if (m[1] === '>') return d > 0;
+          if (m[1] === '<') return d < 0;
+          return d === 0;
+        }),
+    );
+  }
+
+  const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+  /** The lowest version of each alternative of the root range. */
+  const lowest = engines.split('||').map((alt) =>
+    /(\d+)(?:\.(\d+))?(?:\.(\d+))?/
+      .exec(alt)!
+      .slice(1)
+      .map((n) => n ?? '0')
+      .join('.'),
+  );
+
+  test("the root engines is the lint's range, and every dev dependency runs on its lowest versions", () => {
+    const eslint = (JSON.parse(read('node_modules/eslint/package.json')) as { engines: { node: string } })
+      .engines;
+    expect(engines).toBe(eslint.node);
+    expect(lowest).toEqual(['20.19.0', '22.13.0', '24.0.0']);
+    const dev = Object.keys(
+      (JSON.parse(read('package.json')) as { devDependencies: object }).devDependencies,
+    );
+    for (const name of dev) {
+      const range = (JSON.parse(read(`node_modules/${name}/package.json`)) as { engines?: { node?: string } })
+        .engines?.node;
+      if (!range) continue;
+      for (const version of lowest)
+        expect({ name, range, version, ok: satisfies(version, range) }).toEqual({
+          name,
+          range,
+          version,
+          ok: true,
+        });
+    }
+    // The check can fail: Node 20.0 is below ESLint's range.
+    expect(satisfies('20.0.0', eslint.node)).toBe(false);
+    expect(satisfies('20.19.0', '>=20.19 <= 24.x')).toBe(true);
+    expect(satisfies('25.0.0', '>=20.19 <= 24.x')).toBe(false);
+  });
+
+  test('the documents give the Node versions n8n declares, and no "n8n 2.x needs Node 24"', () => {
+    const n8n = (dir: string) =>
+      (JSON.parse(read(`test/n8n-e2e/${dir}/package.json`)) as { dependencies: { n8n: string } }).dependencies
+        .n8n;
+    expect([n8n('n8n-install'), n8n('n8n-install-next')]).toEqual(['2.8.4', '2.41.1']);
+    for (const file of READMES) {
+      expect({ file, said: /n8n 2\.x needs/.exec(flat(file))?.[0] }).toEqual({ file, said: undefined });
+    }
+    for (const file of ['docs/guide.md', 'n8n-node/README.md'])
+      expect({ file, said: flat(file).includes('n8n 2.8.4 runs on Node.js 20.19 to 24') }).toEqual({
+        file,
+        said: true,
+      });
+    expect(flat('docs/guide.md')).toContain('Node.js 20.19 or later');
+  });
+});
+
+describe('no stale names', () => {
+  const DOCS = [
+    'README.md',
+    'CHANGELOG.md',
+    'apps-script/README.md',
+    'n8n-node/README.md',
+    ...readdirSync(join(root, 'docs')).map((f) => `docs/${f}`),
+    ...readdirSync(join(root, 'apps-script/publishing'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `apps-script/publishing/${f}`),
+  ];
+  /** Every file of the repository (not installs, not builds), by path. */
+  const FILES = (() => {
+    const out: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(join(root, dir))) {
+        if (['node_modules', 'dist', '.git', 'n8n', 'n8n-next', 'node24', 'work', 'out'].includes(name))
+          continue;
+        const path = dir ? `${dir}/${name}` : name;
+        if (statSync(join(root, path)).isDirectory()) walk(path);
+        else out.push(path);
+      }
+    };
+    walk('');
+    return out;
+  })();
+  /** What the build, clasp or Google make, which no checkout holds. */
+  const MADE = ['Code.js', 'Code.gs', 'Sidebar.html', '.clasp.json', 'appsscript.json', 'RESULTS.md'];
+  /** A document the lead's branch adds (the concurrency design, issue 30). */
+  const COMING = ['apps-script/CONCURRENCY.md'];
+  const exists = (token: string) =>
+    MADE.includes(token.split('/').pop() ?? '') ||
+    COMING.some((c) => c.endsWith(token)) ||
+    FILES.some(
+      (f) => f === token || f.endsWith(`/${token}`) || f.endsWith(`/${token.replace(/\.js$/, '.ts')}`),
+    );
+
+  test('every file a document names in code or a link is in the repository (the CHANGELOG may name removed ones)', () => {
+    const missing: string[] = [];
+    for (const doc of DOCS.filter((d) => d !== 'CHANGELOG.md')) {
+      const text = read(doc);
+      const named = [
+        ...[...text.matchAll(/`([\w./-]+\.(?:ts|mjs|js|json|md|yml|html))`/g)].map((m) => m[1]),
+        ...[...text.matchAll(/\]\((?!https?:|#|mailto:)([^)#\s]+)/g)].map((m) => m[1]),
+      ];
+      for (const token of named) {
+        const plain = token.replace(/^(\.\.\/)+|^\.\//, '');
+        const resolved = join(doc, '..', token).replace(/\\/g, '/');
+        if (!exists(plain) && !FILES.includes(resolved) && !statSafe(resolved))
+          missing.push(`${doc}: ${token}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test('the Sheets code names, in its comments, only modules that exist', () => {
+    const missing: string[] = [];
+    for (const file of FILES.filter((f) => f.startsWith('apps-script/src/') && f.endsWith('.ts'))) {
+      const comments = (read(file).match(/\/\/.*|\/\*[\s\S]*?\*\//g) ?? []).join('\n');
+      for (const m of comments.matchAll(/\b([\w-]+\.ts)\b/g))
+        if (!exists(m[1])) missing.push(`${file}: ${m[1]}`);
+    }
+    expect(missing).toEqual([]);
+    expect(exists('step-loop.ts')).toBe(false);
+  });
+
+  test('every link between the documents lands on a file and a heading that exist', () => {
+    const slugs = (doc: string): string[] => {
+      const seen = new Map<string, number>();
+      return [
+        ...read(doc)
+          .replace(/```[\s\S]*?```/g, '')
+          .matchAll(/^#{1,6} (.+)$/gm),
+      ].map((m) => {
+        const base = m[1]
+          .trim()
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+          .replace(/\s/g, '-');
+        const n = seen.get(base) ?? 0;
+        seen.set(base, n + 1);
+        return n === 0 ? base : `${base}-${n}`;
+      });
+    };
+    const broken: string[] = [];
+    for (const doc of DOCS) {
+      for (const m of read(doc).matchAll(/\]\((?!https?:|mailto:)([^)\s]*)\)/g)) {
+        const [path, anchor] = m[1].split('#');
+        const target = path ? join(doc, '..', path).replace(/\\/g, '/') : doc;
+        if (COMING.includes(target)) continue;
+        if (!statSafe(target)) {
+          broken.push(`${doc}: ${m[1]} (no file ${target})`);
+          continue;
+        }
+        if (anchor && target.endsWith('.md') && !slugs(target).includes(anchor))
+          broken.push(`${doc}: ${m[1]} (no heading #${anchor} in ${target})`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  test('a version the CHANGELOG says is not yet published is not said to be published', () => {
+    const changelog = read('CHANGELOG.md');
+    const sections = changelog.split(/^### /m).slice(1);
+    const unpublished = sections.filter((s) => /^[^\n]*not yet published/.test(s));
+    expect(unpublished.length).toBeGreaterThan(0);
+    for (const section of unpublished) {
+      const title = section.split('\n')[0];
+      const body = section.replace(/\s+/g, ' ');
+      expect({
+        title,
+        claim: /(?:^|\. )Published (?:from|on|to)\b|\bis (?:now )?published\b/.exec(body)?.[0],
+      }).toEqual({
+        title,
+        claim: undefined,
+      });
+    }
+  });
+});
+
+describe('the Sheets bench figures are the code’s', () => {
+  test('test/bench/SHEETS.md was measured on the code as it is (run npm run bench:sheets after changing it)', () => {
+    const sheets = read('test/bench/SHEETS.md');
+    const recorded = MEASURED_LINE.exec(sheets)?.[1];
+    const current = measuredSourceHash();
+    const verdict =
+      recorded === undefined
+        ? 'SHEETS.md records no hash of the code it measured: regenerate it with `npm run bench:sheets`'
+        : recorded === current
+          ? 'current'
+          : `SHEETS.md was measured on other code (${recorded}) than ${MEASURED_SOURCES.join(' and ')} hold now ` +
+            `(${current}): its figures, and the documents that quote them, are stale until \`npm run bench:sheets\` runs again`;
+    expect(verdict).toBe('current');
+    expect(read('test/bench/sheets-background.ts')).toContain('measuredLine(measured)');
   });
 });
