@@ -1,39 +1,152 @@
-// `npm run push`: checks apps-script/.clasp.json (copied from .clasp.json.example, with your scriptId) and runs
-// `clasp push --force` on apps-script/dist, so the manifest in this repository is the one deployed.
+// `npm run push`: the build (apps-script/dist) into an Apps Script project with clasp, the manifest of this repository
+// replacing the remote one. The project carries the menu's name (MENU_NAME in src/messages.ts), because Google names
+// the Extensions sub-menu after it: "if the script is bound to the document directly, the sub-menu name matches the
+// script's name" (Ui.createAddonMenu).
+//
+//   npm run push -- --bind <spreadsheet URL or id>   first time: a project named after the menu, bound to that
+//                                                     spreadsheet (clasp create --title ... --parentId ...), then push
+//   npm run push -- --standalone                      first time, to publish: a standalone project with that name
+//   npm run push                                      push to the project in apps-script/.clasp.json
+//   npm run push -- --version "<description>"         push, then an Apps Script version for the Marketplace; refused
+//                                                     while the publisher checklist (publishing/publisher.mjs) is unfilled
+//   --dry-run                                         print the clasp commands instead of running them
+//   DAPA_PUSH_PROJECT_FILE=<file>                     another .clasp.json than apps-script/.clasp.json (the tests)
+//   node apps-script/push.mjs --title                 print the project name (the menu's name)
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { publisherProblems, readPublisher } from './publishing/publisher.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const projectFile = join(here, '.clasp.json');
+const projectFile = process.env.DAPA_PUSH_PROJECT_FILE || join(here, '.clasp.json');
+const args = process.argv.slice(2);
+const dryRun = args.includes('--dry-run');
 
 function fail(message) {
   console.error(`push: ${message}`);
   process.exit(1);
 }
 
-if (!existsSync(projectFile)) {
-  fail(
-    'apps-script/.clasp.json is missing: copy apps-script/.clasp.json.example to it and set your scriptId (see apps-script/README.md).',
-  );
-}
-let project;
-try {
-  project = JSON.parse(readFileSync(projectFile, 'utf8'));
-} catch (error) {
-  fail(`apps-script/.clasp.json is not valid JSON: ${error.message}`);
-}
-if (!project.scriptId || /PASTE|YOUR/i.test(project.scriptId)) {
-  fail('set "scriptId" in apps-script/.clasp.json to your Apps Script project id (Project Settings → IDs).');
-}
-if (project.rootDir !== 'dist')
-  fail('"rootDir" in apps-script/.clasp.json must be "dist" (what npm run build writes).');
-for (const file of ['Code.js', 'appsscript.json', 'Sidebar.html']) {
-  if (!existsSync(join(here, 'dist', file))) fail(`apps-script/dist/${file} is missing: run npm run build.`);
+/** The value after a flag, or undefined when the flag is absent (a flag without a value fails). */
+function option(name) {
+  const at = args.indexOf(name);
+  if (at < 0) return undefined;
+  const value = args[at + 1];
+  if (value === undefined || value.startsWith('--')) fail(`${name} needs a value.`);
+  return value;
 }
 
-const result = spawnSync('npx', ['--no-install', 'clasp', '--project', here, 'push', '--force'], {
-  stdio: 'inherit',
-});
-process.exit(result.status ?? 1);
+/** The menu's name, read from its one constant in src/messages.ts. */
+export function menuName(source = readFileSync(join(here, 'src', 'messages.ts'), 'utf8')) {
+  const match = /^export const MENU_NAME = '([^']+)';$/m.exec(source);
+  if (!match) throw new Error("apps-script/src/messages.ts has no `export const MENU_NAME = '...';`");
+  return match[1];
+}
+
+/** A spreadsheet id from its id or its address (https://docs.google.com/spreadsheets/d/<id>/edit...). */
+export function spreadsheetId(text) {
+  const fromUrl = /\/spreadsheets\/d\/([A-Za-z0-9_-]+)/.exec(text);
+  const id = fromUrl ? fromUrl[1] : text.trim();
+  if (!/^[A-Za-z0-9_-]{20,}$/.test(id))
+    throw new Error(`"${text}" is not a spreadsheet's address or id (the part between /d/ and /edit).`);
+  return id;
+}
+
+function clasp(claspArgs, cwd = here) {
+  console.log(`push: clasp ${claspArgs.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
+  if (dryRun) return;
+  const result = spawnSync('npx', ['--no-install', 'clasp', ...claspArgs], { cwd, stdio: 'inherit' });
+  if (result.status !== 0) fail(`clasp ${claspArgs[0]} failed (exit ${result.status ?? 'signal'}).`);
+}
+
+/**
+ * A new project named after the menu. clasp writes .clasp.json and pulls the new project's default files where it
+ * runs, so it runs in a scratch folder (the build in dist/ stays as built) and only its ids are kept.
+ */
+function createProject(title, parentId) {
+  if (existsSync(projectFile))
+    fail(
+      'apps-script/.clasp.json exists already: this clone pushes to that project. Move it aside to create another.',
+    );
+  const scratch = mkdtempSync(join(tmpdir(), 'dapa-clasp-'));
+  try {
+    const create = ['create', '--type', 'standalone', '--title', title, '--rootDir', 'dist'];
+    clasp(parentId ? [...create, '--parentId', parentId] : create, scratch);
+    if (dryRun) return;
+    const created = JSON.parse(readFileSync(join(scratch, '.clasp.json'), 'utf8'));
+    const project = { scriptId: created.scriptId, rootDir: 'dist', ...(parentId ? { parentId } : {}) };
+    writeFileSync(projectFile, `${JSON.stringify(project, null, 2)}\n`);
+    console.log(
+      `push: created the project "${title}" (${created.scriptId}); apps-script/.clasp.json written`,
+    );
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function checkProject() {
+  if (dryRun && !existsSync(projectFile)) return;
+  if (!existsSync(projectFile)) {
+    fail(
+      'apps-script/.clasp.json is missing. First time: npm run push -- --bind <spreadsheet URL> (a script bound to ' +
+        'that spreadsheet) or -- --standalone (to publish); or copy apps-script/.clasp.json.example to it and set ' +
+        'the scriptId of a project you made (docs/guide.md).',
+    );
+  }
+  let project;
+  try {
+    project = JSON.parse(readFileSync(projectFile, 'utf8'));
+  } catch (error) {
+    fail(`apps-script/.clasp.json is not valid JSON: ${error.message}`);
+  }
+  if (!project.scriptId || /PASTE|YOUR/i.test(project.scriptId)) {
+    fail(
+      'set "scriptId" in apps-script/.clasp.json to your Apps Script project id (Project Settings → IDs).',
+    );
+  }
+  if (project.rootDir !== 'dist')
+    fail('"rootDir" in apps-script/.clasp.json must be "dist" (what npm run build writes).');
+}
+
+function main() {
+  const title = menuName();
+  if (args.includes('--title')) {
+    console.log(title);
+    return;
+  }
+  const version = option('--version');
+  if (version !== undefined) {
+    const problems = publisherProblems(readPublisher());
+    if (problems.length > 0)
+      fail(
+        `refused: a version goes to the Marketplace, and the publisher checklist is unfilled:\n` +
+          problems.map((p) => `  - ${p}`).join('\n') +
+          '\nFill apps-script/publishing/publisher.json (PUBLISHING.md, step 7).',
+      );
+  }
+  const bind = option('--bind');
+  if (bind !== undefined) {
+    let parentId;
+    try {
+      parentId = spreadsheetId(bind);
+    } catch (error) {
+      fail(error.message);
+    }
+    createProject(title, parentId);
+  } else if (args.includes('--standalone')) createProject(title);
+  checkProject();
+  for (const file of ['Code.js', 'appsscript.json', 'Sidebar.html']) {
+    if (!existsSync(join(here, 'dist', file)))
+      fail(`apps-script/dist/${file} is missing: run npm run build.`);
+  }
+  clasp(['--project', here, 'push', '--force']);
+  if (version !== undefined) clasp(['--project', here, 'create-version', version]);
+  if (bind !== undefined)
+    console.log(
+      `push: reload the spreadsheet; the menu is Extensions → ${title} (docs/guide.md, "First run").`,
+    );
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();

@@ -1,5 +1,6 @@
 // Launches a headless Chromium for the sidebar test: CHROMIUM_PATH if set, else the Chromium that the pinned
-// @sparticuz/chromium dev dependency ships inside npm's tarball (so `npm ci` is enough; nothing is downloaded).
+// @sparticuz/chromium dev dependency ships inside npm's tarball (so `npm ci` is enough; nothing is downloaded). That
+// one is a Linux build only: on macOS or Windows, CHROMIUM_PATH names an installed Chrome or Chromium.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,24 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 const INSTALL_HELP =
   'Run `npm ci` (the dev dependency @sparticuz/chromium ships a headless Chromium), or install one with ' +
   '`apt-get update && apt-get install -y chromium` and set CHROMIUM_PATH=/usr/bin/chromium.';
+
+/** Where Chrome usually is, by platform, for the message off Linux. */
+const INSTALLED_CHROME: Partial<Record<NodeJS.Platform, string>> = {
+  darwin: '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+  win32: 'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
+};
+
+/** Off Linux, the packaged Chromium cannot run: say which variable to set, with the usual place of Chrome. */
+export function offLinuxHelp(platform: NodeJS.Platform): string | undefined {
+  if (platform === 'linux') return undefined;
+  const usual = INSTALLED_CHROME[platform];
+  return (
+    `The Chromium of @sparticuz/chromium is a Linux build and cannot run on ${platform}. Set CHROMIUM_PATH to an ` +
+    `installed Chrome or Chromium` +
+    (usual ? `, for example CHROMIUM_PATH="${usual}"` : '') +
+    ', then run the tests again.'
+  );
+}
 
 /** Flags for a quiet, offline, throwaway browser: no first-run UI, no background traffic, no QUIC, no GPU. */
 const FLAGS = [
@@ -39,6 +58,8 @@ function withCause(message: string, cause: unknown): Error {
 async function findExecutable(): Promise<string> {
   const fromEnv = process.env.CHROMIUM_PATH?.trim();
   if (fromEnv) return fromEnv;
+  const offLinux = offLinuxHelp(process.platform);
+  if (offLinux) throw new Error(offLinux);
   try {
     const { default: packaged } = await import('@sparticuz/chromium');
     return await packaged.executablePath();

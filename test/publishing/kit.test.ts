@@ -1,10 +1,11 @@
 // The publishing kit of the Sheets add-on (apps-script/publishing/) and the published manifests: the scopes table is
 // appsscript.json's scopes exactly, the listing keeps to Google's limits, no manifest or listing carries a placeholder,
 // the privacy policy names every place the add-on stores something, and the images have the sizes the kit claims.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { SAMPLE_SHEET, SAMPLE_URLS } from '../../apps-script/src/sample/sample';
 import { DOCUMENT_PROPERTY, STORE_SHEET, USER_PROPERTY } from '../../apps-script/src/stores/storage-keys';
 
@@ -103,8 +104,8 @@ describe('Sheets publishing kit', () => {
         unknown: [],
       });
     }
-    // The manifest row of apps-script/README.md lists the manifest's scopes, no other.
-    const row = read('apps-script/README.md')
+    // The manifest row of docs/developers.md ("What `npm run build` produces") lists the manifest's scopes, no other.
+    const row = read('docs/developers.md')
       .split('\n')
       .find((line) => line.startsWith('| `appsscript.json`'));
     expect(namedScopes(row ?? '').sort()).toEqual([...manifestShort].sort());
@@ -250,6 +251,119 @@ describe('Sheets publishing kit', () => {
     expect(readdirSync(assets).sort()).toEqual(Object.keys(expected).sort());
     for (const [file, [width, height]] of Object.entries(expected)) {
       expect({ file, ...pngSize(join(assets, file)) }).toEqual({ file, width, height });
+    }
+  });
+});
+
+describe('the publisher checklist', () => {
+  const checker = join(kit, 'publisher.mjs');
+  const filled = {
+    name: 'Example Tools Ltd',
+    email: 'support@dapa-addon.test',
+    verifiedDomain: 'dapa-addon.test',
+    homePage: 'https://dapa-addon.test/',
+    privacyPolicy: 'https://www.dapa-addon.test/privacy',
+    termsOfService: 'https://dapa-addon.test/terms',
+    support: 'https://github.com/owner/repo/issues',
+  };
+  const run = (args: string[], cwd = root) =>
+    spawnSync(process.execPath, [checker, ...args], { cwd, encoding: 'utf8' });
+
+  test('the repository leaves it unfilled, and the check fails loudly naming every field', () => {
+    const committed = JSON.parse(read('apps-script/publishing/publisher.json')) as Record<string, string>;
+    expect(Object.values(committed).every((v) => v === '')).toBe(true);
+    const result = run([]);
+    expect(result.status).toBe(1);
+    for (const field of Object.keys(filled)) expect(result.stderr).toContain(`- ${field}: unfilled`);
+  });
+
+  /** Calls an export of publisher.mjs (an ES module, which jest's CommonJS cannot import) in a Node of its own. */
+  function call(name: string, ...args: unknown[]): unknown {
+    const code =
+      `import * as m from ${JSON.stringify(pathToFileURL(checker).href)};\n` +
+      `const value = m.${name}; const out = typeof value === 'function' ? value(...${JSON.stringify(args)}) : value;\n` +
+      'process.stdout.write(JSON.stringify(out));';
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    if (result.status !== 0)
+      throw new Error(
+        result.stderr
+          .trim()
+          .split('\n')
+          .find((l) => /Error/.test(l)),
+      );
+    return JSON.parse(result.stdout);
+  }
+
+  test('a complete checklist passes; pages off the verified domain, or not https, are refused', () => {
+    expect(call('publisherProblems', filled)).toEqual([]);
+    expect(
+      call('publisherProblems', { ...filled, homePage: 'https://github.com/owner/repo#readme' }),
+    ).toEqual([
+      'homePage: "https://github.com/owner/repo#readme" is not on the verified domain dapa-addon.test',
+    ]);
+    expect(call('publisherProblems', { ...filled, privacyPolicy: 'http://dapa-addon.test/privacy' })).toEqual(
+      ['privacyPolicy: "http://dapa-addon.test/privacy" is not an https address'],
+    );
+    expect(call('publisherProblems', { ...filled, email: 'nobody' })).toEqual([
+      'email: "nobody" is not an e-mail address',
+    ]);
+  });
+
+  test('the privacy policy and the terms name the publisher and a contact, filled in from the checklist', () => {
+    expect(call('PAGES')).toEqual(['PRIVACY.md', 'TERMS.md']);
+    for (const page of ['PRIVACY.md', 'TERMS.md']) {
+      const text = readFileSync(join(kit, page), 'utf8');
+      expect({ page, name: text.includes('{{publisher.name}}') }).toEqual({ page, name: true });
+      expect({ page, contact: text.includes('{{publisher.email}}') }).toEqual({ page, contact: true });
+      const rendered = call('renderPage', text, filled) as string;
+      expect({ page, left: /\{\{publisher\./.exec(rendered)?.[0] }).toEqual({ page, left: undefined });
+      expect(rendered).toContain('Example Tools Ltd');
+      expect(rendered).toContain('support@dapa-addon.test');
+    }
+    expect(() => call('renderPage', '{{publisher.phone}}', filled)).toThrow(/unknown placeholder/);
+  });
+
+  test('publishing refuses while it is unfilled: npm run push -- --version, and the rendering of the policies', () => {
+    const push = spawnSync(
+      process.execPath,
+      [join(root, 'apps-script/push.mjs'), '--dry-run', '--version', 'release 1'],
+      { encoding: 'utf8' },
+    );
+    expect(push.status).toBe(1);
+    expect(push.stderr).toContain('the publisher checklist is unfilled');
+    expect(push.stdout).not.toContain('create-version');
+    const dir = mkdtempSync(join(tmpdir(), 'publisher-'));
+    try {
+      expect(run(['--out', dir]).status).toBe(1);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('PUBLISHING.md asks for the pages on the verified domain, not the README, and names the checklist', () => {
+    const publishing = readFileSync(join(kit, 'PUBLISHING.md'), 'utf8').replace(/\s+/g, ' ');
+    expect(publishing).toContain('a website on a verified domain hosting publicly-accessible information');
+    expect(publishing).toContain('publisher.json');
+    expect(publishing).toContain('npm run push -- --version');
+    expect(publishing).not.toMatch(/home page \(the repository's README/);
+  });
+});
+
+describe('sensitive scopes: one answer', () => {
+  test("SCOPES.md and PUBLISHING.md leave the classification to the Cloud console, with Google's words", () => {
+    const quote = 'are indicated automatically in the Google Cloud Console';
+    for (const file of ['SCOPES.md', 'PUBLISHING.md', 'VIDEO.md']) {
+      const text = readFileSync(join(kit, file), 'utf8').replace(/\s+/g, ' ');
+      if (file !== 'VIDEO.md') expect({ file, quote: text.includes(quote) }).toEqual({ file, quote: true });
+      // No kit text decides the console's classification on its own.
+      expect({
+        file,
+        claim: /(?:is|are) not sensitive|the other three are not|`spreadsheets` is sensitive/.exec(text)?.[0],
+      }).toEqual({
+        file,
+        claim: undefined,
+      });
     }
   });
 });

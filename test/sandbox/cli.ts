@@ -1,5 +1,6 @@
 // `npm run sandbox`: the sandbox DAPA checker on 127.0.0.1:${SANDBOX_PORT:-8787}, with optional
-// `--config file.json` (keys merged over the built-in ones, faults as given); one log line per request.
+// `--config file.json` (keys merged over the built-in ones, faults as given) and `--host <address>` (or
+// DAPA_SANDBOX_HOST) to listen on another address, such as 0.0.0.0 for an n8n in Docker; one log line per request.
 import { readFileSync } from 'node:fs';
 import { parseSandboxConfig } from './config';
 import { API_PATH, DEFAULT_CONFIG, type PlanConfig, type SandboxConfig } from './handler';
@@ -11,6 +12,30 @@ function loadConfig(argv: string[]): SandboxConfig {
   const file = argv[at + 1];
   if (!file) throw new Error('--config needs a path to a JSON file');
   return parseSandboxConfig(JSON.parse(readFileSync(file, 'utf8')), true);
+}
+
+/**
+ * The address to listen on: `--host` first, then DAPA_SANDBOX_HOST, else 127.0.0.1 (this computer only). A container
+ * reaches the host's 127.0.0.1 only through the host's network, so n8n in Docker needs 0.0.0.0 (every interface).
+ */
+export function listenHost(argv: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const at = argv.indexOf('--host');
+  const host = at >= 0 ? argv[at + 1] : env.DAPA_SANDBOX_HOST;
+  if (at >= 0 && (!host || host.startsWith('--')))
+    throw new Error('--host needs an address, such as 0.0.0.0');
+  return host?.trim() || '127.0.0.1';
+}
+
+/** Where to point a credential, for the address listened on (0.0.0.0 and :: are every interface, not an address). */
+function reachableAt(host: string, port: number): string[] {
+  if (host === '127.0.0.1' || host === 'localhost' || host === '::1') return [`http://127.0.0.1:${port}`];
+  if (host === '0.0.0.0' || host === '::')
+    return [
+      `http://127.0.0.1:${port} (this computer)`,
+      `http://host.docker.internal:${port} (from a Docker container; on Linux start it with --add-host=host.docker.internal:host-gateway)`,
+      `http://<this computer's address>:${port} (from another machine)`,
+    ];
+  return [`http://${host.includes(':') ? `[${host}]` : host}:${port}`];
 }
 
 function describePlan(plan: PlanConfig): string {
@@ -31,14 +56,22 @@ function logLine(e: RequestLogEntry): string {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const config = loadConfig(argv);
+  const host = listenHost(argv);
   const running = await startSandbox({
+    host,
     port: Number(process.env.SANDBOX_PORT ?? 8787),
     config,
     onRequest: (entry) => console.log(logLine(entry)),
   });
   console.log(`DAPA sandbox listening on ${running.url}`);
   console.log(`  POST ${running.url}${API_PATH}  (Authorization: Bearer <key>)`);
+  if (host !== '127.0.0.1') {
+    console.log(`  Open to other machines: anyone who can reach this address may use the sandbox's keys.`);
+    console.log(`Base URL for a credential:`);
+    for (const where of reachableAt(host, running.port)) console.log(`  ${where}`);
+  }
   console.log('Keys:');
   for (const [key, plan] of Object.entries(config.keys))
     console.log(`  ${key.padEnd(18)} ${describePlan(plan)}`);
@@ -49,7 +82,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-main().catch((err: unknown) => {
-  console.error((err as Error).message);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((err: unknown) => {
+    console.error((err as Error).message);
+    process.exit(1);
+  });

@@ -1,6 +1,7 @@
 // The background engine's decisions, with no I/O: given what the plan's window allows now (the core's Room), the
 // work left, the time and what earlier steps learned about trigger lateness, it says "check n now", "wait here
-// until t" or "schedule the next step at t". The step's loop (step-loop.ts) only carries them out.
+// until t" or "schedule the next step at t". The step's run (run.ts) asks it, and the step (step.ts) carries
+// the answers out.
 import type { Lateness } from '../stores/background-store';
 
 /** What the core's window allows at `now` (the fields of shared/window.ts's Room the planner reads). */
