@@ -195,7 +195,7 @@ describe('where things are stored', () => {
       });
   }
 
-  test('the storage table names every key where storage-keys.ts keeps it, and the three caches', () => {
+  test('the storage table names every key where storage-keys.ts keeps it, and the two caches', () => {
     const rows = storageRows();
     const keysIn = (where: string) => rows.filter((r) => r.where === where).flatMap((r) => r.keys);
     const user = keysIn('user properties');
@@ -209,18 +209,21 @@ describe('where things are stored', () => {
     for (const key of [...user, ...metadata])
       expect({ key, known: known.has(key) }).toEqual({ key, known: true });
     expect(rows.some((r) => /document properties/.test(r.where))).toBe(false);
-    for (const cache of ['document cache', 'script cache', 'user cache'])
+    for (const cache of ['document cache', 'user cache'])
       expect({ cache, prefix: keysIn(cache).some((k) => k.startsWith(CACHE_PREFIX)) }).toEqual({
         cache,
         prefix: true,
       });
+    // A published add-on's script cache is every user's: nothing is kept there (CONCURRENCY.md).
+    expect(keysIn('script cache')).toEqual([]);
     expect(keysIn('hidden sheet')).toEqual([STORE_SHEET, VERSIONS_SHEET]);
   });
 
   test('the privacy policy names every cache that holds fetched metrics', () => {
     const privacy = flat('apps-script/publishing/PRIVACY.md');
     const row = privacy.split('|').find((cell) => /document cache/.test(cell)) ?? '';
-    for (const cache of ['document cache', 'script cache', 'user cache']) expect(row).toContain(cache);
+    for (const cache of ['document cache', 'user cache']) expect(row).toContain(cache);
+    expect(privacy).not.toMatch(/script cache/);
     expect(privacy).not.toMatch(/only in the document cache/);
   });
 });
