@@ -65,6 +65,16 @@ export class DeveloperMetadataStore {
     for (const e of this.entries) if (e.column !== undefined && e.column > column) e.column += count;
   }
 
+  /** Columns deleted: their metadata goes with them, the metadata right of them moves left. */
+  removeColumns(column: number, count: number): void {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const c = this.entries[i].column;
+      if (c === undefined) continue;
+      if (c >= column && c < column + count) this.entries.splice(i, 1);
+      else if (c >= column + count) this.entries[i].column = c - count;
+    }
+  }
+
   /** A snapshot for tests: key, value, visibility of each entry. */
   snapshot(): Array<{ id: number; key: string; value: string | null; visibility: MetadataVisibility }> {
     return this.entries.map((e) => ({ ...e }));
