@@ -40,6 +40,11 @@
  *                                                clock to each; honours
  *                                                the daily trigger runtime quota (`account`)
  *   gas.triggerRuntimeMs(day?)                   trigger runtime used (all days, or one UTC day number)
+ *   gas.propertiesCalls(user?, day?)             Properties calls (all three stores) of a user / everyone, one UTC day / all
+ *   gas.scriptLockHeldMs(user?) / documentLockHeldMs(user?) / userLockHeldMs(user?)   how long a user's executions
+ *                                                held each kind of lock
+ *   gas.cellsIn(id?) / hiddenCellsIn(id?) / sheetSizes(id?)   a spreadsheet's grid cells (all sheets / hidden ones /
+ *                                                each sheet), what Sheets counts against its 10 million
  *   gas.refusedTriggerCreations / gas.maxClockTriggers   trigger creations Google refused (with its message); the most
  *                                                time-driven triggers one user had at any moment
  *   gas.openSidebar({ call, args?, everyMs }) / closeSidebar() / runSidebarCall() / sidebarCalls   an open sidebar
@@ -67,7 +72,7 @@ import { Edits } from './standin/edits';
 import type { AuthMode, ExecutionRecord } from './standin/execution';
 import { Executions } from './standin/executions';
 import { SIMULTANEOUS_EXECUTIONS_PER_USER, TRIGGER_RUNTIME_PER_DAY_MS } from './standin/limits';
-import { configureWorld, type LoadOptions } from './standin/options';
+import { configureWorld, type LoadOptions, type OtherUsers } from './standin/options';
 import { AppsScriptError } from './standin/pool';
 import { customFunctionNames, Recalculation } from './standin/recalculation';
 import { type AuthorizationPrompt, SCOPES } from './standin/scopes';
@@ -90,6 +95,7 @@ export type {
   InstallAs,
   LoadOptions,
   LogLine,
+  OtherUsers,
   RefusedTrigger,
   SidebarOptions,
   TriggerRecord,
@@ -353,6 +359,52 @@ export class AppsScriptStandIn {
   /** Trigger runtime used (ms): on one UTC day (day number = floor(ms / 86,400,000)), or on all days. */
   triggerRuntimeMs(day?: number): number {
     return this.triggerRunner.runtimeMs(day);
+  }
+
+  /**
+   * Properties calls (user, document and script stores together) of `user` (default: everyone) on UTC day `day`
+   * (floor(ms / 86,400,000); default: all days). The quota counts them per user, 50,000 in 24 hours (properties.ts).
+   */
+  propertiesCalls(user?: string, day?: number): number {
+    return this.world.propertyQuota.calls(user, day);
+  }
+
+  /** How long `user`'s executions (default: everyone's) held the script lock (ms). */
+  scriptLockHeldMs(user?: string): number {
+    return this.world.locks.heldMs('script', user);
+  }
+
+  /** How long `user`'s executions (default: everyone's) held a document lock, any document (ms). */
+  documentLockHeldMs(user?: string): number {
+    return this.world.locks.heldMs('document', user);
+  }
+
+  /** How long `user`'s executions (default: everyone's) held their user lock (ms). */
+  userLockHeldMs(user?: string): number {
+    return this.world.locks.heldMs('user', user);
+  }
+
+  /** Each sheet of a spreadsheet (default: the current one) with its grid: maxRows × maxColumns, filled or not. */
+  sheetSizes(
+    id: string = this.session.docId,
+  ): Array<{ name: string; hidden: boolean; rows: number; columns: number; cells: number }> {
+    return this.world.document(id).model.sheets.map((s) => ({
+      name: s.name,
+      hidden: s.hidden,
+      rows: s.maxRows,
+      columns: s.maxColumns,
+      cells: s.gridCells,
+    }));
+  }
+
+  /** A spreadsheet's grid cells, all sheets (Google's limit: 10 million for the whole spreadsheet). */
+  cellsIn(id?: string): number {
+    return this.sheetSizes(id).reduce((total, s) => total + s.cells, 0);
+  }
+
+  /** The grid cells of a spreadsheet's hidden sheets (where the product keeps its stores). */
+  hiddenCellsIn(id?: string): number {
+    return this.sheetSizes(id).reduce((total, s) => total + (s.hidden ? s.cells : 0), 0);
   }
 
   /** Fires due time-driven triggers and the open sidebar's calls in order until `until` (triggers-runner.ts). */

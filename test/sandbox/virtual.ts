@@ -13,6 +13,7 @@ import {
   type RunOptions,
   type SyncIo,
 } from '../../shared';
+import { seededRandom } from '../../shared/random';
 import { createSandbox, DEFAULT_CONFIG, type Sandbox, type SandboxConfig } from './handler';
 
 /** What answers are given on: the time now, and moving it forward. */
@@ -35,6 +36,15 @@ export class VirtualClock implements Clock {
 }
 
 export type ClockMode = 'real' | 'virtual';
+
+/**
+ * A network latency drawn uniformly between `minMs` and `maxMs` for each request, seeded so that a run repeats (the
+ * Apps Script stand-in's `virtualLatencyMs` takes it: e.g. fetches of 0.3–0.9 s).
+ */
+export function uniformLatency(seed: number, minMs: number, maxMs: number): () => number {
+  const random = seededRandom(seed);
+  return () => Math.round(minMs + random() * (maxMs - minMs));
+}
 
 /**
  * The Apps Script stand-in's clock, shared by every thread through a SharedArrayBuffer: real time plus an offset. A

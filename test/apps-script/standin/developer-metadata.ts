@@ -65,13 +65,13 @@ export class DeveloperMetadataStore {
     for (const e of this.entries) if (e.column !== undefined && e.column > column) e.column += count;
   }
 
-  /** Columns `column`..`column + count - 1` were deleted: their metadata goes, the metadata right of them moves left. */
-  dropColumns(column: number, count: number): void {
-    for (let i = this.entries.length; i-- > 0;) {
+  /** Columns deleted: their metadata goes with them, the metadata right of them moves left. */
+  removeColumns(column: number, count: number): void {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
       const c = this.entries[i].column;
-      if (c === undefined || c < column) continue;
-      if (c < column + count) this.entries.splice(i, 1);
-      else this.entries[i].column = c - count;
+      if (c === undefined) continue;
+      if (c >= column && c < column + count) this.entries.splice(i, 1);
+      else if (c >= column + count) this.entries[i].column = c - count;
     }
   }
 

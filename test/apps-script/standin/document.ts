@@ -1,6 +1,6 @@
 // One spreadsheet of the stand-in's world with what Apps Script keeps per document: its cells (SpreadsheetModel),
 // the script's document properties and document cache, its developer metadata, and who may still open it.
-import { CacheStore } from './cache';
+import { type CacheRules, CacheStore } from './cache';
 import type { SharedClock } from '../../sandbox/virtual';
 import { DeveloperMetadataStore } from './developer-metadata';
 import { PropertyStore } from './properties';
@@ -16,9 +16,9 @@ export class SpreadsheetDocument {
   /** Users whose access was taken away: openById fails for them. */
   readonly revoked = new Set<string>();
 
-  constructor(id: string, name: string, clock: SharedClock) {
+  constructor(id: string, name: string, clock: SharedClock, cacheRules?: CacheRules) {
     this.model = new SpreadsheetModel(id, name);
-    this.cache = new CacheStore(clock);
+    this.cache = new CacheStore(clock, cacheRules);
   }
 
   get id(): string {

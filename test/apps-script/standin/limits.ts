@@ -18,11 +18,16 @@ export const CACHE_VALUE_MAX_BYTES = 100 * 1024;
 export const CACHE_MAX_EXPIRATION_S = 21_600;
 export const CACHE_DEFAULT_EXPIRATION_S = 600;
 export const CACHE_MAX_ITEMS = 1000;
+/** Cache reference: "If more than 1,000 items are written, the cache stores the 900 items farthest from expiration." */
+export const CACHE_KEEP_ON_EVICTION = 900;
 
 /** PropertiesService: 9 KB per value, 500 KB per store, 50,000 reads/writes a day (consumer accounts). */
 export const PROPERTY_VALUE_MAX_BYTES = 9 * 1024;
 export const PROPERTY_STORE_MAX_BYTES = 500 * 1024;
 export const PROPERTY_CALLS_PER_DAY = 50_000;
+/** Quotas page: "Quotas are per user and reset 24 hours after the first request." */
+export const QUOTA_WINDOW_MS = 86_400_000;
+export const PROPERTY_QUOTA_MESSAGE = 'Service invoked too many times for one day: properties.';
 
 /** UrlFetchApp: 20,000 calls a day, URL ≤ 2 KB, ≤ 100 headers, response ≤ 50 MB; a fetch gives up after 60 s. */
 export const URL_FETCH_CALLS_PER_DAY = 20_000;
@@ -39,6 +44,19 @@ export const SLEEP_MAX_MS = 300_000;
 export const CELL_MAX_CHARS = 50_000;
 export const DEFAULT_ROWS = 1000;
 export const DEFAULT_COLUMNS = 26;
+/**
+ * Google Drive help, "Files you can store in Google Drive": "Up to 10 million cells or 18,278 columns (column ZZZ) for
+ * spreadsheets that are created in or converted to Google Sheets." Cells are the grid of every sheet (maxRows ×
+ * maxColumns), filled or not. Past them Sheets refuses the change with the text users report from Apps Script and
+ * the Sheets API (e.g. UoaWDCC/uasc-web#833, nithinmurali/pygsheets#589). No report gives the column text: the one
+ * below is the stand-in's own, on the cells text's model.
+ */
+export const WORKBOOK_MAX_CELLS = 10_000_000;
+export const SHEET_MAX_COLUMNS = 18_278;
+export const WORKBOOK_CELLS_MESSAGE =
+  'This action would increase the number of cells in the workbook above the limit of 10000000 cells.';
+export const SHEET_COLUMNS_MESSAGE =
+  'This action would increase the number of columns in the sheet above the limit of 18278 columns.';
 
 /** ScriptApp: 20 triggers per user per script; a trigger's execution has 6 minutes like any other. */
 export const TRIGGERS_PER_USER = 20;

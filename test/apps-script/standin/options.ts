@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ClockMode } from '../../sandbox/virtual';
 import { manifestAllowlist } from './allowlist';
+import type { CacheEviction } from './cache';
+import { CACHE_MAX_EXPIRATION_S } from './limits';
 import { KNOWN_SCOPES, manifestScopes, ScopeTable } from './scopes';
 import type { InstallAs, TriggerRecord } from './script-app';
 import type { World } from './world';
@@ -19,8 +21,12 @@ export interface LoadOptions {
   projectDir?: string;
   /** Script source to load instead of Code.js (to test the stand-in itself). */
   code?: string;
-  /** Virtual clock only: stand-in milliseconds each fetch takes on top of its real time (a slow network). */
-  virtualLatencyMs?: number;
+  /**
+   * Virtual clock only: stand-in milliseconds each fetch takes on top of its real time (a slow network): a number, or
+   * a function drawn per request (`uniformLatency(seed, 300, 900)` of test/sandbox/virtual.ts; fetchAll takes the
+   * slowest of its requests).
+   */
+  virtualLatencyMs?: number | (() => number);
   /** Virtual clock only: stand-in ms each service call takes (Apps Script's per-call overhead). Default 0. */
   serviceCallMs?: number;
   /**
@@ -101,6 +107,32 @@ export interface LoadOptions {
    * deployment does; a list enforces those prefixes (allowlist.ts).
    */
   urlFetchAllowlist?: 'test-deployment' | 'manifest' | string[];
+  /**
+   * Other users of the published add-on (issue 30), from the moment the stand-in loads: "A published Editor add-on is
+   * one script for all its users". Default: none.
+   */
+  otherUsers?: OtherUsers;
+  /**
+   * What a cache (script, document and user alike) does past its 1,000 items: 'observed' (default, the earlier
+   * model: the oldest-written ~10 % go when a write finds it full) or 'documented' (Cache reference: "If more than
+   * 1,000 items are written, the cache stores the 900 items farthest from expiration").
+   */
+  cacheEviction?: CacheEviction;
+}
+
+/** Other users of the same published add-on, as this user's executions meet them (standin/README.md). */
+export interface OtherUsers {
+  /**
+   * Share of the time (0..1) their executions hold the SCRIPT lock: getScriptLock "prevents any user from
+   * concurrently running a section of code". Document and user locks are not affected.
+   */
+  scriptLockBusy: number;
+  /** How long each of their sections holds it (ms), e.g. 100. */
+  sectionMs: number;
+  /** Items a minute they write into the SCRIPT cache ("common to all users of the script"), e.g. 3,000. */
+  scriptCacheItemsPerMinute: number;
+  /** How long each of their items is kept (s); default 21,600 (the most Google allows). */
+  itemSeconds?: number;
 }
 
 /** Sets the options that belong to the world (scopes, network and service-call times, trigger rules). */
@@ -115,6 +147,15 @@ export function configureWorld(world: World, options: LoadOptions, projectDir: s
     world.urlFetchAllowlist =
       manifestAllowlist(fs.readFileSync(path.join(projectDir, 'appsscript.json'), 'utf8')) ?? [];
   else if (Array.isArray(allowlist)) world.urlFetchAllowlist = allowlist;
+  world.cacheRules.eviction = options.cacheEviction ?? 'observed';
+  if (options.otherUsers) {
+    const others = options.otherUsers;
+    world.locks.heldByOthers(others.scriptLockBusy, others.sectionMs);
+    world.scriptCache.writtenByOthers(
+      others.scriptCacheItemsPerMinute,
+      others.itemSeconds ?? CACHE_MAX_EXPIRATION_S,
+    );
+  }
   world.triggers.rules = {
     installAs: options.installAs ?? 'script',
     addOnShortAfter: options.addOnShortAfter ?? 'refused',

@@ -1,10 +1,57 @@
-// PropertiesService: script, document and per-user stores with the documented 9 KB value, 500 KB store and
-// 50,000 calls-a-day limits.
+// PropertiesService: script, document and per-user stores with the documented 9 KB value and 500 KB store limits,
+// and the 50,000 calls a day counted per user across all three stores (PropertyQuota).
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
-import { PROPERTY_CALLS_PER_DAY, PROPERTY_STORE_MAX_BYTES, PROPERTY_VALUE_MAX_BYTES } from './limits';
+import {
+  PROPERTY_CALLS_PER_DAY,
+  PROPERTY_QUOTA_MESSAGE,
+  PROPERTY_STORE_MAX_BYTES,
+  PROPERTY_VALUE_MAX_BYTES,
+  QUOTA_WINDOW_MS,
+} from './limits';
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+const DAY_MS = 86_400_000;
+
+/**
+ * The Properties quota as Google counts it: "Properties read/write: 50,000 / day" (consumer accounts), and "Quotas are
+ * per user and reset 24 hours after the first request" (quotas page). One count per user (the execution's user)
+ * across the user, document and script stores: a user's window opens with their first call and lasts 24 hours; past
+ * 50,000 calls in it a call throws Google's text. For reports the calls are also kept per user and UTC day.
+ */
+export class PropertyQuota {
+  private readonly windows = new Map<string, { start: number; calls: number }>();
+  private readonly byDay = new Map<string, Map<number, number>>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly perDay = PROPERTY_CALLS_PER_DAY,
+  ) {}
+
+  /** One call of `user`; throws past the quota (a refused call is not counted). */
+  count(user: string): void {
+    const now = this.now();
+    let window = this.windows.get(user);
+    if (!window || now >= window.start + QUOTA_WINDOW_MS)
+      this.windows.set(user, (window = { start: now, calls: 0 }));
+    if (window.calls >= this.perDay) throw new AppsScriptException(PROPERTY_QUOTA_MESSAGE);
+    window.calls += 1;
+    let days = this.byDay.get(user);
+    if (!days) this.byDay.set(user, (days = new Map()));
+    const day = Math.floor(now / DAY_MS);
+    days.set(day, (days.get(day) ?? 0) + 1);
+  }
+
+  /** Calls of `user` (default: everyone) on UTC day `day` (floor(ms / 86,400,000); default: all days). */
+  calls(user?: string, day?: number): number {
+    let total = 0;
+    for (const [who, days] of this.byDay) {
+      if (user !== undefined && who !== user) continue;
+      for (const [d, n] of days) if (day === undefined || d === day) total += n;
+    }
+    return total;
+  }
+}
 
 /** The data of one property store, kept by the stand-in across executions. */
 export class PropertyStore {
@@ -27,6 +74,8 @@ export class Properties extends AppsScriptObject {
 
   constructor(
     private readonly store: PropertyStore,
+    /** Counts one call against the quota of the execution's user (throws past it). */
+    private readonly quota: () => void,
     /** The owner's user properties seen from a custom function run for another editor: reads only. */
     private readonly readOnly = false,
   ) {
@@ -38,9 +87,8 @@ export class Properties extends AppsScriptObject {
   }
 
   private _count(): void {
-    if (++this.store.calls > PROPERTY_CALLS_PER_DAY) {
-      throw new AppsScriptException('Service invoked too many times for one day: properties.');
-    }
+    this.quota();
+    this.store.calls += 1;
   }
 
   private _put(key: unknown, value: unknown, staged: Map<string, string>): void {
@@ -124,9 +172,12 @@ export class PropertiesService extends AppsScriptObject {
       document: PropertyStore | null;
       user: (email: string) => PropertyStore;
     },
+    private readonly quota: PropertyQuota,
   ) {
     super();
   }
+
+  private _count = (): void => this.quota.count(this.execution.user);
 
   private _allowed(what: string): void {
     if (this.execution.authMode === 'NONE') throw noPermission(`PropertiesService.${what}`);
@@ -134,17 +185,21 @@ export class PropertiesService extends AppsScriptObject {
 
   getScriptProperties(): Properties {
     this._allowed('getScriptProperties');
-    return new Properties(this.stores.script);
+    return new Properties(this.stores.script, this._count);
   }
 
   /** Null when there is no current document (Google: "null if the script is not an add-on or bound ..."). */
   getDocumentProperties(): Properties | null {
     this._allowed('getDocumentProperties');
-    return this.stores.document ? new Properties(this.stores.document) : null;
+    return this.stores.document ? new Properties(this.stores.document, this._count) : null;
   }
 
   getUserProperties(): Properties {
     this._allowed('getUserProperties');
-    return new Properties(this.stores.user(this.execution.user), this.execution.userPropertiesReadOnly);
+    return new Properties(
+      this.stores.user(this.execution.user),
+      this._count,
+      this.execution.userPropertiesReadOnly,
+    );
   }
 }

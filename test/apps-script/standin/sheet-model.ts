@@ -1,7 +1,15 @@
 // The fake spreadsheet's data: sheets of cells holding a value, a formula, or a value spilled from an array
 // formula; how Sheets reads a typed value; display strings; and which formulas a change makes stale.
 import { AppsScriptException } from './errors';
-import { CELL_MAX_CHARS, DEFAULT_COLUMNS, DEFAULT_ROWS } from './limits';
+import {
+  CELL_MAX_CHARS,
+  DEFAULT_COLUMNS,
+  DEFAULT_ROWS,
+  SHEET_COLUMNS_MESSAGE,
+  SHEET_MAX_COLUMNS,
+  WORKBOOK_CELLS_MESSAGE,
+  WORKBOOK_MAX_CELLS,
+} from './limits';
 import { formatA1 } from './a1';
 import { DeveloperMetadataStore } from './developer-metadata';
 
@@ -142,17 +150,20 @@ export class SheetModel {
     this.maxRows += count;
   }
 
-  /** Removes `count` rows from `row` on (Sheet.deleteRows): the rows below move up. */
   deleteRows(row: number, count: number): void {
     this.rows.splice(row - 1, count);
     this.maxRows -= count;
   }
 
-  /** Removes `count` columns from `column` on (Sheet.deleteColumns): the columns right of them move left. */
   deleteColumns(column: number, count: number): void {
     for (const row of this.rows) if (row && row.length >= column) row.splice(column - 1, count);
-    this.metadata.dropColumns(column, count);
+    this.metadata.removeColumns(column, count);
     this.maxColumns -= count;
+  }
+
+  /** The grid's cells (maxRows × maxColumns), filled or not: what Sheets counts against its limit. */
+  get gridCells(): number {
+    return this.maxRows * this.maxColumns;
   }
 
   /** Every formula cell of the sheet. */
@@ -196,9 +207,55 @@ export class SpreadsheetModel {
         `A sheet with the name "${name}" already exists. Please enter another name.`,
       );
     }
+    this.checkGrowth(undefined, rows ?? DEFAULT_ROWS, columns ?? DEFAULT_COLUMNS);
     const sheet = new SheetModel(this.nextSheetId++ * 1_000_003, name, rows, columns);
     this.sheets.push(sheet);
     return sheet;
+  }
+
+  /** Grid cells of every sheet, filled or not (Google: 10 million for the whole spreadsheet). */
+  gridCells(): number {
+    let total = 0;
+    for (const sheet of this.sheets) total += sheet.gridCells;
+    return total;
+  }
+
+  /**
+   * Refuses, with Sheets' text, a change that would take the workbook past 10 million grid cells or a sheet past
+   * 18,278 columns: `rows` more rows and `columns` more columns on `sheet`, or a new sheet of rows × columns.
+   */
+  checkGrowth(sheet: SheetModel | undefined, rows: number, columns: number): void {
+    const width = (sheet?.maxColumns ?? 0) + columns;
+    if (columns > 0 && width > SHEET_MAX_COLUMNS) throw new AppsScriptException(SHEET_COLUMNS_MESSAGE);
+    const added = sheet
+      ? rows * sheet.maxColumns + columns * sheet.maxRows + rows * columns
+      : Math.max(0, rows) * Math.max(0, columns);
+    if (added > 0 && this.gridCells() + added > WORKBOOK_MAX_CELLS)
+      throw new AppsScriptException(WORKBOOK_CELLS_MESSAGE);
+  }
+
+  /** Rows inserted after `row` (0: at the top), within the limits. */
+  insertRows(sheet: SheetModel, row: number, count: number): void {
+    this.checkGrowth(sheet, count, 0);
+    sheet.insertRowsAfter(row, count);
+  }
+
+  /** Columns inserted after `column` (0: at the left), within the limits. */
+  insertColumns(sheet: SheetModel, column: number, count: number): void {
+    this.checkGrowth(sheet, 0, count);
+    sheet.insertColumnsAfter(column, count);
+  }
+
+  removeSheet(sheet: SheetModel): void {
+    const i = this.sheets.indexOf(sheet);
+    if (i < 0) return;
+    this.sheets.splice(i, 1);
+    const gone = (key: string) => parseCellKey(key).sheetId === sheet.id;
+    for (const key of [...this.dirty]) if (gone(key)) this.dirty.delete(key);
+    for (const key of [...this.formulaInputs.keys()]) if (gone(key)) this.formulaInputs.delete(key);
+    for (const [name, rect] of this.namedRanges) if (rect.sheetId === sheet.id) this.namedRanges.delete(name);
+    if (this.activeSheetId === sheet.id) this.activeSheetId = this.sheets[0]?.id ?? 0;
+    if (this.selection?.sheetId === sheet.id) this.selection = undefined;
   }
 
   sheetById(id: number): SheetModel | undefined {

@@ -350,21 +350,36 @@ export class Sheet extends AppsScriptObject {
     this.context.model.activeSheetId = this.sheet.id;
     return this;
   }
+  /** Growth is refused past 10 million cells in the workbook or 18,278 columns, with Sheets' text (sheet-model.ts). */
   insertColumnsAfter(afterPosition: unknown, howMany: unknown): this {
     if (this.execution.isCustomFunction) throw noPermission('insertColumnsAfter');
-    this.sheet.insertColumnsAfter(Number(afterPosition), Number(howMany));
+    const after = position(afterPosition, 1, this.sheet.maxColumns, 'columnPosition');
+    this.context.model.insertColumns(this.sheet, after, count(howMany));
+    return this;
+  }
+  insertColumnsBefore(beforePosition: unknown, howMany: unknown): this {
+    if (this.execution.isCustomFunction) throw noPermission('insertColumnsBefore');
+    const before = position(beforePosition, 1, this.sheet.maxColumns, 'columnIndex');
+    this.context.model.insertColumns(this.sheet, before - 1, count(howMany));
     return this;
   }
   insertRowsAfter(afterPosition: unknown, howMany: unknown): this {
     if (this.execution.isCustomFunction) throw noPermission('insertRowsAfter');
-    this.sheet.insertRowsAfter(Number(afterPosition), Number(howMany));
+    const after = position(afterPosition, 1, this.sheet.maxRows, 'rowPosition');
+    this.context.model.insertRows(this.sheet, after, count(howMany));
+    return this;
+  }
+  insertRowsBefore(beforePosition: unknown, howMany: unknown): this {
+    if (this.execution.isCustomFunction) throw noPermission('insertRowsBefore');
+    const before = position(beforePosition, 1, this.sheet.maxRows, 'rowIndex');
+    this.context.model.insertRows(this.sheet, before - 1, count(howMany));
     return this;
   }
   /**
    * Google: "Appends a row to the spreadsheet. This operation is atomic; it prevents issues where a user asks for the
    * last row, and then writes to that row, and an intervening mutation occurs between getting the last row and
-   * writing to it." The row goes below the last row with content; the grid grows by a row when it is full. (Atomic
-   * here because the stand-in applies each service call at once.)
+   * writing to it." One service call: the row after the last one with content, the grid grown by a row when the
+   * sheet is full (and by the columns the row needs), within the workbook's limits.
    */
   appendRow(rowContents: unknown): this {
     if (this.execution.isCustomFunction) throw noPermission('appendRow');
@@ -372,41 +387,46 @@ export class Sheet extends AppsScriptObject {
       throw new AppsScriptException(
         "The parameters (String) don't match the method signature for SpreadsheetApp.Sheet.appendRow.",
       );
+    const model = this.context.model;
     const row = this.sheet.lastRow() + 1;
-    if (row > this.sheet.maxRows) this.sheet.insertRowsAfter(this.sheet.maxRows, row - this.sheet.maxRows);
-    if (rowContents.length > this.sheet.maxColumns)
-      this.sheet.insertColumnsAfter(this.sheet.maxColumns, rowContents.length - this.sheet.maxColumns);
-    rowContents.forEach((v, c) => this.context.model.write(this.sheet, row, c + 1, v));
-    this.context.model.changed({
-      sheetId: this.sheet.id,
-      row,
-      column: 1,
-      rows: 1,
-      columns: rowContents.length,
-    });
+    const addRows = Math.max(0, row - this.sheet.maxRows);
+    const addColumns = Math.max(0, rowContents.length - this.sheet.maxColumns);
+    model.checkGrowth(this.sheet, addRows, addColumns);
+    if (addColumns > 0) this.sheet.insertColumnsAfter(this.sheet.maxColumns, addColumns);
+    if (addRows > 0) this.sheet.insertRowsAfter(this.sheet.maxRows, addRows);
+    rowContents.forEach((value, c) => model.write(this.sheet, row, c + 1, value));
+    model.changed({ sheetId: this.sheet.id, row, column: 1, rows: 1, columns: rowContents.length });
     return this;
   }
-  /** Deletes rows (their cells go; the rows below move up). References to moved cells are not adjusted here. */
   deleteRows(rowPosition: unknown, howMany: unknown): void {
     if (this.execution.isCustomFunction) throw noPermission('deleteRows');
-    const [row, count] = [Number(rowPosition), Number(howMany)];
-    if (!(row >= 1) || !(count >= 1) || row + count - 1 > this.sheet.maxRows)
+    const from = Number(rowPosition);
+    const n = count(howMany);
+    if (!Number.isInteger(from) || from < 1 || from + n - 1 > this.sheet.maxRows)
       throw new AppsScriptException('Those rows are out of bounds.');
-    if (count >= this.sheet.maxRows)
+    if (n >= this.sheet.maxRows)
       throw new AppsScriptException('Sorry, it is not possible to delete all non-frozen rows.');
-    this._forgetFormulas(row, 1, count, this.sheet.maxColumns);
-    this.sheet.deleteRows(row, count);
+    this._forgetFormulas(from, 1, n, this.sheet.maxColumns);
+    this.sheet.deleteRows(from, n);
   }
-  /** Deletes columns (their cells and column metadata go; the columns right of them move left). */
+  deleteRow(rowPosition: unknown): Sheet {
+    this.deleteRows(rowPosition, 1);
+    return this;
+  }
   deleteColumns(columnPosition: unknown, howMany: unknown): void {
     if (this.execution.isCustomFunction) throw noPermission('deleteColumns');
-    const [column, count] = [Number(columnPosition), Number(howMany)];
-    if (!(column >= 1) || !(count >= 1) || column + count - 1 > this.sheet.maxColumns)
+    const from = Number(columnPosition);
+    const n = count(howMany);
+    if (!Number.isInteger(from) || from < 1 || from + n - 1 > this.sheet.maxColumns)
       throw new AppsScriptException('Those columns are out of bounds.');
-    if (count >= this.sheet.maxColumns)
+    if (n >= this.sheet.maxColumns)
       throw new AppsScriptException('Sorry, it is not possible to delete all non-frozen columns.');
-    this._forgetFormulas(1, column, this.sheet.maxRows, count);
-    this.sheet.deleteColumns(column, count);
+    this._forgetFormulas(1, from, this.sheet.maxRows, n);
+    this.sheet.deleteColumns(from, n);
+  }
+  deleteColumn(columnPosition: unknown): Sheet {
+    this.deleteColumns(columnPosition, 1);
+    return this;
   }
   /** Formula cells about to be deleted stop being formulas (their recalculation and spill go with them). */
   private _forgetFormulas(row: number, column: number, rows: number, columns: number): void {
@@ -424,6 +444,10 @@ export class Sheet extends AppsScriptObject {
       );
     this.sheet.name = text;
     return this;
+  }
+  /** The sheet's model (not callable from the script). */
+  _model(): SheetModel {
+    return this.sheet;
   }
   getParent(): Spreadsheet {
     return new Spreadsheet(this.context, this.execution);
@@ -443,6 +467,20 @@ export class Sheet extends AppsScriptObject {
   isSheetHidden(): boolean {
     return this.sheet.hidden;
   }
+}
+
+/** A position argument (after/before which to insert): an integer within the sheet. */
+function position(value: unknown, min: number, max: number, name: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new AppsScriptException(`Invalid argument: ${name}`);
+  return n;
+}
+
+/** How many rows or columns: a positive integer. */
+function count(value: unknown): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new AppsScriptException('Invalid argument: howMany');
+  return n;
 }
 
 function rangeOf(
@@ -556,18 +594,14 @@ export class Spreadsheet extends AppsScriptObject {
     this.context.model.activeSheetId = sheet.id;
     return new Sheet(this.context, this.execution, sheet);
   }
-  /** Deletes a sheet (not the document's last one). */
   deleteSheet(sheet: unknown): void {
     if (this.execution.isCustomFunction) throw noPermission('deleteSheet');
     if (!(sheet instanceof Sheet)) throw new AppsScriptException('Invalid argument: sheet');
-    const model = this.context.model;
-    const index = model.sheets.findIndex((s) => s.id === sheet.getSheetId());
-    if (index < 0) throw new AppsScriptException('Invalid argument: sheet');
-    if (model.sheets.length === 1)
-      throw new AppsScriptException("You can't remove all the sheets in a document.");
-    const [gone] = model.sheets.splice(index, 1);
-    for (const cell of gone.formulaCells()) model.clear(gone, cell.row, cell.column);
-    if (model.activeSheetId === gone.id) model.activeSheetId = model.sheets[0].id;
+    const model = sheet._model();
+    if (!this.context.model.sheets.includes(model)) throw new AppsScriptException('Invalid argument: sheet');
+    if (this.context.model.sheets.filter((s) => !s.hidden && s !== model).length === 0)
+      throw new AppsScriptException("You can't remove all the visible sheets in a document.");
+    this.context.model.removeSheet(model);
   }
   toast(message: unknown, title?: unknown): void {
     if (this.execution.isCustomFunction) throw noPermission('toast');

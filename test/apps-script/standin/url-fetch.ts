@@ -31,8 +31,11 @@ export interface FetchRecord {
 export interface FetchContext {
   log: FetchRecord[];
   calls: { count: number };
-  /** Extra stand-in milliseconds each fetch takes (virtual network latency), besides the real time it took. */
-  extraLatencyMs: number;
+  /**
+   * Extra stand-in milliseconds a fetch takes (virtual network latency), besides the real time it took: `requests`
+   * sent side by side (fetchAll) take as long as the slowest.
+   */
+  extraLatencyMs: (requests: number) => number;
   now(): number;
   scopes: ScopeTable;
   /** The URL prefixes fetches are allowed to (urlFetchWhitelist); undefined: not enforced (a test deployment). */
@@ -168,7 +171,7 @@ export class UrlFetchApp extends AppsScriptObject {
     const response = await this.context.during(
       this.execution,
       () => this._fetch(urlArg, params),
-      this.context.extraLatencyMs,
+      this.context.extraLatencyMs(1),
     );
     if (this.execution.remainingMs() < 0) this.execution.kill('Exceeded maximum execution time');
     return response;
@@ -181,7 +184,7 @@ export class UrlFetchApp extends AppsScriptObject {
     const answers = await this.context.during(
       this.execution,
       () => Promise.all(requests.map((r) => this._fetch((r as { url?: unknown })?.url, r))),
-      this.context.extraLatencyMs,
+      this.context.extraLatencyMs(requests.length),
     );
     if (this.execution.remainingMs() < 0) this.execution.kill('Exceeded maximum execution time');
     return answers;

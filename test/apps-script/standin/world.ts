@@ -1,12 +1,12 @@
 // Everything the stand-in keeps across executions (the spreadsheet, property stores, caches, locks, UI record,
 // fetch log, logs, clock) and the dispatcher that runs a realm's call on the right fake object.
-import { CacheService, CacheStore } from './cache';
+import { type CacheRules, CacheService, CacheStore } from './cache';
 import type { SharedClock } from '../../sandbox/virtual';
 import { SpreadsheetDocument } from './document';
 import { AppsScriptException } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import { LockService, LockTable } from './lock';
-import { PropertiesService, PropertyStore } from './properties';
+import { PropertiesService, PropertyQuota, PropertyStore } from './properties';
 import type { HandleRef, RpcReply, Target } from './protocol';
 import { type AuthorizationPrompt, KNOWN_SCOPES, ScopeTable } from './scopes';
 import { ScriptApp, TriggerTable } from './script-app';
@@ -62,12 +62,17 @@ export class World {
   readonly userProperties = new Map<string, PropertyStore>();
   readonly scriptCache: CacheStore;
   readonly userCaches = new Map<string, CacheStore>();
+  /** What every cache does past its cap (LoadOptions.cacheEviction; set before any cache fills). */
+  readonly cacheRules: CacheRules = { eviction: 'observed' };
   readonly locks = new LockTable();
+  /** Properties calls per user and day, across the user, document and script stores. */
+  readonly propertyQuota: PropertyQuota;
   readonly triggers = new TriggerTable();
   readonly fetches: FetchRecord[] = [];
   readonly fetchCalls = { count: 0 };
   readonly logs: LogLine[] = [];
-  extraLatencyMs = 0;
+  /** Virtual clock only: stand-in ms a fetch takes on the network (a number, or drawn per request). */
+  extraLatencyMs: number | (() => number) = 0;
   /** The URL prefixes UrlFetchApp may reach (the manifest's urlFetchWhitelist); undefined: not enforced. */
   urlFetchAllowlist?: readonly string[];
   /** Virtual clock only: stand-in ms each service call takes (Apps Script's own per-call overhead). */
@@ -83,9 +88,11 @@ export class World {
     /** The pushed project (apps-script/dist): HtmlService reads its .html files. */
     readonly projectDir: string,
   ) {
-    this.scriptCache = new CacheStore(clock);
+    this.scriptCache = new CacheStore(clock, this.cacheRules);
+    this.propertyQuota = new PropertyQuota(() => clock.now());
     this.timeline = clock.mode === 'virtual' ? new VirtualTimeline(clock) : new RealTimeline(clock);
     this.locks.timeline = this.timeline;
+    this.locks.clock = clock;
     this.addDocument('DAPA stand-in', DEFAULT_SPREADSHEET_ID);
   }
 
@@ -94,7 +101,7 @@ export class World {
     const n = this.nextDocument++;
     const docId = id ?? `1StandInSpreadsheetId${String(n).padStart(22, '0')}`;
     if (this.documents.has(docId)) throw new Error(`A spreadsheet with id ${docId} already exists`);
-    const doc = new SpreadsheetDocument(docId, name ?? `Spreadsheet ${n}`, this.clock);
+    const doc = new SpreadsheetDocument(docId, name ?? `Spreadsheet ${n}`, this.clock, this.cacheRules);
     this.documents.set(docId, doc);
     return doc;
   }
@@ -127,8 +134,18 @@ export class World {
 
   userCache(email: string): CacheStore {
     let cache = this.userCaches.get(email);
-    if (!cache) this.userCaches.set(email, (cache = new CacheStore(this.clock)));
+    if (!cache) this.userCaches.set(email, (cache = new CacheStore(this.clock, this.cacheRules)));
     return cache;
+  }
+
+  /** The network time of `requests` fetched side by side: the slowest one's (0 on a real clock). */
+  private latencyOf(requests: number): number {
+    if (this.clock.mode !== 'virtual') return 0;
+    const latency = this.extraLatencyMs;
+    if (typeof latency === 'number') return latency;
+    let slowest = 0;
+    for (let i = 0; i < Math.max(1, requests); i++) slowest = Math.max(slowest, latency());
+    return slowest;
   }
 
   private root(execution: Execution, name: string): object | undefined {
@@ -140,11 +157,15 @@ export class World {
         root = new SpreadsheetApp({ ui: this.ui, scopes: this.scopes, documents: this.documents }, execution);
         break;
       case 'PropertiesService':
-        root = new PropertiesService(execution, {
-          script: this.scriptProperties,
-          document: execution.document?.properties ?? null,
-          user: (email) => this.userStore(email),
-        });
+        root = new PropertiesService(
+          execution,
+          {
+            script: this.scriptProperties,
+            document: execution.document?.properties ?? null,
+            user: (email) => this.userStore(email),
+          },
+          this.propertyQuota,
+        );
         break;
       case 'CacheService':
         root = new CacheService(execution, {
@@ -160,7 +181,7 @@ export class World {
         root = new UrlFetchApp(execution, {
           log: this.fetches,
           calls: this.fetchCalls,
-          extraLatencyMs: this.clock.mode === 'virtual' ? this.extraLatencyMs : 0,
+          extraLatencyMs: (requests) => this.latencyOf(requests),
           now: () => this.clock.now(),
           scopes: this.scopes,
           allowlist: this.urlFetchAllowlist,
