@@ -129,6 +129,33 @@ describe('times', () => {
     }
   });
 
+  test("issue 30's large sheets in docs/guide.md are the last SHEETS.md run", () => {
+    /** "X min (Y × the bound; first day R min of trigger runtime, P Properties calls)" of a per-cell check line. */
+    const figures = (label: string): string => {
+      const line = sheets.split('\n').find((l) => l.startsWith(`- per-cell, ${label}`));
+      if (!line) throw new Error(`test/bench/SHEETS.md has no per-cell line "${label}"`);
+      const m =
+        /all filled in ([\d.]+) min \(([\d.]+) × the bound\), \d+ killed, first day ([\d.]+) min of trigger runtime and ([\d,]+) Properties calls/.exec(
+          line,
+        );
+      if (!m) throw new Error(`the per-cell line "${label}" of test/bench/SHEETS.md did not fill every cell`);
+      return `${m[1]} min (${m[2]} × the bound; first day ${m[3]} min of trigger runtime, ${m[4]} Properties calls)`;
+    };
+    const guide = flat('docs/guide.md');
+    const fetches = 'sandbox-basic, 30 side by side, background on, fetches 0.3–0.9 s (';
+    for (const [label, before] of [
+      [`5000 cells, ${fetches}`, 'every cell in'],
+      [`5 sheets × 1000 cells, ${fetches}`, '1,000 such cells in'],
+      [`one =DAPA(A2:A5001) range, ${fetches}`, 'range in'],
+    ]) {
+      const said = `${before} ${figures(label)}`;
+      expect({ said, in: guide.includes(said) }).toEqual({ said, in: true });
+    }
+    const nextDay = /next day (\d+) credits for 50 new rows/.exec(sheets)?.[1];
+    expect(nextDay).toBeDefined();
+    expect(guide).toContain(`50 new rows dragged below 500 kept ones bill ${nextDay} credits`);
+  });
+
   test("the entry plan's figures (per request, per minute, credits, 1,000 domains' time) are the sandbox's entry plan", () => {
     const plan = DEFAULT_CONFIG.keys['sandbox-basic'];
     const credits = (plan.monthlyCredits ?? 0).toLocaleString('en-US');

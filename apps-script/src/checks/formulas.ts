@@ -116,6 +116,13 @@ export function formulaKeys(cells: readonly FormulaCell[], unshown = false): str
   return [...new Set(cells.flatMap(keysOf))];
 }
 
+/** Whether the formula's result shows metrics for every domain of its range (read from the sheet). */
+function showsAll(c: FormulaCell): boolean {
+  if (!c.keys || c.keys.length === 0 || !c.shown) return false;
+  const shown = new Set(c.shown);
+  return c.keys.every((k) => shown.has(k));
+}
+
 /**
  * The formulas that need a check (those not up to date; with `since`, a refresh, all of them) and their domains that
  * are not kept (checked since then).
@@ -126,7 +133,11 @@ export function formulaWork(
   since?: number,
 ): { cells: FormulaCell[]; pending: string[] } {
   const all = dapaFormulaCells(spreadsheet);
-  const cells = since !== undefined ? all : all.filter((c) => !upToDate(spreadsheet, c));
+  // A formula that shows metrics for each of its domains needs nothing, whatever its slot says (a slot shared with
+  // formulas still filling stays marked partial, and refreshing its shown formulas each step would recalculate them
+  // all again and again); a refresh (`since`) takes them all.
+  const needed = (c: FormulaCell) => !upToDate(spreadsheet, c) && !showsAll(c);
+  const cells = since !== undefined ? all : all.filter(needed);
   const keys = formulaKeys(cells);
   const kept = readStoredRecords(baseUrl, keys, since);
   return { cells, pending: keys.filter((k) => !kept.has(k)) };
