@@ -58,6 +58,23 @@ function insertColumns(sheet, n) {
   s.insertColumnsAfter(s.getMaxColumns(), n);
 }
 function newSheet(name) { SpreadsheetApp.getActive().insertSheet(name); }
+function shrink(name) {
+  var ss = SpreadsheetApp.getActive();
+  var s = ss.getSheetByName(name);
+  s.insertRowsBefore(1, 10);
+  s.insertColumnsBefore(1, 4);
+  s.deleteColumns(2, 20);
+  s.deleteRows(5, 900);
+  return [s.getMaxRows(), s.getMaxColumns()];
+}
+function dropSheet(name) {
+  var ss = SpreadsheetApp.getActive();
+  ss.deleteSheet(ss.getSheetByName(name));
+}
+function deleteAllRows(name) {
+  var s = SpreadsheetApp.getActive().getSheetByName(name);
+  s.deleteRows(1, s.getMaxRows());
+}
 function hide(name) { SpreadsheetApp.getActive().getSheetByName(name).hideSheet(); }
 function timed(url) {
   var t0 = Date.now();
@@ -230,6 +247,21 @@ describe("a spreadsheet's ceilings: 10 million cells and 18,278 columns", () => 
     await g.run('hide', '_store');
     expect(g.cellsIn()).toBe(52_000);
     expect(g.hiddenCellsIn()).toBe(26_000);
+  });
+});
+
+describe('giving cells back', () => {
+  it('deletes rows, columns and sheets, so that the workbook shrinks', async () => {
+    const g = await load();
+    await g.run('newSheet', '_store');
+    expect(await g.run('shrink', '_store')).toEqual([110, 10]); // 1,010 × 30, less 900 rows and 20 columns
+    expect(g.cellsIn()).toBe(26_000 + 1_100);
+    await expect(g.run('deleteAllRows', '_store')).rejects.toThrow(
+      'Sorry, it is not possible to delete all non-frozen rows.',
+    );
+    await g.run('dropSheet', '_store');
+    expect(g.sheetSizes().map((s) => s.name)).toEqual(['Sheet1']);
+    await expect(g.run('dropSheet', 'Sheet1')).rejects.toThrow(/remove all the visible sheets/);
   });
 });
 
