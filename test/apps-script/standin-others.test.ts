@@ -2,6 +2,8 @@
 // (the script lock busy a given share of the time, items written into the script cache), the cache cap under Google's
 // reading and the observed one, the 10-million-cell and 18,278-column ceilings with Sheets' words, the Properties quota
 // per user across stores and per day, Sheet.appendRow, and how long each user's executions held each lock.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from './harness';
 import {
   PROPERTY_QUOTA_MESSAGE,
@@ -56,7 +58,32 @@ function insertColumns(sheet, n) {
   s.insertColumnsAfter(s.getMaxColumns(), n);
 }
 function newSheet(name) { SpreadsheetApp.getActive().insertSheet(name); }
+function shrink(name) {
+  var ss = SpreadsheetApp.getActive();
+  var s = ss.getSheetByName(name);
+  s.insertRowsBefore(1, 10);
+  s.insertColumnsBefore(1, 4);
+  s.deleteColumns(2, 20);
+  s.deleteRows(5, 900);
+  return [s.getMaxRows(), s.getMaxColumns()];
+}
+function dropSheet(name) {
+  var ss = SpreadsheetApp.getActive();
+  ss.deleteSheet(ss.getSheetByName(name));
+}
+function deleteAllRows(name) {
+  var s = SpreadsheetApp.getActive().getSheetByName(name);
+  s.deleteRows(1, s.getMaxRows());
+}
 function hide(name) { SpreadsheetApp.getActive().getSheetByName(name).hideSheet(); }
+function timed(url) {
+  var t0 = Date.now();
+  UrlFetchApp.fetch(url);
+  var one = Date.now() - t0;
+  t0 = Date.now();
+  UrlFetchApp.fetchAll([{ url: url }, { url: url }]);
+  return [one, Date.now() - t0];
+}
 function append(sheet, values) {
   var s = SpreadsheetApp.getActive().getSheetByName(sheet);
   for (var i = 0; i < values.length; i++) s.appendRow(values[i]);
@@ -223,6 +250,21 @@ describe("a spreadsheet's ceilings: 10 million cells and 18,278 columns", () => 
   });
 });
 
+describe('giving cells back', () => {
+  it('deletes rows, columns and sheets, so that the workbook shrinks', async () => {
+    const g = await load();
+    await g.run('newSheet', '_store');
+    expect(await g.run('shrink', '_store')).toEqual([110, 10]); // 1,010 × 30, less 900 rows and 20 columns
+    expect(g.cellsIn()).toBe(26_000 + 1_100);
+    await expect(g.run('deleteAllRows', '_store')).rejects.toThrow(
+      'Sorry, it is not possible to delete all non-frozen rows.',
+    );
+    await g.run('dropSheet', '_store');
+    expect(g.sheetSizes().map((s) => s.name)).toEqual(['Sheet1']);
+    await expect(g.run('dropSheet', 'Sheet1')).rejects.toThrow(/remove all the visible sheets/);
+  });
+});
+
 describe('Sheet.appendRow', () => {
   it('writes below the last row with content and adds a row when the sheet is full', async () => {
     const g = await load();
@@ -315,5 +357,24 @@ describe('how long each user held each lock', () => {
     await g.run('keep');
     expect(g.scriptLockHeldMs(g.owner)).toBeGreaterThanOrEqual(400);
     expect(g.scriptLockHeldMs(g.owner)).toBeLessThan(500);
+  });
+});
+
+describe('a network latency drawn per fetch', () => {
+  it('takes each draw for a fetch, and the slowest of its requests for a fetchAll', async () => {
+    const server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const draws = [300, 900, 600];
+      const g = await load({ virtualLatencyMs: () => draws.shift() ?? 0 });
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const [one, all] = await g.run<number[]>('timed', url);
+      expect(one).toBeGreaterThanOrEqual(300);
+      expect(one).toBeLessThan(400);
+      expect(all).toBeGreaterThanOrEqual(900);
+      expect(all).toBeLessThan(1_000);
+    } finally {
+      server.close();
+    }
   });
 });

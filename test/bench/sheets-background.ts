@@ -417,8 +417,10 @@ async function main(): Promise<void> {
   if (process.env.SHEETS_ONLY === 'B') {
     // One scenario alone, for a quick look while working on the background (nothing is written).
     const only = await sidebarScenario(BASE);
+    const calls = only.w.gas.propertiesCalls();
     await close(only.w);
     console.log(row(only.result));
+    console.log(`Properties calls: ${calls}`);
     return;
   }
   const only = process.env.SHEETS_ONLY;
