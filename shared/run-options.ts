@@ -34,6 +34,11 @@ export interface RunOptions {
    */
   inFlight?: number;
   /**
+   * The run's first request goes alone, the others only once it is answered (an execution that cannot know whether
+   * its network is blocked since the last one: a 403 then costs one request, not a window of them). Default false.
+   */
+  firstAlone?: boolean;
+  /**
    * Credits the run may spend: it never has more URLs sent and not yet answered than the credits left (a request
    * bills at most its URLs), so billed <= creditBudget whatever the server answers. Domains past it end as
    * retryable `credit_budget` skips, never sent (default: no ceiling).
@@ -55,6 +60,7 @@ export function resolve(options: RunOptions, known: number | undefined): Resolve
     left: 0,
     maxSend: Infinity,
     inFlight: 1,
+    firstAlone: false,
     creditBudget: Infinity,
     ...definedOnly(options),
   };

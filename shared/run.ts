@@ -47,6 +47,8 @@ export class CheckRun {
   private readonly entries: Entry[];
   private readonly domains = new Map<string, Domain>();
   private queue: string[] = [];
+  /** Whether any request of the run was answered (or failed): `firstAlone` holds the others until then. */
+  private answeredOnce = false;
   /** Requests sent and not answered yet, by id. */
   private readonly inflight = new Map<number, { keys: string[]; sentAt: number; probe: boolean }>();
   private nextId = 1;
@@ -103,7 +105,8 @@ export class CheckRun {
   /** What the driver should do now. */
   next(now: number): Step {
     this.lastNow = Math.max(this.lastNow, now);
-    if (this.finalOutcome || this.inflight.size >= this.options.inFlight) return this.settled();
+    const most = this.options.firstAlone && !this.answeredOnce ? 1 : this.options.inFlight;
+    if (this.finalOutcome || this.inflight.size >= most) return this.settled();
     for (const key of this.queue.splice(this.options.maxSend))
       this.settle(key, unfinished({ why: 'not_run' })(key));
     if (this.queue.length === 0)
@@ -149,6 +152,7 @@ export class CheckRun {
 
   /** The answer to request `id`: an HTTP answer, or a network failure. */
   receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
+    this.answeredOnce = true;
     this.lastNow = Math.max(this.lastNow, now);
     const sent = this.inflight.get(id);
     if (!sent) return; // a late answer after cancel(): ignore it

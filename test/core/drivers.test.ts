@@ -188,7 +188,13 @@ describe('pacing against the sandbox on a virtual clock', () => {
 
 describe('the sync driver that sends requests together (runSyncAll)', () => {
   /** `values` checked with up to `inFlight` requests a turn (2 URLs each), each turn answered 100 ms later. */
-  function together(values: string[], inFlight: number, failTurn?: number, cancelAfter = Infinity) {
+  function together(
+    values: string[],
+    inFlight: number,
+    failTurn?: number,
+    cancelAfter = Infinity,
+    firstAlone = false,
+  ) {
     const api = new ScriptedApi({ maxUrls: 2 });
     const window = {
       v: 1 as const,
@@ -199,7 +205,13 @@ describe('the sync driver that sends requests together (runSyncAll)', () => {
     const clock = new VirtualClock();
     const io = virtualIo(clock, api, { latencyMs: 100 });
     const turns: number[] = [];
-    const run = new CheckRun(values, { baseUrl: 'http://fake', deadline: 600_000, window, inFlight });
+    const run = new CheckRun(values, {
+      baseUrl: 'http://fake',
+      deadline: 600_000,
+      window,
+      inFlight,
+      firstAlone,
+    });
     const report = runSyncAll(run, {
       ...io,
       sendAll: (requests) => {
@@ -218,6 +230,13 @@ describe('the sync driver that sends requests together (runSyncAll)', () => {
     expect(turns).toEqual([3, 3]);
     expect(report.totals).toMatchObject({ records: 6, billed: 6, requests: 6, retries: 6 });
     expect(report.totals.responses.transient).toBe(3);
+  });
+
+  test("with firstAlone, the run's first request goes alone and the rest together once it is answered", () => {
+    const { report, turns } = together(domains(12, 'f'), 3, undefined, Infinity, true);
+    expect(turns).toEqual([1, 3, 2]);
+    expect(report.totals).toMatchObject({ records: 12, billed: 12, requests: 6 });
+    expect(together(domains(12, 'g'), 3).turns).toEqual([3, 3]);
   });
 
   test('a cancel between turns ends the rest as cancelled, with nothing more sent', () => {

@@ -37,6 +37,8 @@ export interface RunStart {
   jobLeft: number;
   /** Why the step cannot work at all (no key): it ends at once and says so. */
   stopped?: string;
+  /** The service answered this spreadsheet's previous step a short while ago: no single-request check first. */
+  answeredLately?: boolean;
 }
 
 /** A check of the formulas' domains: n of these keys may be sent, reusing results kept since `since`. */
@@ -133,9 +135,10 @@ export class BackgroundRun {
       room = { ...room, urls: 0, requests: 0, emptyAt: Math.max(now + 1000, room.emptyAt) };
     }
     const left = this.left;
-    // Every execution opens with a single request, whatever the last one saw: the address Apps Script fetches from
-    // is not fixed, so a block can start between two executions, and then it costs one request, not a window.
-    const first = this.sent === 0;
+    // Every execution's first request goes alone, whatever the last one saw (the address Apps Script fetches from is
+    // not fixed, so a block can start between two executions): inside the check (`firstAlone`), so a step whose last
+    // one was answered sends its window in one check; a first step, or one after a failure, probes as the planner says.
+    const first = this.sent === 0 && !this.start.answeredLately;
     const plan = planStep({
       now,
       room,

@@ -44,6 +44,8 @@ const BUDGETS: Record<Cadence, [startMs: number, deadlineMs: number]> = {
   hourly: [290_000, 330_000],
   sidebar: [20_000, 45_000],
 };
+/** A step this soon after one whose checks were answered sends its window in one check (its first request alone). */
+const ANSWERED_LATELY_MS = 5 * 60_000;
 /** A step's lease outlasts its deadline by this much (then it runs out by itself). */
 const LEASE_MARGIN_MS = 60_000;
 
@@ -255,6 +257,7 @@ function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Contex
       s.steps += 1;
       s.lastStepAt = startedAt;
       s.runtimeMs += now() - startedAt;
+      if (outcome.sent > 0 && !outcome.failed && !outcome.stopped) s.answeredAt = now();
     }
     s.name = name;
     s.billed = (s.billed ?? 0) + outcome.billed;
@@ -291,6 +294,7 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
       jobRunning: look.jobRunning,
       jobLeft: look.jobLeft,
       stopped: apiKey ? undefined : NO_KEY,
+      answeredLately: (look.state.answeredAt ?? -Infinity) > now() - ANSWERED_LATELY_MS,
     });
     return closeStep(look, drive(run, context), context);
   } finally {

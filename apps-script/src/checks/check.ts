@@ -58,7 +58,7 @@ export interface Check {
 
 /** A mode's options, resolved once: the core's run options, the reuse and keeping of results, the driver. */
 export interface Policy {
-  run: Pick<RunOptions, 'waitForRateLimits' | 'maxSend' | 'left' | 'inFlight'>;
+  run: Pick<RunOptions, 'waitForRateLimits' | 'maxSend' | 'left' | 'inFlight' | 'firstAlone'>;
   reuse: Reuse;
   keep: boolean;
   /** Every request the window allows goes out together (runSyncAll over fetchAll). */
@@ -77,7 +77,14 @@ export function policyOf(mode: CheckMode): Policy {
       cancelled: mode.cancelled,
     };
   return {
-    run: { waitForRateLimits: false, maxSend: mode.maxSend, left: mode.left, inFlight: Infinity },
+    // An execution's first request goes alone whatever the last one saw (a block may start between two).
+    run: {
+      waitForRateLimits: false,
+      maxSend: mode.maxSend,
+      left: mode.left,
+      inFlight: Infinity,
+      firstAlone: true,
+    },
     reuse: mode.reuse,
     keep: true,
     parallel: true,

@@ -40,6 +40,8 @@ export interface BackgroundState {
   refreshSince?: number;
   /** Server failures in a row; the background gives up after a few. */
   failures?: number;
+  /** When a step's checks were last answered without a failure (a step soon after sends its window in one check). */
+  answeredAt?: number;
 }
 
 /**
