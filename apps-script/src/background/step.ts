@@ -155,7 +155,9 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
   const keys = action.keys.filter((k) => !inFlight.has(k));
   markInFlight(context.baseUrl, keys.slice(0, 2 * n + 50), context.turn.deadline); // what it may send, and some
   try {
-    return checkedOf(checkFormulasNow(keys, n, since, context, window));
+    const { apiKey, baseUrl, turn } = context;
+    const mode = { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length } as const;
+    return checkedOf(checkValues(keys, { mode, apiKey, baseUrl, deadline: turn.deadline, window }));
   } finally {
     markInFlight(context.baseUrl, [], 0);
   }
@@ -176,22 +178,7 @@ function markInFlight(baseUrl: string, keys: readonly string[], until: number): 
   }
 }
 
-function checkFormulasNow(
-  keys: readonly string[],
-  n: number,
-  since: number | undefined,
-  context: Context,
-  window?: WindowSnapshot,
-) {
-  return checkValues(keys, {
-    mode: { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length },
-    apiKey: context.apiKey,
-    baseUrl: context.baseUrl,
-    deadline: context.turn.deadline,
-    window,
-  });
-}
-
+/** What a check of formula domains moved, for the run. */
 function checkedOf(report: ReturnType<typeof checkValues>): Checked {
   const done = report.outcomes.filter((o) => o.kind === 'record' || !o.retryable).flatMap((o) => o.key ?? []);
   const final = report.outcomes.filter((o) => o.kind === 'record' || (o.kind === 'skip' && !o.retryable));
