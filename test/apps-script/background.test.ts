@@ -213,26 +213,35 @@ describe('a Retry-After without rate-limit headers', () => {
 });
 
 describe('the daily trigger quota', () => {
-  it('stops the steps when it is spent, and the hourly watch resumes them the next day; nothing is lost', async () => {
-    await gas.close();
-    gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, triggerQuotaMs: 3_000 });
-    // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it.
-    const day = Math.floor(gas.clock.now() / 86_400_000) + 1;
-    gas.clock.advance(day * 86_400_000 - 3_600_000 - gas.clock.now());
-    const list = domains(400, 'quota');
-    gas.sheet.setValues(
-      'A2:A401',
-      list.map((d) => [d]),
-    );
-    await gas.run('startBackground');
-    await gas.edit('B2', '=DAPA(A2:A401)');
-    await gas.runTriggers({ until: (day + 1) * 86_400_000, stop: () => filled('B2:E401', 400) === 400 });
-    expect(gas.refusedTriggers.length).toBeGreaterThan(0);
-    expect(gas.refusedTriggers[0].at).toBeLessThan(day * 86_400_000);
-    expect(filled('B2:E401', 400)).toBe(400);
-    expect(gas.clock.now()).toBeGreaterThan(day * 86_400_000);
-    expect(stats().billed).toBe(400);
-  });
+  it.each(['first-request', 'utc-day'] as const)(
+    'stops the steps when it is spent, and the hourly watch resumes them when it is back (%s); nothing is lost',
+    async (quotaReset) => {
+      await gas.close();
+      gas = await virtualStandIn(sandbox, KEY, CONFIG, {
+        virtualLatencyMs: 300,
+        triggerQuotaMs: 3_000,
+        quotaReset,
+      });
+      // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it (at midnight, or 24
+      // hours after the first step).
+      const day = Math.floor(gas.clock.now() / 86_400_000) + 1;
+      gas.clock.advance(day * 86_400_000 - 3_600_000 - gas.clock.now());
+      const list = domains(400, `quota-${quotaReset}`);
+      gas.sheet.setValues(
+        'A2:A401',
+        list.map((d) => [d]),
+      );
+      const billedBefore = stats()?.billed ?? 0;
+      await gas.run('startBackground');
+      await gas.edit('B2', '=DAPA(A2:A401)');
+      await gas.runTriggers({ until: (day + 2) * 86_400_000, stop: () => filled('B2:E401', 400) === 400 });
+      expect(gas.refusedTriggers.length).toBeGreaterThan(0);
+      expect(gas.refusedTriggers[0].at).toBeLessThan(day * 86_400_000);
+      expect(filled('B2:E401', 400)).toBe(400);
+      expect(gas.clock.now()).toBeGreaterThan(day * 86_400_000);
+      expect(stats().billed - billedBefore).toBe(400);
+    },
+  );
 });
 
 describe('the result store', () => {

@@ -41,6 +41,10 @@
  *                                                the daily trigger runtime quota (`account`)
  *   gas.triggerRuntimeMs(day?)                   trigger runtime used (all days, or one UTC day number)
  *   gas.propertiesCalls(user?, day?)             Properties calls (all three stores) of a user / everyone, one UTC day / all
+ *   gas.urlFetchCalls(user?, day?)               URL fetches of a user / everyone, one UTC day / all
+ *   gas.spendDailyQuota(user, service, n)        a user's use of a daily quota elsewhere ('properties' | 'urlfetch' |
+ *                                                'trigger-runtime', ms); gas.dailyQuotaOf(user, service): used, limit,
+ *                                                when it comes back (24 h after the first use, or `quotaReset`)
  *   gas.scriptLockHeldMs(user?) / documentLockHeldMs(user?) / userLockHeldMs(user?)   how long a user's executions
  *                                                held each kind of lock
  *   gas.cellsIn(id?) / hiddenCellsIn(id?) / sheetSizes(id?)   a spreadsheet's grid cells (all sheets / hidden ones /
@@ -66,6 +70,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CacheStore } from './standin/cache';
+import type { DailyService } from './standin/daily-quota';
 import { SharedClock } from '../sandbox/virtual';
 import type { MetadataVisibility } from './standin/developer-metadata';
 import { Edits } from './standin/edits';
@@ -148,6 +153,7 @@ export class AppsScriptStandIn {
     this.triggerRunner = new TriggerRunner(this.session, this.executor, this.recalculation, this.sidebar, {
       delay: typeof delay === 'function' ? delay : () => delay,
       quotaMs: options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'],
+      reset: options.quotaReset,
     });
     this.edits = new Edits(this.session, this.triggerRunner, this.recalculation);
     this.refusedTriggers = this.triggerRunner.refused;
@@ -367,6 +373,32 @@ export class AppsScriptStandIn {
    */
   propertiesCalls(user?: string, day?: number): number {
     return this.world.propertyQuota.calls(user, day);
+  }
+
+  /** URL fetches of `user` (default: everyone) on UTC day `day` (default: all days); 20,000 a user in 24 hours. */
+  urlFetchCalls(user?: string, day?: number): number {
+    return this.world.fetchQuota.total(user, day);
+  }
+
+  /** One of Google's daily per-user quotas: Properties calls, URL fetches, trigger runtime (ms). */
+  private dailyQuota(service: DailyService) {
+    if (service === 'properties') return this.world.propertyQuota;
+    if (service === 'urlfetch') return this.world.fetchQuota;
+    return this.triggerRunner.runtime;
+  }
+
+  /**
+   * What `user` spent of a daily quota elsewhere (other spreadsheets, other scripts): `amount` calls (or ms of trigger
+   * runtime) counted now, as if used a moment ago; their window opens now if none is open.
+   */
+  spendDailyQuota(user: string, service: DailyService, amount: number): void {
+    this.dailyQuota(service).add(user, amount);
+  }
+
+  /** What `user` has used of a daily quota in their current window, and when it comes back (ms; undefined: none open). */
+  dailyQuotaOf(user: string, service: DailyService): { used: number; limit: number; resetsAt?: number } {
+    const quota = this.dailyQuota(service);
+    return { used: quota.used(user), limit: quota.limit, resetsAt: quota.resetsAt(user) };
   }
 
   /** How long `user`'s executions (default: everyone's) held the script lock (ms). */

@@ -8,6 +8,7 @@ import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from './harn
 import {
   PROPERTY_QUOTA_MESSAGE,
   SHEET_COLUMNS_MESSAGE,
+  URL_FETCH_QUOTA_MESSAGE,
   WORKBOOK_CELLS_MESSAGE,
   WORKBOOK_MAX_CELLS,
 } from './standin/limits';
@@ -83,6 +84,20 @@ function timed(url) {
   t0 = Date.now();
   UrlFetchApp.fetchAll([{ url: url }, { url: url }]);
   return [one, Date.now() - t0];
+}
+function fetchTimes(url, n) {
+  for (var i = 0; i < n; i++) UrlFetchApp.fetch(url);
+  return n;
+}
+function work(ms) {
+  Utilities.sleep(ms);
+}
+function everyTenMinutes() {
+  ScriptApp.newTrigger('tick').timeBased().after(600000).create();
+}
+function tick() {
+  Utilities.sleep(300000);
+  ScriptApp.newTrigger('tick').timeBased().after(60000).create();
 }
 function append(sheet, values) {
   var s = SpreadsheetApp.getActive().getSheetByName(sheet);
@@ -329,6 +344,85 @@ describe('the Properties quota: 50,000 calls a day per user, across stores', () 
     g.clock.advance(24 * 3_600_000);
     await expect(g.run('propertyCalls', 3)).resolves.toBe(3);
   });
+});
+
+describe("Google's daily quotas per user: URL Fetch, what was spent elsewhere, trigger runtime, both readings", () => {
+  let server: http.Server;
+  let url = '';
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => server.close());
+
+  it("refuses the 20,001st fetch of a user with Google's text until 24 hours after their first", async () => {
+    const g = await load();
+    await g.run('fetchTimes', url, 1);
+    g.clock.advance(3_600_000);
+    g.spendDailyQuota(g.owner, 'urlfetch', 19_998); // their other scripts
+    await expect(g.run('fetchTimes', url, 1)).resolves.toBe(1);
+    await expect(g.run('fetchTimes', url, 1)).rejects.toThrow(URL_FETCH_QUOTA_MESSAGE);
+    expect(g.urlFetchCalls(g.owner)).toBe(20_000);
+    // Another user has their own quota; the owner's comes back 24 hours after the first fetch, not after the last.
+    await expect(g.runWith({ user: 'b@example.com' }, 'fetchTimes', url, 2)).resolves.toBe(2);
+    g.clock.advance(23 * 3_600_000 - 1_000);
+    await expect(g.run('fetchTimes', url, 1)).rejects.toThrow(URL_FETCH_QUOTA_MESSAGE);
+    g.clock.advance(1_000);
+    await expect(g.run('fetchTimes', url, 1)).resolves.toBe(1);
+    expect(g.dailyQuotaOf(g.owner, 'urlfetch')).toMatchObject({ used: 1, limit: 20_000 });
+  });
+
+  it('counts Properties calls spent on other sheets in the same window', async () => {
+    const g = await load();
+    const opened = g.clock.now();
+    g.spendDailyQuota(g.owner, 'properties', 49_990);
+    await expect(g.run('propertyCalls', 10)).resolves.toBe(10);
+    await expect(g.run('propertyCalls', 1)).rejects.toThrow(PROPERTY_QUOTA_MESSAGE);
+    const quota = g.dailyQuotaOf(g.owner, 'properties');
+    expect(quota.used).toBe(50_000);
+    expect(quota.resetsAt).toBe(opened + 86_400_000);
+  });
+
+  it("under the other reading ('utc-day') gives the quota back at midnight UTC", async () => {
+    const g = await load({ quotaReset: 'utc-day' });
+    const midnight = (Math.floor(g.clock.now() / 86_400_000) + 2) * 86_400_000;
+    g.clock.advance(midnight - 3_600_000 - g.clock.now()); // 23:00 UTC
+    g.spendDailyQuota(g.owner, 'properties', 50_000);
+    await expect(g.run('propertyCalls', 1)).rejects.toThrow(PROPERTY_QUOTA_MESSAGE);
+    expect(g.dailyQuotaOf(g.owner, 'properties').resetsAt).toBe(midnight);
+    g.clock.advance(3_600_000);
+    await expect(g.run('propertyCalls', 1)).resolves.toBe(1);
+  });
+
+  it.each(['first-request', 'utc-day'] as const)(
+    'stops triggers once the trigger runtime is spent, until it comes back (%s)',
+    async (quotaReset) => {
+      // Five-minute steps against a 30-minute quota, starting at 20:00 UTC.
+      const g = await load({ quotaReset, triggerQuotaMs: 30 * 60_000, triggerDelayMs: 0 });
+      const midnight = (Math.floor(g.clock.now() / 86_400_000) + 2) * 86_400_000;
+      g.clock.advance(midnight - 4 * 3_600_000 - g.clock.now());
+      const first = g.clock.now() + 600_000;
+      await g.run('everyTenMinutes');
+      await g.runTriggers({ until: first + 25 * 3_600_000, stop: () => g.refusedTriggers.length > 0 });
+      expect(g.triggerRuntimeMs()).toBeGreaterThanOrEqual(30 * 60_000);
+      const refused = g.refusedTriggers[0].at;
+      expect(refused).toBeLessThan(first + 3_600_000);
+      // The refused trigger is gone; a new one is refused until the quota comes back.
+      const expected = quotaReset === 'utc-day' ? midnight : first + 86_400_000;
+      const back = g.dailyQuotaOf(g.owner, 'trigger-runtime').resetsAt as number;
+      expect(back).toBeGreaterThanOrEqual(expected);
+      expect(back).toBeLessThan(expected + 1_000);
+      await g.run('everyTenMinutes');
+      const before = g.triggerRuntimeMs();
+      await g.runTriggers({ until: back - 1_000 });
+      expect(g.triggerRuntimeMs()).toBe(before);
+      g.clock.advance(back - g.clock.now());
+      await g.run('everyTenMinutes');
+      await g.runTriggers({ until: back + 700_000 });
+      expect(g.triggerRuntimeMs()).toBeGreaterThan(before);
+    },
+  );
 });
 
 describe('how long each user held each lock', () => {

@@ -31,6 +31,7 @@ export const PROPERTY_QUOTA_MESSAGE = 'Service invoked too many times for one da
 
 /** UrlFetchApp: 20,000 calls a day, URL ≤ 2 KB, ≤ 100 headers, response ≤ 50 MB; a fetch gives up after 60 s. */
 export const URL_FETCH_CALLS_PER_DAY = 20_000;
+export const URL_FETCH_QUOTA_MESSAGE = 'Service invoked too many times for one day: urlfetch.';
 export const URL_FETCH_URL_MAX_CHARS = 2 * 1024;
 export const URL_FETCH_MAX_HEADERS = 100;
 export const URL_FETCH_RESPONSE_MAX_BYTES = 50 * 1024 * 1024;

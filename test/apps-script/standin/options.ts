@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { ClockMode } from '../../sandbox/virtual';
 import { manifestAllowlist } from './allowlist';
 import type { CacheEviction } from './cache';
+import type { QuotaReset } from './daily-quota';
 import { CACHE_MAX_EXPIRATION_S } from './limits';
 import { KNOWN_SCOPES, manifestScopes, ScopeTable } from './scopes';
 import type { InstallAs, TriggerRecord } from './script-app';
@@ -57,6 +58,12 @@ export interface LoadOptions {
   account?: 'consumer' | 'workspace';
   /** A daily trigger runtime quota of this many ms instead (to test what happens when it runs out). */
   triggerQuotaMs?: number;
+  /**
+   * When a user's daily quotas (Properties calls, URL fetches, trigger runtime) come back: `'first-request'` (default,
+   * Google's quotas page: "Quotas are per user and reset 24 hours after the first request") or `'utc-day'` (the
+   * other reading users report: at a fixed time of day, here midnight UTC). Set before the first use.
+   */
+  quotaReset?: QuotaReset;
   /**
    * The scopes the project declares, instead of the manifest's oauthScopes (appsscript.json beside Code.js; a
    * manifest without oauthScopes declares every scope the stand-in knows, as Apps Script detects them).
@@ -148,6 +155,7 @@ export function configureWorld(world: World, options: LoadOptions, projectDir: s
       manifestAllowlist(fs.readFileSync(path.join(projectDir, 'appsscript.json'), 'utf8')) ?? [];
   else if (Array.isArray(allowlist)) world.urlFetchAllowlist = allowlist;
   world.cacheRules.eviction = options.cacheEviction ?? 'observed';
+  world.propertyQuota.reset = world.fetchQuota.reset = options.quotaReset ?? 'first-request';
   if (options.otherUsers) {
     const others = options.otherUsers;
     world.locks.heldByOthers(others.scriptLockBusy, others.sectionMs);

@@ -2,16 +2,15 @@
 // and the 50,000 calls a day counted per user across all three stores (PropertyQuota).
 import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
+import { DailyQuota } from './daily-quota';
 import {
   PROPERTY_CALLS_PER_DAY,
   PROPERTY_QUOTA_MESSAGE,
   PROPERTY_STORE_MAX_BYTES,
   PROPERTY_VALUE_MAX_BYTES,
-  QUOTA_WINDOW_MS,
 } from './limits';
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
-const DAY_MS = 86_400_000;
 
 /**
  * The Properties quota as Google counts it: "Properties read/write: 50,000 / day" (consumer accounts), and "Quotas are
@@ -19,37 +18,14 @@ const DAY_MS = 86_400_000;
  * across the user, document and script stores: a user's window opens with their first call and lasts 24 hours; past
  * 50,000 calls in it a call throws Google's text. For reports the calls are also kept per user and UTC day.
  */
-export class PropertyQuota {
-  private readonly windows = new Map<string, { start: number; calls: number }>();
-  private readonly byDay = new Map<string, Map<number, number>>();
-
-  constructor(
-    private readonly now: () => number,
-    private readonly perDay = PROPERTY_CALLS_PER_DAY,
-  ) {}
-
-  /** One call of `user`; throws past the quota (a refused call is not counted). */
-  count(user: string): void {
-    const now = this.now();
-    let window = this.windows.get(user);
-    if (!window || now >= window.start + QUOTA_WINDOW_MS)
-      this.windows.set(user, (window = { start: now, calls: 0 }));
-    if (window.calls >= this.perDay) throw new AppsScriptException(PROPERTY_QUOTA_MESSAGE);
-    window.calls += 1;
-    let days = this.byDay.get(user);
-    if (!days) this.byDay.set(user, (days = new Map()));
-    const day = Math.floor(now / DAY_MS);
-    days.set(day, (days.get(day) ?? 0) + 1);
+export class PropertyQuota extends DailyQuota {
+  constructor(now: () => number, perDay = PROPERTY_CALLS_PER_DAY) {
+    super(now, perDay, PROPERTY_QUOTA_MESSAGE);
   }
 
   /** Calls of `user` (default: everyone) on UTC day `day` (floor(ms / 86,400,000); default: all days). */
   calls(user?: string, day?: number): number {
-    let total = 0;
-    for (const [who, days] of this.byDay) {
-      if (user !== undefined && who !== user) continue;
-      for (const [d, n] of days) if (day === undefined || d === day) total += n;
-    }
-    return total;
+    return this.total(user, day);
   }
 }
 

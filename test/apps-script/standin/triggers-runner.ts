@@ -2,6 +2,7 @@
 // "the time may be slightly randomized"), interleaved with the open sidebar's calls, within the owner's daily
 // trigger runtime quota; fire() runs one trigger's execution (edits.ts fires onEdit triggers through it).
 import type { SharedClock } from '../../sandbox/virtual';
+import { DailyQuota, type QuotaReset } from './daily-quota';
 import type { Executions } from './executions';
 import { DEFAULT_TRIGGER_LATENESS_MS, TRIGGER_QUOTA_MESSAGE } from './limits';
 import type { Recalculation } from './recalculation';
@@ -9,8 +10,6 @@ import type { InstallAs, TriggerRecord } from './script-app';
 import type { Session } from './session';
 import type { SidebarTimer } from './sidebar-timer';
 import { DEFAULT_SPREADSHEET_ID } from './world';
-
-const DAY_MS = 86_400_000;
 
 /** A seeded lateness uniform between the default bounds (0–60 s), so a run repeats exactly. */
 export function uniformLateness(
@@ -37,11 +36,13 @@ export interface TriggerRunnerOptions {
   delay: (trigger: TriggerRecord) => number;
   /** The daily trigger runtime quota per user (ms). */
   quotaMs: number;
+  /** When a user's trigger runtime comes back (default: 24 hours after their first trigger of the window). */
+  reset?: QuotaReset;
 }
 
 export class TriggerRunner {
-  /** Trigger runtime per user and UTC day ("user:day" → ms). */
-  private readonly runtime = new Map<string, number>();
+  /** Trigger runtime per user: the window (see daily-quota.ts) and the report per UTC day. */
+  readonly runtime: DailyQuota;
   /** Trigger executions refused because the day's quota was spent. */
   readonly refused: UnfiredTrigger[] = [];
   /** Lateness drawn for each firing ("id:dueAt"), so a deferred firing keeps its draw. */
@@ -57,7 +58,14 @@ export class TriggerRunner {
     private readonly recalculation: Recalculation,
     private readonly sidebar: SidebarTimer,
     private readonly options: TriggerRunnerOptions,
-  ) {}
+  ) {
+    this.runtime = new DailyQuota(
+      () => this.clock.now(),
+      options.quotaMs,
+      TRIGGER_QUOTA_MESSAGE,
+      options.reset ?? 'first-request',
+    );
+  }
 
   private get clock(): SharedClock {
     return this.session.clock;
@@ -69,17 +77,14 @@ export class TriggerRunner {
 
   /** Trigger runtime used (ms): on one UTC day (day number = floor(ms / 86,400,000)), or on all days. */
   runtimeMs(day?: number): number {
-    let total = 0;
-    for (const [key, ms] of this.runtime) if (day === undefined || key.endsWith(`:${day}`)) total += ms;
-    return total;
+    return this.runtime.total(undefined, day);
   }
 
   /** Runs one trigger's execution as its owner, unless the owner's trigger runtime for the day is spent. */
   async fire(trigger: TriggerRecord, event: Record<string, unknown>): Promise<void> {
     const world = this.session.world;
     const started = this.clock.now();
-    const key = `${trigger.user}:${Math.floor(started / DAY_MS)}`;
-    if ((this.runtime.get(key) ?? 0) >= this.options.quotaMs) {
+    if (!this.runtime.allows(trigger.user)) {
       this.refused.push({ id: trigger.id, handler: trigger.handler, at: started });
       world.logs.push({
         executionId: 0,
@@ -107,7 +112,7 @@ export class TriggerRunner {
       triggerKind: trigger.kind,
     });
     const elapsed = record?.elapsedMs ?? this.clock.now() - started;
-    this.runtime.set(key, (this.runtime.get(key) ?? 0) + elapsed);
+    this.runtime.add(trigger.user, elapsed);
   }
 
   /**

@@ -9,7 +9,6 @@ import { AppsScriptException, noPermission } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import { SCOPES, type ScopeTable } from './scopes';
 import {
-  URL_FETCH_CALLS_PER_DAY,
   URL_FETCH_MAX_HEADERS,
   URL_FETCH_RESPONSE_MAX_BYTES,
   URL_FETCH_TIMEOUT_MS,
@@ -30,7 +29,8 @@ export interface FetchRecord {
 
 export interface FetchContext {
   log: FetchRecord[];
-  calls: { count: number };
+  /** The URL Fetch quota: counts one call of the execution's user, or throws Google's text past it. */
+  count(execution: Execution): void;
   /**
    * Extra stand-in milliseconds a fetch takes (virtual network latency), besides the real time it took: `requests`
    * sent side by side (fetchAll) take as long as the slowest.
@@ -196,9 +196,7 @@ export class UrlFetchApp extends AppsScriptObject {
   }
 
   async _fetch(urlArg: unknown, params: unknown): Promise<HTTPResponse> {
-    if (++this.context.calls.count > URL_FETCH_CALLS_PER_DAY) {
-      throw new AppsScriptException('Service invoked too many times for one day: urlfetch.');
-    }
+    this.context.count(this.execution);
     const urlText = String(urlArg);
     if (urlText.length > URL_FETCH_URL_MAX_CHARS)
       throw new AppsScriptException('Limit Exceeded: URL Fetch URL Length.');

@@ -7,6 +7,8 @@ import { AppsScriptException } from './errors';
 import { AppsScriptObject, type Execution } from './execution';
 import { LockService, LockTable } from './lock';
 import { PropertiesService, PropertyQuota, PropertyStore } from './properties';
+import { DailyQuota } from './daily-quota';
+import { URL_FETCH_CALLS_PER_DAY, URL_FETCH_QUOTA_MESSAGE } from './limits';
 import type { HandleRef, RpcReply, Target } from './protocol';
 import { type AuthorizationPrompt, KNOWN_SCOPES, ScopeTable } from './scopes';
 import { ScriptApp, TriggerTable } from './script-app';
@@ -69,7 +71,8 @@ export class World {
   readonly propertyQuota: PropertyQuota;
   readonly triggers = new TriggerTable();
   readonly fetches: FetchRecord[] = [];
-  readonly fetchCalls = { count: 0 };
+  /** URL fetches per user: 20,000 a day, the window as the Properties quota's. */
+  readonly fetchQuota: DailyQuota;
   readonly logs: LogLine[] = [];
   /** Virtual clock only: stand-in ms a fetch takes on the network (a number, or drawn per request). */
   extraLatencyMs: number | (() => number) = 0;
@@ -90,6 +93,7 @@ export class World {
   ) {
     this.scriptCache = new CacheStore(clock, this.cacheRules);
     this.propertyQuota = new PropertyQuota(() => clock.now());
+    this.fetchQuota = new DailyQuota(() => clock.now(), URL_FETCH_CALLS_PER_DAY, URL_FETCH_QUOTA_MESSAGE);
     this.timeline = clock.mode === 'virtual' ? new VirtualTimeline(clock) : new RealTimeline(clock);
     this.locks.timeline = this.timeline;
     this.locks.clock = clock;
@@ -180,7 +184,7 @@ export class World {
       case 'UrlFetchApp':
         root = new UrlFetchApp(execution, {
           log: this.fetches,
-          calls: this.fetchCalls,
+          count: (e) => this.fetchQuota.count(e.user),
           extraLatencyMs: (requests) => this.latencyOf(requests),
           now: () => this.clock.now(),
           scopes: this.scopes,
