@@ -1,0 +1,82 @@
+// Google's daily quotas (Properties calls, URL fetches, trigger runtime) spent: every =DAPA cell, the sidebar and the
+// menu say so in the project's words (never Google's text, never #ERROR!), and the work goes on by itself after
+// Google's reset: cells filled, nothing billed twice. Through the built bundle on a virtual clock, under both readings
+// of when a quota comes back (24 hours after the first use, Google's words; or at a fixed time of day).
+import type { SandboxConfig } from '../sandbox/handler';
+import type { VirtualSandbox } from '../sandbox/virtual';
+import type { AppsScriptStandIn, LoadOptions } from './harness';
+import type { QuotaReset } from './standin/daily-quota';
+import { domains, metricRows, useVirtualSandbox, virtualStandIn } from './support';
+
+jest.setTimeout(600_000);
+
+const KEY = 'quotas-entry'; // the entry plan: 5 URLs a request, 60 URLs a minute
+const CONFIG: SandboxConfig = { keys: { [KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 60 } } };
+const HOUR = 3_600_000;
+const GOOGLE_TEXT = /Service invoked too many times|too much computer time|Exception/;
+
+let sandbox: VirtualSandbox;
+let gas: AppsScriptStandIn | undefined;
+useVirtualSandbox(CONFIG, (s) => (sandbox = s));
+afterEach(async () => {
+  await gas?.close();
+  gas = undefined;
+});
+
+async function open(options: LoadOptions): Promise<AppsScriptStandIn> {
+  gas = await virtualStandIn(sandbox, KEY, CONFIG, {
+    virtualLatencyMs: 300,
+    serviceCallMs: 15,
+    customFunctionsAtOnce: 30,
+    ...options,
+  });
+  return gas;
+}
+
+const stats = () => sandbox.sandbox.stats()[KEY];
+const billedTwice = () => Object.values(stats()?.billedByDomain ?? {}).filter((n) => n > 1).length;
+
+/** What every cell of B2:B(n+1) shows: its value, and the #ERROR! note when there is one. */
+function shown(g: AppsScriptStandIn, n: number): string[] {
+  return g.sheet
+    .getValues(`B2:B${n + 1}`)
+    .map((row, i) => (String(row[0]).startsWith('#') ? `${row[0]} ${g.sheet.getNote(`B${i + 2}`)}` : String(row[0])));
+}
+
+/** Domains in A2:A(n+1) and =DAPA(A{r}) beside each, entered as one drag. */
+async function dragDown(g: AppsScriptStandIn, list: readonly string[]): Promise<void> {
+  g.sheet.setValues(
+    `A2:A${list.length + 1}`,
+    list.map((d) => [d]),
+  );
+  for (let r = 3; r <= list.length + 1; r++) g.sheet.setFormula(`B${r}`, `=DAPA(A${r})`);
+  await g.edit('B2', '=DAPA(A2)');
+}
+
+describe.each(['first-request', 'utc-day'] as QuotaReset[])(
+  "Google's Properties quota spent on other sheets (%s)",
+  (quotaReset) => {
+    it('500 per-cell cells with background checks on: no cell shows Google\'s text, all fill after the reset, each billed once', async () => {
+      const g = await open({ quotaReset });
+      const n = 500;
+      await g.run('startBackground');
+      // The owner's other spreadsheets used 49,500 of the day's 50,000 calls.
+      g.spendDailyQuota(g.owner, 'properties', 49_500);
+      const resetsAt = g.dailyQuotaOf(g.owner, 'properties').resetsAt as number;
+      await dragDown(g, domains(n, `quota-${quotaReset}`));
+      const first = shown(g, n);
+      expect(first.filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
+      const waiting = first.filter((v) => /daily limit/.test(v));
+      expect(waiting.length).toBeGreaterThan(0);
+      expect(waiting[0]).toMatch(/by itself/);
+      // Triggers run until every cell is filled, at most 30 hours.
+      await g.runTriggers({ until: g.clock.now() + 30 * HOUR, stop: () => metricRows(g, `B2:B${n + 1}`) === n });
+      const last = shown(g, n);
+      expect(last.filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
+      expect(metricRows(g, `B2:B${n + 1}`)).toBe(n);
+      expect(g.clock.now()).toBeGreaterThan(resetsAt);
+      expect(stats()?.billed).toBe(n);
+      expect(billedTwice()).toBe(0);
+    });
+  },
+);
