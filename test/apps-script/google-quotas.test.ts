@@ -40,7 +40,9 @@ const billedTwice = () => Object.values(stats()?.billedByDomain ?? {}).filter((n
 function shown(g: AppsScriptStandIn, n: number): string[] {
   return g.sheet
     .getValues(`B2:B${n + 1}`)
-    .map((row, i) => (String(row[0]).startsWith('#') ? `${row[0]} ${g.sheet.getNote(`B${i + 2}`)}` : String(row[0])));
+    .map((row, i) =>
+      String(row[0]).startsWith('#') ? `${row[0]} ${g.sheet.getNote(`B${i + 2}`)}` : String(row[0]),
+    );
 }
 
 /** Domains in A2:A(n+1) and =DAPA(A{r}) beside each, entered as one drag. */
@@ -56,7 +58,7 @@ async function dragDown(g: AppsScriptStandIn, list: readonly string[]): Promise<
 describe.each(['first-request', 'utc-day'] as QuotaReset[])(
   "Google's Properties quota spent on other sheets (%s)",
   (quotaReset) => {
-    it('500 per-cell cells with background checks on: no cell shows Google\'s text, all fill after the reset, each billed once', async () => {
+    it("500 per-cell cells with background checks on: no cell shows Google's text, all fill after the reset, each billed once", async () => {
       const g = await open({ quotaReset });
       const n = 500;
       await g.run('startBackground');
@@ -70,7 +72,10 @@ describe.each(['first-request', 'utc-day'] as QuotaReset[])(
       expect(waiting.length).toBeGreaterThan(0);
       expect(waiting[0]).toMatch(/by itself/);
       // Triggers run until every cell is filled, at most 30 hours.
-      await g.runTriggers({ until: g.clock.now() + 30 * HOUR, stop: () => metricRows(g, `B2:B${n + 1}`) === n });
+      await g.runTriggers({
+        until: g.clock.now() + 30 * HOUR,
+        stop: () => metricRows(g, `B2:B${n + 1}`) === n,
+      });
       const last = shown(g, n);
       expect(last.filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
       expect(metricRows(g, `B2:B${n + 1}`)).toBe(n);

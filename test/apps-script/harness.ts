@@ -375,6 +375,14 @@ export class AppsScriptStandIn {
     return this.world.propertyQuota.calls(user, day);
   }
 
+  /** Items the script wrote into every cache (script, users', documents'), each key of a putAll one. */
+  cacheWrites(): number {
+    let total = this.world.scriptCache.written;
+    for (const cache of this.world.userCaches.values()) total += cache.written;
+    for (const doc of this.world.documents.values()) total += doc.cache.written;
+    return total;
+  }
+
   /** URL fetches of `user` (default: everyone) on UTC day `day` (default: all days); 20,000 a user in 24 hours. */
   urlFetchCalls(user?: string, day?: number): number {
     return this.world.fetchQuota.total(user, day);

@@ -16,6 +16,7 @@ import { measuredLine, measuredSourceHash } from '../publishing/measured-source'
 import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
 import {
   issue30Runs,
+  issue34Runs,
   PER_CELL_HEADER,
   perCellCheck,
   perCellRow,
@@ -624,6 +625,18 @@ async function main(): Promise<void> {
     }
   }
 
+  // Issue 34: Google's Properties quota spent mid-fill, a 50,000-row range, a published add-on left alone 30 days.
+  const quotas: Array<{ name: string; result: PerCellResult; targets: PerCellTargets }> = [];
+  for (const run of issue34Runs()) {
+    try {
+      const result = await perCellScenario(run.setup);
+      console.log(`issue 34, ${run.name}: ${(result.realMs / 1000).toFixed(1)} s of real time`);
+      quotas.push({ name: run.name, result, targets: run.targets });
+    } catch (error) {
+      console.error(`issue 34, ${run.name}: the bench could not run it: ${(error as Error).stack}`);
+    }
+  }
+
   const b = await sidebarScenario(BASE);
   results.push(b.result);
   nextDays.push(await sidebarNextDay(b.w, b.list));
@@ -665,7 +678,16 @@ async function main(): Promise<void> {
   ]
     .map((l) => `| ${l} |`)
     .join('\n');
-  const perCellChecks = [...perCell, ...scale].map(({ result, targets }) => perCellCheck(result, targets));
+  const perCellChecks = [...perCell, ...scale, ...quotas].map(({ result, targets }) =>
+    perCellCheck(result, targets),
+  );
+  const quotaTable = [
+    PER_CELL_HEADER,
+    PER_CELL_HEADER.replace(/[^|]+/g, ' --- '),
+    ...quotas.map((p) => perCellRow(p.result)),
+  ]
+    .map((l) => `| ${l} |`)
+    .join('\n');
   const scaleTable = [
     PER_CELL_HEADER,
     PER_CELL_HEADER.replace(/[^|]+/g, ' --- '),
@@ -772,6 +794,18 @@ killed. The hidden store's bound is ${STORE_CELLS_PER_DOMAIN} grid cells a domai
 
 ${scaleTable}
 
+## Issue 34: Google's daily quotas, a 50,000-row range, an add-on left alone
+
+The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's other spreadsheets have already used 45,000
+of the day's 50,000 Properties calls, so Google's quota runs out mid-fill; no cell may show Google's text, and the rest
+must fill by itself within an hour of Google's reset (24 hours after the owner's first call) plus 1.25 × the plan's
+bound. \`range-50000\`: one \`=DAPA(A2:A50001)\` (bound 50,000 / 60 minutes). \`addon-30-days\`: 500 cells of a
+published add-on, then 31 days in which nobody opens the spreadsheet (only its triggers run): the hidden sheets' cells
+and the stored results older than the 30-day retention at the end. The per-filled-cell column counts every Properties
+call (all users, all days of the row), every item written into a cache, and the seconds of every execution.
+
+${quotaTable}
+
 ## The same lists the next day
 
 ${nextTable}
@@ -805,6 +839,8 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   console.log(perCellTable);
   console.log('');
   console.log(scaleTable);
+  console.log('');
+  console.log(quotaTable);
   for (const n of judgedNotes) console.log(n);
   console.log('');
   for (const n of published) console.log(n);

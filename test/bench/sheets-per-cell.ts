@@ -69,6 +69,16 @@ export interface PerCellSetup {
   fetchLatency?: [number, number];
   /** Start at 00:01 UTC, so that "the first day" (trigger runtime, Properties calls) is the whole of the run's day. */
   alignDay?: boolean;
+  /**
+   * Issue 34: the owner's Properties calls spent elsewhere (their other spreadsheets) just before the edit, so that
+   * Google's daily quota (50,000) runs out mid-fill; the rest must fill after Google's reset by itself.
+   */
+  propertiesSpent?: number;
+  /**
+   * Issue 34: once filled, the spreadsheet is left alone this many days (nobody opens it; only the background's
+   * triggers run): its hidden sheets and the results kept older than the retention (30 days) are measured.
+   */
+  leftAloneDays?: number;
 }
 
 export interface PerCellResult {
@@ -100,6 +110,17 @@ export interface PerCellResult {
   hiddenCells: number;
   /** How long this user's executions held the script lock, per filled cell (ms). */
   scriptLockMsPerFilled: number;
+  /** Issue 34: Properties calls (all users, every day of the run), items written into the caches, and the seconds of
+   * every execution (formulas, triggers, menu), each per filled cell. */
+  propertiesPerFilled: number;
+  cacheWritesPerFilled: number;
+  executionSecondsPerFilled: number;
+  /** Google's Properties quota: when the owner's window came back (ms after the edit; undefined: never spent). */
+  quotaBackAfterMs?: number;
+  /** Cells showing Google's own text at one of the looks. */
+  googleTextCells: number;
+  /** After `leftAloneDays`: hidden sheets' cells, and stored results older than the retention. */
+  leftAlone?: { days: number; hiddenCells: number; storedRows: number; olderThanRetention: number };
   /** The next day's new rows: what they cost. */
   nextDay?: {
     rows: number;
@@ -208,8 +229,20 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
         for (const [cell, text] of errorsIn(gas, name, 2, dragTo))
           if (!errors.has(cell)) errors.set(cell, text);
     };
+    if (setup.propertiesSpent) gas.spendDailyQuota(gas.owner, 'properties', setup.propertiesSpent);
+    // Cells that show Google's own words (a quota's text) instead of the product's, counted once each.
+    const googleText = new Set<string>();
+    const lookForGoogleText = () => {
+      for (const name of names)
+        gas.sheet.getValues(`${name}!B2:B${dragTo}`).forEach((row, i) => {
+          const note = String(row[0]).startsWith('#') ? gas.sheet.getNote(`${name}!B${i + 2}`) : '';
+          if (/Service invoked too many times|too much computer time/.test(`${String(row[0])} ${note}`))
+            googleText.add(`${name}!B${i + 2}`);
+        });
+    };
     await gas.edit('B2', setup.range ? `=DAPA(A2:A${last})` : '=DAPA(A2)');
     const filledFirst = filledNow();
+    lookForGoogleText();
     lookForErrors();
     const unfinishedFirst = names
       .flatMap((name) => gas.sheet.getValues(`${name}!B2:B${last}`))
@@ -217,7 +250,12 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
     let refreshes = 0;
     const done = () => filledNow() === cells;
     if (setup.background) {
-      await gas.runTriggers({ until: t0 + setup.limitMs, stop: done });
+      // Looked at every 10 minutes for Google's own words (a quota spent mid-fill), until all are filled.
+      for (let until = t0; !done() && until < t0 + setup.limitMs;) {
+        until = Math.min(t0 + setup.limitMs, until + 10 * MINUTE);
+        await gas.runTriggers({ until, stop: done });
+        lookForGoogleText();
+      }
     } else {
       while (!done() && gas.clock.now() < t0 + setup.limitMs) {
         gas.clock.advance(MINUTE);
@@ -236,6 +274,16 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
     const spreadsheetCells = gas.cellsIn();
     const hiddenCells = gas.hiddenCellsIn();
     const scriptLockMsPerFilled = gas.scriptLockHeldMs() / Math.max(1, filled);
+    const perFilled = (n: number) => n / Math.max(1, filled);
+    const propertiesPerFilled = perFilled(gas.propertiesCalls());
+    const cacheWritesPerFilled = perFilled(gas.cacheWrites());
+    const executionSecondsPerFilled = perFilled(
+      gas.executions.reduce((sum, e) => sum + (e.elapsedMs ?? 0), 0) / 1000,
+    );
+    const back = gas.dailyQuotaOf(gas.owner, 'properties').resetsAt;
+    const quotaBackAfterMs = setup.propertiesSpent && back !== undefined ? back - t0 : undefined;
+    let leftAlone: PerCellResult['leftAlone'];
+    if (setup.leftAloneDays) leftAlone = await leaveAlone(gas, setup.leftAloneDays);
     let nextDay: PerCellResult['nextDay'];
     if (setup.nextDay) nextDay = await theNextDay(gas, sandbox, setup, here, last);
     let blankRequests: number | undefined;
@@ -266,6 +314,12 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
       spreadsheetCells,
       hiddenCells,
       scriptLockMsPerFilled,
+      propertiesPerFilled,
+      cacheWritesPerFilled,
+      executionSecondsPerFilled,
+      quotaBackAfterMs,
+      googleTextCells: googleText.size,
+      leftAlone,
       nextDay,
       realMs: Date.now() - realStart,
     };
@@ -273,6 +327,32 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
     await gas.close();
     await sandbox.close();
   }
+}
+
+/** The retention the product keeps results by default (PRIVACY.md: 30 days). */
+const RETENTION_MS = 30 * DAY;
+
+/**
+ * Leaves the spreadsheet alone `days` days (only the background's triggers run), then reads its hidden sheets as a
+ * user would: their cells, and the stored result rows (batch or single) checked longer ago than the retention.
+ */
+async function leaveAlone(
+  gas: AppsScriptStandIn,
+  days: number,
+): Promise<NonNullable<PerCellResult['leftAlone']>> {
+  const end = gas.clock.now() + days * DAY;
+  await gas.runTriggers({ until: end });
+  if (gas.clock.now() < end) gas.clock.advance(end - gas.clock.now());
+  const last = gas.sheet.lastRow('_dapa_results');
+  const rows = last > 0 ? gas.sheet.getValues(`'_dapa_results'!A1:D${last}`) : [];
+  let storedRows = 0;
+  let olderThanRetention = 0;
+  for (const [a, service, , at] of rows) {
+    if (typeof at !== 'number' || String(service).startsWith('claim:') || a === '') continue;
+    storedRows += 1;
+    if (at < gas.clock.now() - RETENTION_MS) olderThanRetention += 1;
+  }
+  return { days, hiddenCells: gas.hiddenCellsIn(), storedRows, olderThanRetention };
 }
 
 /**
@@ -336,6 +416,12 @@ export interface PerCellTargets {
   maxHiddenCells?: number;
   /** The next day's new rows bill this many credits (one per new domain). */
   nextDayBilled?: number;
+  /** Issue 34: all filled within Google's reset of the Properties quota plus one hour plus this (ms). */
+  afterResetMs?: number;
+  /** Issue 34: no cell ever shows Google's own words. */
+  noGoogleText?: boolean;
+  /** Issue 34: left alone, the hidden sheets stay under this many cells and nothing older than the retention is kept. */
+  leftAloneCells?: number;
 }
 
 /** Whether a row meets its targets (issue 25's for every row, and those given). */
@@ -352,6 +438,13 @@ export function perCellMet(r: PerCellResult, targets: PerCellTargets): boolean {
       (r.firstDayRuntimeMs <= CONSUMER_TRIGGER_MS &&
         r.firstDayPropertiesCalls <= CONSUMER_PROPERTIES_CALLS)) &&
     (targets.maxHiddenCells === undefined || r.hiddenCells <= targets.maxHiddenCells) &&
+    (targets.afterResetMs === undefined ||
+      (r.quotaBackAfterMs !== undefined && r.tookMs <= r.quotaBackAfterMs + HOUR + targets.afterResetMs)) &&
+    (!targets.noGoogleText || r.googleTextCells === 0) &&
+    (targets.leftAloneCells === undefined ||
+      (r.leftAlone !== undefined &&
+        r.leftAlone.hiddenCells <= targets.leftAloneCells &&
+        r.leftAlone.olderThanRetention === 0)) &&
     (targets.nextDayBilled === undefined ||
       (r.nextDay !== undefined &&
         r.nextDay.billed <= targets.nextDayBilled &&
@@ -381,6 +474,15 @@ export function perCellLimits(r: PerCellResult, targets: PerCellTargets): string
     ...(targets.nextDayBilled !== undefined
       ? [`the next day's ${s.nextDay} new rows bill ${targets.nextDayBilled}, all filled`]
       : []),
+    ...(targets.afterResetMs !== undefined
+      ? [`all filled within Google's reset + 1 h + ${min(targets.afterResetMs)}`]
+      : []),
+    ...(targets.noGoogleText ? ["no cell shows Google's text"] : []),
+    ...(targets.leftAloneCells !== undefined
+      ? [
+          `left alone ${s.leftAloneDays} days: hidden sheets ≤ ${thousands(targets.leftAloneCells)} cells, nothing older than 30 days kept`,
+        ]
+      : []),
   ];
 }
 
@@ -405,6 +507,8 @@ export function perCellLabel(s: PerCellSetup): string {
       : []),
     ...(s.cacheEviction ? [`cache eviction ${s.cacheEviction}`] : []),
     ...(s.nextDay ? [`the next day ${s.nextDay} rows below`] : []),
+    ...(s.propertiesSpent ? [`${thousands(s.propertiesSpent)} Properties calls spent elsewhere first`] : []),
+    ...(s.leftAloneDays ? [`then left alone ${s.leftAloneDays} days`] : []),
   ].join(', ');
 }
 
@@ -429,6 +533,7 @@ export function perCellRow(r: PerCellResult): string {
     `${min(r.firstDayRuntimeMs)} / ${thousands(r.firstDayPropertiesCalls)}`,
     `${thousands(r.spreadsheetCells)} / ${thousands(r.hiddenCells)}`,
     `${r.scriptLockMsPerFilled.toFixed(0)} ms`,
+    `${r.propertiesPerFilled.toFixed(2)} / ${r.cacheWritesPerFilled.toFixed(1)} / ${r.executionSecondsPerFilled.toFixed(2)} s`,
     next
       ? `${next.requests} / ${next.billed}${next.billedTwice ? ` (${next.billedTwice} twice)` : ''}, ${next.filled} of ${next.rows} filled${Number.isFinite(next.tookMs) ? ` in ${min(next.tookMs)}` : ''}`
       : '–',
@@ -436,13 +541,13 @@ export function perCellRow(r: PerCellResult): string {
 }
 
 export const PER_CELL_HEADER =
-  'scenario | after the first recalculation | #ERROR! | 429s | requests / billed | billed twice | all filled | Refreshes | requests for blank rows | most executions at once / refused | executions killed | first day: trigger runtime / Properties calls | cells: spreadsheet / hidden sheets | script lock held per filled cell | next day: requests / billed';
+  'scenario | after the first recalculation | #ERROR! | 429s | requests / billed | billed twice | all filled | Refreshes | requests for blank rows | most executions at once / refused | executions killed | first day: trigger runtime / Properties calls | cells: spreadsheet / hidden sheets | script lock held per filled cell | per filled cell: Properties calls / cache writes / execution-seconds | next day: requests / billed';
 
 /** One line per row against its targets, as SHEETS.md lists them. */
 export function perCellCheck(r: PerCellResult, targets: PerCellTargets): string {
   const s = r.setup;
   const next = r.nextDay;
-  return `per-cell, ${perCellLabel(s)} (${perCellLimits(r, targets).join(', ')}): ${r.errorCells} #ERROR!, ${r.billedTwice} billed twice, ${r.tooMany} × 429, ${r.requests} requests, ${Number.isFinite(r.tookMs) ? `all filled in ${min(r.tookMs)} (${(r.tookMs / s.boundMs).toFixed(3)} × the bound)` : `${r.filled} of ${r.cells} filled`}, ${r.killed} killed, first day ${min(r.firstDayRuntimeMs)} of trigger runtime and ${thousands(r.firstDayPropertiesCalls)} Properties calls, hidden sheets ${thousands(r.hiddenCells)} cells${next ? `, next day ${next.billed} credits for ${next.rows} new rows (${next.filled} filled)` : ''}: ${perCellMet(r, targets) ? 'met' : 'MISSED'}`;
+  return `per-cell, ${perCellLabel(s)} (${perCellLimits(r, targets).join(', ')}): ${r.errorCells} #ERROR!, ${r.billedTwice} billed twice, ${r.tooMany} × 429, ${r.requests} requests, ${Number.isFinite(r.tookMs) ? `all filled in ${min(r.tookMs)} (${(r.tookMs / s.boundMs).toFixed(3)} × the bound)` : `${r.filled} of ${r.cells} filled`}, ${r.killed} killed, first day ${min(r.firstDayRuntimeMs)} of trigger runtime and ${thousands(r.firstDayPropertiesCalls)} Properties calls, hidden sheets ${thousands(r.hiddenCells)} cells, per filled cell ${r.propertiesPerFilled.toFixed(2)} Properties calls, ${r.cacheWritesPerFilled.toFixed(1)} cache writes, ${r.executionSecondsPerFilled.toFixed(2)} execution-seconds${next ? `, next day ${next.billed} credits for ${next.rows} new rows (${next.filled} filled)` : ''}${r.quotaBackAfterMs !== undefined ? `, Google's quota back after ${min(r.quotaBackAfterMs)}, ${r.googleTextCells} cells with Google's text` : ''}${r.leftAlone ? `, after ${r.leftAlone.days} days alone: hidden sheets ${thousands(r.leftAlone.hiddenCells)} cells, ${r.leftAlone.storedRows} result rows, ${r.leftAlone.olderThanRetention} older than 30 days` : ''}: ${perCellMet(r, targets) ? 'met' : 'MISSED'}`;
 }
 
 /** A row of the bench: its setup, its targets, and a name to run it alone. */
@@ -512,14 +617,69 @@ export function issue30Runs(): PerCellRun[] {
   return runs;
 }
 
+/**
+ * Issue 34's rows: Google's Properties quota spent mid-fill (the owner's other sheets used 45,000 of the day's 50,000
+ * calls), the rest filled by itself after Google's reset; a 50,000-row range; a published add-on left alone 30 days.
+ */
+export function issue34Runs(): PerCellRun[] {
+  const conditions = { key: ENTRY_KEY, fetchLatency: [300, 900] as [number, number], alignDay: true };
+  return [
+    {
+      name: 'quota',
+      setup: {
+        ...conditions,
+        count: 1_000,
+        atOnce: 30,
+        background: true,
+        propertiesSpent: 45_000,
+        boundMs: boundOf(1_000),
+        limitMs: 2 * DAY,
+      },
+      targets: { noKilled: true, noGoogleText: true, afterResetMs: 1.25 * boundOf(1_000) },
+    },
+    {
+      name: 'range-50000',
+      setup: {
+        ...conditions,
+        count: 50_000,
+        atOnce: 30,
+        background: true,
+        range: true,
+        boundMs: boundOf(50_000),
+        limitMs: 2 * boundOf(50_000),
+      },
+      targets: {
+        withinMs: 1.25 * boundOf(50_000),
+        noKilled: true,
+        maxHiddenCells: STORE_CELLS_PER_DOMAIN * 50_000 + NEW_SHEET_CELLS,
+      },
+    },
+    {
+      name: 'addon-30-days',
+      setup: {
+        ...conditions,
+        count: 500,
+        atOnce: 30,
+        background: true,
+        installAs: 'addon',
+        leftAloneDays: 31,
+        boundMs: boundOf(500),
+        limitMs: 4 * boundOf(500) + 10 * MINUTE,
+      },
+      targets: {
+        noKilled: true,
+        leftAloneCells: STORE_CELLS_PER_DOMAIN * 500 + NEW_SHEET_CELLS,
+      },
+    },
+  ];
+}
+
 /** Runs one named row of issue30Runs() and prints it (nothing is written). */
 export async function runNamed(name: string): Promise<void> {
-  const run = issue30Runs().find((r) => r.name === name);
+  const run = [...issue30Runs(), ...issue34Runs()].find((r) => r.name === name);
   if (!run)
     throw new Error(
-      `No row named ${name}: ${issue30Runs()
-        .map((r) => r.name)
-        .join(', ')}`,
+      `No row named ${name}: ${[...issue30Runs(), ...issue34Runs()].map((r) => r.name).join(', ')}`,
     );
   const r = await perCellScenario(run.setup);
   console.log(PER_CELL_HEADER);

@@ -51,6 +51,8 @@ export class CacheStore {
   readonly entries = new Map<string, Entry>();
   /** Items the cap pushed out. */
   evictions = 0;
+  /** Items the script wrote (each key of a putAll is one), other users' writes not counted. */
+  written = 0;
   /** Items other users of the script wrote into this cache (`otherUsers`). */
   othersWritten = 0;
   private others?: OtherWriters;
@@ -105,6 +107,7 @@ export class CacheStore {
 
   set(key: string, value: string, seconds: number): void {
     this.catchUp();
+    this.written += 1;
     const now = this.clock.now();
     this.write(key, value, now + seconds * 1000, now);
   }
