@@ -3,31 +3,44 @@
 // contract's SERVER_FUNCTIONS, the others from its own list; it refuses to build when they and these exports differ.
 import type { ServerFunctions } from '../sidebar/contract';
 import type * as Entry from './main';
+import { inOurWords } from './platform/gas';
+import * as sample from './sample/sample';
+import * as menu from './sidebar/menu';
+import * as settings from './stores/settings';
+import * as keyTest from './sidebar/key-test';
+import * as job from './sidebar/job';
+import * as panel from './sidebar/background-panel';
+import * as credits from './sidebar/credits';
 export { DAPA } from './formula/dapa';
-export { DAPA_SAMPLE, trySampleData } from './sample/sample';
-export {
-  onOpen,
-  onInstall,
-  showSidebar,
-  promptApiKey,
-  checkSelection,
-  refreshDapaFormulas,
-  showHelp,
-} from './sidebar/menu';
-export { readSettings as getSettings, saveSettings } from './stores/settings';
-export { testKey } from './sidebar/key-test';
-export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './sidebar/job';
+export { DAPA_SAMPLE } from './sample/sample';
+export { onOpen, onInstall, showSidebar, showHelp } from './sidebar/menu';
 export { dapaBackgroundStep, dapaOnEdit, dapaBackgroundWatch } from './background/dispatcher';
-export {
-  startBackground,
-  stopBackground,
-  getBackground,
-  setKeepDays,
-  setSchedule,
-  checkFormulasAgain,
-  driveBackground,
-} from './sidebar/background-panel';
-export { getCredits, setCreditBudget, estimateJob, estimateFormulasAgain } from './sidebar/credits';
+
+// Menu items and sidebar calls: a refusal by one of Google's daily quotas reaches the user in the project's words.
+export const trySampleData = inOurWords(sample.trySampleData);
+export const promptApiKey = inOurWords(menu.promptApiKey);
+export const checkSelection = inOurWords(menu.checkSelection);
+export const refreshDapaFormulas = inOurWords(menu.refreshDapaFormulas);
+export const getSettings = inOurWords(settings.readSettings);
+export const saveSettings = inOurWords(settings.saveSettings);
+export const testKey = inOurWords(keyTest.testKey);
+export const getSelection = inOurWords(job.getSelection);
+export const startJob = inOurWords(job.startJob);
+export const continueJob = inOurWords(job.continueJob);
+export const cancelJob = inOurWords(job.cancelJob);
+export const getJob = inOurWords(job.getJob);
+export const retrySkipped = inOurWords(job.retrySkipped);
+export const startBackground = inOurWords(panel.startBackground);
+export const stopBackground = inOurWords(panel.stopBackground);
+export const getBackground = inOurWords(panel.getBackground);
+export const setKeepDays = inOurWords(panel.setKeepDays);
+export const setSchedule = inOurWords(panel.setSchedule);
+export const checkFormulasAgain = inOurWords(panel.checkFormulasAgain);
+export const driveBackground = inOurWords(panel.driveBackground);
+export const getCredits = inOurWords(credits.getCredits);
+export const setCreditBudget = inOurWords(credits.setCreditBudget);
+export const estimateJob = inOurWords(credits.estimateJob);
+export const estimateFormulasAgain = inOurWords(credits.estimateFormulasAgain);
 
 /** tsc refuses this file when a server function of the contract is not exported here, or not with its signature. */
 type Checked<Exports extends ServerFunctions> = Exports;

@@ -70,6 +70,39 @@ export function fetchRefused(): string {
   );
 }
 
+/**
+ * Google's daily quotas per user that refuse a call with their own words: Properties calls (50,000 a day on a consumer
+ * account), URL fetches (20,000) and trigger runtime (90 minutes). Each comes back by itself within a day.
+ */
+export type DailyLimit = 'properties' | 'urlfetch' | 'runtime';
+
+/** Google's daily quotas per user, in the project's words (what Google counts, not Google's own text). */
+const DAILY_LIMIT_WORDS: Record<DailyLimit, string> = {
+  properties: "DAPA's calls to its saved settings and state (Properties)",
+  urlfetch: 'requests to outside services (URL Fetch)',
+  runtime: 'time for background work (trigger runtime)',
+};
+
+/**
+ * What a DAPA cell shows when Google refused a call for the day (one of its daily quotas per account is used up,
+ * often by other sheets or scripts of the same account): nothing was sent or billed, and it fills in after the reset.
+ */
+export function dailyLimitCell(limit: DailyLimit): string {
+  return (
+    `daily_limit: Google's daily limit on ${DAILY_LIMIT_WORDS[limit]} for your account is used up; nothing was ` +
+    `billed. This fills in by itself once Google resets it (within 24 hours) with background checks on, or with ${REFRESH_PATH} then.`
+  );
+}
+
+/** The sidebar's and the menu's words for the same: what is used up, and that DAPA goes on by itself. */
+export function dailyLimitText(limit: DailyLimit): string {
+  return (
+    `Google's daily limit on ${DAILY_LIMIT_WORDS[limit]} for your Google account is used up (other sheets and ` +
+    'scripts of the account count too). It comes back by itself within 24 hours of its first use; DAPA then goes on ' +
+    'where it stopped: formulas fill in and background checks resume, and nothing is billed twice. Try this again then.'
+  );
+}
+
 /** What a DAPA cell shows for a domain past the monthly credit budget (never sent, never billed). */
 export const BUDGET_CELL = `credit_budget: credit budget reached: raise it in the sidebar (${SIDEBAR_PATH})`;
 

@@ -85,3 +85,51 @@ describe.each(['first-request', 'utc-day'] as QuotaReset[])(
     });
   },
 );
+
+describe("Google's URL Fetch quota spent", () => {
+  it("50 cells say so in the project's words, and fill after the reset, each billed once", async () => {
+    const g = await open({});
+    const n = 50;
+    await g.run('startBackground');
+    g.spendDailyQuota(g.owner, 'urlfetch', 20_000);
+    const resetsAt = g.dailyQuotaOf(g.owner, 'urlfetch').resetsAt as number;
+    await dragDown(g, domains(n, 'fetch'));
+    const first = shown(g, n);
+    expect(first.filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
+    // Cells that ended before a sender met the refusal say they go on in the background; every later one says why.
+    const limited = first.filter((v) => /daily limit on requests to outside services/.test(v)).length;
+    expect(limited).toBeGreaterThan(n / 2);
+    expect(first.filter((v) => /^unfinished: checking in the background/.test(v))).toHaveLength(n - limited);
+    await g.runTriggers({
+      until: g.clock.now() + 30 * HOUR,
+      stop: () => metricRows(g, `B2:B${n + 1}`) === n,
+    });
+    expect(shown(g, n).filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
+    expect(metricRows(g, `B2:B${n + 1}`)).toBe(n);
+    expect(g.clock.now()).toBeGreaterThan(resetsAt);
+    expect(stats()?.billed).toBe(n);
+    expect(billedTwice()).toBe(0);
+  });
+});
+
+describe("the menu and the sidebar with Google's Properties quota spent", () => {
+  it("say what is used up and that DAPA goes on by itself, never Google's text", async () => {
+    const g = await open({});
+    g.spendDailyQuota(g.owner, 'properties', 50_000);
+    for (const call of [
+      'startBackground',
+      'getBackground',
+      'getSettings',
+      'refreshDapaFormulas',
+      'getCredits',
+    ]) {
+      const error = await g.run(call).then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+      expect({ call, error }).toEqual({ call, error: expect.stringMatching(/daily limit on DAPA's calls/) });
+      expect(error).toMatch(/goes on/);
+      expect(error).not.toMatch(GOOGLE_TEXT);
+    }
+  });
+});

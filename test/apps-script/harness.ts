@@ -397,10 +397,11 @@ export class AppsScriptStandIn {
 
   /**
    * What `user` spent of a daily quota elsewhere (other spreadsheets, other scripts): `amount` calls (or ms of trigger
-   * runtime) counted now, as if used a moment ago; their window opens now if none is open.
+   * runtime) counted now in their window, as if used a moment ago (their window opens now if none is open); not in
+   * this script's reports (propertiesCalls, urlFetchCalls, triggerRuntimeMs).
    */
   spendDailyQuota(user: string, service: DailyService, amount: number): void {
-    this.dailyQuota(service).add(user, amount);
+    this.dailyQuota(service).add(user, amount, false);
   }
 
   /** What `user` has used of a daily quota in their current window, and when it comes back (ms; undefined: none open). */

@@ -796,7 +796,7 @@ ${scaleTable}
 
 ## Issue 34: Google's daily quotas, a 50,000-row range, an add-on left alone
 
-The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's other spreadsheets have already used 45,000
+The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's other spreadsheets have already used 49,500
 of the day's 50,000 Properties calls, so Google's quota runs out mid-fill; no cell may show Google's text, and the rest
 must fill by itself within an hour of Google's reset (24 hours after the owner's first call) plus 1.25 × the plan's
 bound. \`range-50000\`: one \`=DAPA(A2:A50001)\` (bound 50,000 / 60 minutes). \`addon-30-days\`: 500 cells of a

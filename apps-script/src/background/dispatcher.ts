@@ -5,7 +5,15 @@
 /// <reference types="google-apps-script" />
 import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
-import { activeSpreadsheet, inSpreadsheet, now, sleep } from '../platform/gas';
+import {
+  activeSpreadsheet,
+  type DailyLimit,
+  dailyLimitOf,
+  inSpreadsheet,
+  noteDailyLimit,
+  now,
+  sleep,
+} from '../platform/gas';
 import {
   type BackgroundState,
   dayOf,
@@ -16,13 +24,15 @@ import {
   loadDispatcher,
   loadStatus,
   noteDropped,
+  noteLimitedForTheDay,
+  resumeAfterDailyLimit,
   triggerCadence,
   updateBackground,
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
 import { locked } from '../stores/storage';
-import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
+import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { observeLateness } from './planner';
 import { runStep, startDueRefresh, type Turn, turnOf } from './step';
@@ -111,6 +121,24 @@ function stopForConsent(missing: readonly string[], dispatcher: DispatcherState)
  * counted in its own state.
  */
 export function dapaBackgroundStep(_event?: unknown): void {
+  try {
+    dispatch();
+  } catch (error) {
+    const limit = noteDailyLimit(error);
+    if (!limit) throw error;
+    throughDailyLimit(limit);
+  }
+}
+
+/** Google refused the background for the day: noted, and a trigger kept that resumes it after Google's reset. */
+function throughDailyLimit(limit: DailyLimit): void {
+  console.warn("DAPA background: one of Google's daily quotas is used up; resuming after Google's reset.");
+  noteLimitedForTheDay(limit);
+  keepTriggerThroughDailyLimit();
+}
+
+function dispatch(): void {
+  resumeAfterDailyLimit();
   const dispatcher = loadDispatcher();
   const turn = turnOf(triggerCadence(dispatcher), dispatcher);
   const missing = missingFor('background');
@@ -127,6 +155,7 @@ export function dapaBackgroundStep(_event?: unknown): void {
       });
       firstLook ??= step?.firstLook;
     } catch (error) {
+      if (dailyLimitOf(error)) throw error; // not the spreadsheet's failure: Google's, for the day
       failedTurn(id, error instanceof Error ? error.message : String(error));
     }
   }
@@ -144,6 +173,16 @@ function dapaEdit(event: unknown): boolean {
  * steps come only hourly, this execution is the step: it waits out the formula's own run and works for 5 minutes.
  */
 export function dapaOnEdit(event?: unknown): void {
+  try {
+    onEditStep(event);
+  } catch (error) {
+    const limit = noteDailyLimit(error);
+    if (!limit) throw error;
+    throughDailyLimit(limit);
+  }
+}
+
+function onEditStep(event: unknown): void {
   const spreadsheet = activeSpreadsheet();
   const id = spreadsheet.getId();
   const status = loadStatus(id);
@@ -164,7 +203,15 @@ export function dapaOnEdit(event?: unknown): void {
  * spent, or Google dropped the trigger), so work resumes by itself, the next day at worst.
  */
 export function dapaBackgroundWatch(_event?: unknown): void {
-  const d = loadDispatcher();
-  const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;
-  if (stale && listGoingOn(d).some(({ state }) => whenNext(state.wanted) !== undefined)) armDispatcher(true);
+  try {
+    const resumed = resumeAfterDailyLimit();
+    const d = loadDispatcher();
+    const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;
+    if ((resumed || stale) && listGoingOn(d).some(({ state }) => whenNext(state.wanted) !== undefined))
+      armDispatcher(true);
+  } catch (error) {
+    const limit = noteDailyLimit(error);
+    if (!limit) throw error;
+    throughDailyLimit(limit);
+  }
 }

@@ -12,7 +12,7 @@ import {
   toEntry,
   type WindowSnapshot,
 } from '../../../shared';
-import { fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
+import { DailyLimitError, dailyLimitMet, fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
 import { holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
 import { loadWindow, saveWindow } from '../stores/plan-store';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
@@ -113,10 +113,14 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   try {
     report = drive(values, check, policy, kept, spend?.budget);
     saveLearned(baseUrl, report, kept, policy.keep);
-    return report;
   } finally {
     closeCheck(check, report, spend);
   }
+  // Google refused a fetch for the day: what came in is kept; the caller stops and says why (never a failure of the
+  // service, never retried before Google's reset).
+  const limit = dailyLimitMet();
+  if (limit) throw new DailyLimitError(limit);
+  return report;
 }
 
 /** A hold outlives its check's deadline by this much, then counts as spent (the execution ended without settling). */
@@ -163,7 +167,8 @@ function drive(
     cacheRecords(check.baseUrl, records);
     for (const { key } of records) kept.handed.add(key);
   };
-  const driver = { sleep, now, cancelled: policy.cancelled, received };
+  const cancelled = () => dailyLimitMet() !== undefined || (policy.cancelled?.() ?? false);
+  const driver = { sleep, now, cancelled, received };
   return policy.parallel
     ? runSyncAll(run, { ...driver, sendAll: (requests) => fetchAnswers(requests, check.apiKey) })
     : runSync(run, { ...driver, send: (request) => fetchAnswer(request, check.apiKey) });
@@ -188,6 +193,10 @@ export function readKnown(baseUrl: string, distinct: readonly string[], reuse: R
     const stored = readStoredRecords(baseUrl, distinct, since);
     for (const [k, r] of stored) kept.known.set(k, r);
     kept.saved = countSaved(baseUrl, stored);
+  } catch {
+    // An unavailable store (or its retention unreadable today) only costs requests; the cache is still read.
+  }
+  try {
     const rest = distinct.filter((k) => !kept.known.has(k));
     if (since === undefined && rest.length > 0)
       for (const [key, record] of readCachedRecords(baseUrl, rest)) {
@@ -195,7 +204,7 @@ export function readKnown(baseUrl: string, distinct: readonly string[], reuse: R
         kept.fromCache.push({ key, record });
       }
   } catch {
-    // An unavailable cache or store only costs requests; the check goes on without it.
+    // An unavailable cache only costs requests; the check goes on without it.
   }
   return kept;
 }

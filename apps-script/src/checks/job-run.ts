@@ -7,7 +7,7 @@
 import { type Outcome, outcomeText } from '../../../shared';
 import type { JobState } from '../../sidebar/contract';
 import { asCellText, isEmptyCell } from '../platform/cells';
-import { now } from '../platform/gas';
+import { noteDailyLimit, now } from '../platform/gas';
 import { type CellValue, writeRows } from '../platform/row-writer';
 import {
   type JobRange,
@@ -278,6 +278,8 @@ export function advanceJob(
     if (!apiKey) turn.stop = { code: 'no_key', message: NO_KEY };
     else runTurn(sheetOf(spreadsheet, job), job, apiKey, pace, turn);
   } catch (error) {
+    // Google's daily quota: not the job's error; it goes on after Google's reset (the caller says so).
+    if (noteDailyLimit(error)) throw error;
     turn.stop = { code: 'error', message: error instanceof Error ? error.message : String(error) };
   }
   const state = settleJob(job, base, lease, turn);

@@ -12,7 +12,7 @@ import {
 } from '../../../shared';
 import { distinctKeys, readKnown } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
-import { currentSpreadsheet, fetchAnswers, now, sleep } from '../platform/gas';
+import { currentSpreadsheet, dailyLimitMet, fetchAnswers, noteDailyLimit, now, sleep } from '../platform/gas';
 import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
 import { changeQueue, formulasWindow, readQueue } from '../stores/formula-queue';
 import { loadWindow, saveWindow } from '../stores/plan-store';
@@ -30,7 +30,8 @@ export interface CellAnswer {
 }
 
 export interface CellCheck {
-  apiKey: string;
+  /** The key, read when a request is to be sent (a cell whose answer is cached reads no Properties). */
+  apiKey: () => string;
   baseUrl: string;
   /** When the execution began (what the queue said before it belongs to earlier recalculations). */
   startedAt?: number;
@@ -65,15 +66,20 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
     } catch {
       // no cache: everything is asked for
     }
-    drive(turn, check);
-    const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused;
-    if (waiting && creditBudget() !== undefined) {
-      try {
-        const left = creditView(check.apiKey).left;
+    try {
+      drive(turn, check);
+    } catch (error) {
+      // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
+      if (!noteDailyLimit(error)) throw error;
+    }
+    const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
+    try {
+      if (waiting && creditBudget() !== undefined) {
+        const left = creditView(check.apiKey()).left;
         if (left !== undefined && left <= 0) turn.budgetSpent = true;
-      } catch {
-        // unknown: the cells say unfinished
       }
+    } catch {
+      // unknown: the cells say unfinished
     }
   }
   return { outcomes: turn.outcomes(values, check.baseUrl, now()), fatal: turn.fatal, refused: turn.refused };
@@ -167,9 +173,11 @@ function formulaDomains(): string[] {
  * false when the round could not begin (the lock could not be had in the time left).
  */
 function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { kind: 'send' }>): boolean {
-  const { baseUrl, apiKey, deadline } = check;
+  const { baseUrl, deadline } = check;
   let spend: Spend;
+  let apiKey: string;
   try {
+    apiKey = check.apiKey();
     spend = locked('user', () =>
       changeQueue(baseUrl, (q) => {
         q.sending = send.batch;
@@ -196,7 +204,7 @@ function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { 
   const report = runSyncAll(run, {
     now,
     sleep,
-    cancelled: () => turn.refused !== undefined || (send.learning && taught),
+    cancelled: () => turn.refused !== undefined || dailyLimitMet() !== undefined || (send.learning && taught),
     received: (records) => {
       cacheRecords(baseUrl, records);
       turn.know(new Map(records.map(({ key, record }) => [key, record])));

@@ -2,18 +2,19 @@
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
 import type { DomainRecord, Fatal, Outcome } from '../../../shared';
 import { checkCells } from './cell-check';
-import { now } from '../platform/gas';
+import { dailyLimitMet, dailyLimitOf, now, noteDailyLimit } from '../platform/gas';
 import { lockWaitsEndBy } from '../stores/storage';
-import { goesOn, loadStatus } from '../stores/background-store';
+import { goesOn, limitedForTheDay, loadStatus, noteLimitedForTheDay } from '../stores/background-store';
 import {
   BUDGET_CELL,
   BUDGET_IN_BACKGROUND,
+  dailyLimitCell,
   fetchRefused,
   formulaError,
   UNFINISHED_CELL,
   UNFINISHED_IN_BACKGROUND,
 } from '../messages';
-import { currentBaseUrl, requireApiKey } from '../stores/settings';
+import { formulaBaseUrl, requireApiKey } from '../stores/settings';
 
 /**
  * A custom function has 30 seconds in all, counted from before its code runs (loading the script is in them, and
@@ -132,19 +133,51 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   }
   const columns = parseMetrics(metrics);
   const withHeader = parseHeaderFlag(header);
-  const apiKey = requireApiKey();
+  let rows: Cell[][];
+  try {
+    rows = checkedRows(urls, columns, startedAt);
+  } catch (error) {
+    // Google refused a call for the day (its quota per account): every row says so, in the project's words.
+    const limit = noteDailyLimit(error);
+    if (!limit) throw error;
+    noteLimitedForTheDay(limit);
+    const text = dailyLimitCell(limit);
+    rows = cellsOf(urls).map((cell) => {
+      const row: Cell[] = columns.map(() => '');
+      if (cell !== '' && cell !== null && cell !== undefined) row[0] = text;
+      return row;
+    });
+  }
+  return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
+}
+
+/** The rows of a formula's cells, checked (throws what the whole formula shows). */
+function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[][] {
+  let key: string | undefined;
+  let keyError: unknown;
+  const apiKey = (): string => {
+    try {
+      return (key ??= requireApiKey());
+    } catch (error) {
+      keyError ??= error;
+      throw error;
+    }
+  };
+  const baseUrl = formulaBaseUrl();
   lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS);
   let answer;
   try {
     answer = checkCells(cellsOf(urls), {
       apiKey,
-      baseUrl: currentBaseUrl(),
+      baseUrl,
       startedAt,
       deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
     });
   } finally {
     lockWaitsEndBy(undefined);
   }
+  // No key to send with (a cell whose answer is cached needs none): the whole formula says where to set it.
+  if (keyError !== undefined && !dailyLimitOf(keyError)) throw keyError;
   if (answer.refused) throw new Error(fetchRefused());
   const error = fatalError(answer.fatal);
   if (error) throw error;
@@ -153,10 +186,13 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
     (o) =>
       (o.kind === 'error' && o.code === 'unfinished') || (o.kind === 'skip' && o.reason === 'credit_budget'),
   );
-  if (waiting) {
+  const met = dailyLimitMet();
+  if (met) noteLimitedForTheDay(met);
+  const limit = waiting ? (met ?? limitedForTheDay()) : undefined;
+  if (limit) unfinished = dailyLimitCell(limit);
+  else if (waiting) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
     if (id && goesOn(loadStatus(id))) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
   }
-  const rows = answer.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));
-  return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
+  return answer.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));
 }

@@ -2,7 +2,7 @@
 // LockService): the only module that touches them besides the sheet and UI code, so the rest reads plainly.
 /// <reference types="google-apps-script" />
 import type { HttpAnswer, HttpRequest } from '../../../shared';
-import { NO_SPREADSHEET } from '../messages';
+import { type DailyLimit, dailyLimitText, NO_SPREADSHEET } from '../messages';
 
 export type Properties = GoogleAppsScript.Properties.Properties;
 export type Cache = GoogleAppsScript.Cache.Cache;
@@ -37,19 +37,102 @@ export function inSpreadsheet<T>(spreadsheet: Spreadsheet, action: () => T): T {
   }
 }
 
+export type { DailyLimit };
+
+/**
+ * The daily limit Google refused this execution with, if any (the cells and panels say so in the project's words);
+ * tied to the execution's own services object, as a realm may serve several executions.
+ */
+let limited: { of: object; limit: DailyLimit } | undefined;
+
+/** What a check throws after Google refused one of its calls for the day (what came in is kept). */
+export class DailyLimitError extends Error {
+  constructor(readonly limit: DailyLimit) {
+    super(dailyLimitText(limit));
+  }
+}
+
+/** Which of Google's daily quotas an error is ("Service invoked too many times for one day: properties."), if any. */
+export function dailyLimitOf(error: unknown): DailyLimit | undefined {
+  if (error instanceof DailyLimitError) return error.limit;
+  const message = error instanceof Error ? error.message : String(error);
+  const service = /too many times for one day: *(\w+)/i.exec(message)?.[1]?.toLowerCase();
+  if (service === 'properties' || service === 'urlfetch') return service;
+  return /too much computer time for one day/i.test(message) ? 'runtime' : undefined;
+}
+
+/** Notes a refusal of Google's daily quotas met in this execution (other errors are ignored); answers which. */
+export function noteDailyLimit(error: unknown): DailyLimit | undefined {
+  const limit = dailyLimitOf(error);
+  if (limit) limited = { of: PropertiesService, limit };
+  return limit;
+}
+
+/** The daily quota Google refused this execution with (undefined: none so far). */
+export function dailyLimitMet(): DailyLimit | undefined {
+  return limited?.of === PropertiesService ? limited.limit : undefined;
+}
+
+/**
+ * A menu item or sidebar call whose refusal by one of Google's daily quotas reaches the user in the project's words
+ * (what is used up, and that DAPA goes on by itself after Google's reset), never in Google's; other errors pass as
+ * they are.
+ */
+export function inOurWords<A extends unknown[], R>(call: (...args: A) => R): (...args: A) => R {
+  return (...args: A): R => {
+    let limit: DailyLimit | undefined;
+    try {
+      return call(...args);
+    } catch (error) {
+      limit = noteDailyLimit(error);
+      if (!limit) throw error;
+    }
+    throw new DailyLimitError(limit);
+  };
+}
+
+/** A property store whose refusals for the day are noted (dailyLimitMet) before they are thrown on. */
+function noted(store: Properties): Properties {
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => R) =>
+    (...args: A): R => {
+      try {
+        return call(...args);
+      } catch (error) {
+        noteDailyLimit(error);
+        throw error;
+      }
+    };
+  const wrapped: Record<string, unknown> = {
+    getProperty: guard((key: string) => store.getProperty(key)),
+    getProperties: guard(() => store.getProperties()),
+    getKeys: guard(() => store.getKeys()),
+    setProperty: guard((key: string, value: string): unknown => (store.setProperty(key, value), wrapped)),
+    setProperties: guard((values: Record<string, string>, deleteAllOthers?: boolean): unknown => {
+      if (deleteAllOthers === undefined) store.setProperties(values);
+      else store.setProperties(values, deleteAllOthers);
+      return wrapped;
+    }),
+    deleteProperty: guard((key: string): unknown => (store.deleteProperty(key), wrapped)),
+    deleteAllProperties: guard((): unknown => (store.deleteAllProperties(), wrapped)),
+  };
+  return wrapped as unknown as Properties;
+}
+
 /** The user's own store (API key, base URL, learned plan limits, the job, the credits), asked for once an execution. */
 let userStore: { of: object; store: Properties } | undefined;
 
 export function userProperties(): Properties {
   if (userStore?.of !== PropertiesService)
-    userStore = { of: PropertiesService, store: PropertiesService.getUserProperties() };
+    userStore = { of: PropertiesService, store: noted(PropertiesService.getUserProperties()) };
   return userStore.store;
 }
 
 /** The execution's document's store (DocumentProperties), when the current spreadsheet is that document. */
 export function documentProperties(): Properties | null {
   if (!isOwnDocument()) return null;
-  return PropertiesService.getDocumentProperties() ?? null;
+  const store = PropertiesService.getDocumentProperties();
+  return store ? noted(store) : null;
 }
 
 /** Whether the current spreadsheet is this execution's own document (not one the dispatcher opened by id). */
@@ -179,10 +262,20 @@ function answerOf(response: GoogleAppsScript.URL_Fetch.HTTPResponse): HttpAnswer
  * throw, and the driver turns those into network failures.
  */
 export function fetchAnswer(request: HttpRequest, apiKey: string): HttpAnswer {
-  return answerOf(UrlFetchApp.fetch(request.url, fetchOptions(request, apiKey)));
+  try {
+    return answerOf(UrlFetchApp.fetch(request.url, fetchOptions(request, apiKey)));
+  } catch (error) {
+    noteDailyLimit(error);
+    throw error;
+  }
 }
 
 /** Sends several requests side by side (UrlFetchApp.fetchAll): the network time is paid once, not per request. */
 export function fetchAnswers(requests: readonly HttpRequest[], apiKey: string): HttpAnswer[] {
-  return UrlFetchApp.fetchAll(requests.map((r) => fetchOptions(r, apiKey))).map(answerOf);
+  try {
+    return UrlFetchApp.fetchAll(requests.map((r) => fetchOptions(r, apiKey))).map(answerOf);
+  } catch (error) {
+    noteDailyLimit(error);
+    throw error;
+  }
 }

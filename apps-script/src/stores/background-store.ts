@@ -3,7 +3,7 @@
 // user (dapa.dispatcher): the ONE time-driven trigger that serves all of them and what it learned (lateness, runtime
 // today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
 // change happens under the shared lock.
-import { now } from '../platform/gas';
+import { type DailyLimit, now, userCache } from '../platform/gas';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -203,4 +203,52 @@ export function listGoingOn(dispatcher: DispatcherState): Array<{ id: string; st
 /** A spreadsheet's status as stored (for callers that hold neither its state nor the user's trigger). */
 export function loadStatus(spreadsheetId: string): BackgroundStatus {
   return backgroundStatus(loadBackground(spreadsheetId), loadDispatcher());
+}
+
+// ---- Google's daily quotas ------------------------------------------------------------------------------------
+
+/**
+ * Where a refusal by one of Google's daily quotas is noted: the user's cache (CacheService has no daily quota, and the
+ * Properties quota may be the one used up). Each trigger that meets the refusal again notes it again (a cached item
+ * lasts 6 hours at most); the first step after Google's reset wants a step in each spreadsheet that goes on.
+ */
+const DAILY_LIMIT_MARK = 'dapa.bg.dailyLimit';
+const MARK_SECONDS = 21_600;
+
+/** Notes that Google refused this user's work for the day, and which quota (never throws). */
+export function noteLimitedForTheDay(limit: DailyLimit): void {
+  try {
+    userCache().put(DAILY_LIMIT_MARK, limit, MARK_SECONDS);
+  } catch {
+    // no cache: the steps that were wanted still resume
+  }
+}
+
+/**
+ * The quota Google refused this user's work with, as noted until the first background step after Google's reset:
+ * a cell left waiting says so (the sender that met the refusal is another execution).
+ */
+export function limitedForTheDay(): DailyLimit | undefined {
+  try {
+    const noted = userCache().get(DAILY_LIMIT_MARK);
+    return noted === 'properties' || noted === 'urlfetch' || noted === 'runtime' ? noted : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * After Google's reset: when a refusal was noted, a step is wanted now in every spreadsheet whose checks go on (its
+ * formulas that said so fill in), and the note goes. Answers whether there was one.
+ */
+export function resumeAfterDailyLimit(): boolean {
+  if (limitedForTheDay() === undefined) return false;
+  const at = now();
+  for (const { id } of listGoingOn(loadDispatcher())) updateBackground(id, (s) => wantBy(s, 'work', at));
+  try {
+    userCache().remove(DAILY_LIMIT_MARK);
+  } catch {
+    // noted again and resumed again: a step that finds nothing to do costs little
+  }
+  return true;
 }

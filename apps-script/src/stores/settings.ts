@@ -4,6 +4,7 @@ import type { Settings, SettingsChange } from '../../sidebar/contract';
 import { NO_KEY } from '../messages';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
+import { documentCache } from '../platform/gas';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
@@ -51,6 +52,42 @@ export function currentBaseUrl(): string {
     return baseUrlFor(environment, readText('user', USER_PROPERTY.customBaseUrl) ?? '');
   } catch {
     return BASE_URLS.production;
+  }
+}
+
+/**
+ * The owner's base URL as this spreadsheet's =DAPA cells last read it, kept in the document cache (shared by everyone
+ * in the spreadsheet, whose custom functions all read the owner's settings; CacheService has no daily quota): a cell
+ * whose answer is cached then needs no Properties call at all, and still shows it when Google's daily Properties
+ * quota is used up. The owner's Save in this spreadsheet drops it; a change made elsewhere is seen within the hour.
+ */
+const FORMULA_BASE_URL = 'dapa.formulaBaseUrl';
+const FORMULA_BASE_URL_SECONDS = 3_600;
+
+/** The base URL a =DAPA cell checks against: the spreadsheet's copy, else the owner's settings (then copied). */
+export function formulaBaseUrl(): string {
+  let cache: ReturnType<typeof documentCache> = null;
+  try {
+    cache = documentCache();
+    const copy = cache?.get(FORMULA_BASE_URL);
+    if (copy) return copy;
+  } catch {
+    // no cache: the settings
+  }
+  const url = currentBaseUrl();
+  try {
+    cache?.put(FORMULA_BASE_URL, url, FORMULA_BASE_URL_SECONDS);
+  } catch {
+    // read again next time
+  }
+  return url;
+}
+
+function dropFormulaBaseUrl(): void {
+  try {
+    documentCache()?.remove(FORMULA_BASE_URL);
+  } catch {
+    // the copy lasts an hour at most
   }
 }
 
@@ -107,6 +144,7 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
     updates[USER_PROPERTY.apiKey] = key || undefined;
   }
   writeTexts('user', updates);
+  dropFormulaBaseUrl();
   // Learned plan limits belong to a key and a service: a new key or another service starts afresh.
   if (keyChanged || currentBaseUrl() !== before) forgetLearnedPlans();
   return readSettings();

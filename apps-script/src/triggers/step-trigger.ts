@@ -126,3 +126,22 @@ export function wakeBackground(spreadsheetId: string, by?: number): boolean {
   armDispatcher();
   return true;
 }
+
+/**
+ * Google refused this user's work for the day (one of its daily quotas): keeps a trigger that comes back by itself
+ * without reading any stored state (Properties may be what is used up): a bound script's hourly watch, an add-on's
+ * hourly dispatcher. The first of them after Google's reset resumes the work.
+ */
+export function keepTriggerThroughDailyLimit(): void {
+  try {
+    if (installMode() === 'bound') {
+      if (!ownTriggers().some((t) => t.getHandlerFunction() === WATCH_HANDLER))
+        ScriptApp.newTrigger(WATCH_HANDLER).timeBased().everyHours(1).create();
+      return;
+    }
+    deleteTriggers(STEP_HANDLER);
+    ScriptApp.newTrigger(STEP_HANDLER).timeBased().everyHours(1).create();
+  } catch {
+    // Google refused the trigger too: the next menu item, sidebar call or edit sets it again
+  }
+}

@@ -51,9 +51,10 @@ export class DailyQuota {
     return this.window(user).used < this.limit;
   }
 
-  /** Adds `amount` to the user's window (and to the per-day report), without refusing. */
-  add(user: string, amount = 1): void {
+  /** Adds `amount` to the user's window (and, unless `report` is false, to the per-day report), without refusing. */
+  add(user: string, amount = 1, report = true): void {
     this.window(user).used += amount;
+    if (!report) return;
     let days = this.byDay.get(user);
     if (!days) this.byDay.set(user, (days = new Map()));
     const day = Math.floor(this.now() / DAY_MS);
