@@ -290,13 +290,17 @@ describe('=DAPA in a sheet', () => {
       expect(fetch.payload).not.toContain(KEY);
       expect(fetch.requestHeaders.Authorization).toBe(`Bearer ${KEY}`);
     }
-    // The two records, and the formulas' queue of this spreadsheet (the document's state, in its own cache).
+    // The two records, the formulas' queue of this spreadsheet (the document's state, in its own cache), and the
+    // copies of the owner's base URL and the retention that spare every cell a Properties call (issue 34).
     const cacheKeys = gas.cache.document.keys();
-    expect(cacheKeys.filter((k) => !k.startsWith('dapa1:q:')).length).toBe(2);
-    expect(cacheKeys.length).toBe(3);
+    const copies = ['dapa.formulaBaseUrl', 'dapa.retentionDays'];
+    expect(cacheKeys.filter((k) => copies.includes(k)).sort()).toEqual(copies);
+    expect(cacheKeys.filter((k) => !k.startsWith('dapa1:q:') && !copies.includes(k)).length).toBe(2);
+    expect(cacheKeys.length).toBe(5);
     for (const key of cacheKeys) {
       expect(key.length).toBeLessThan(250);
       expect(key).not.toContain(KEY);
+      expect(gas.cache.document.live(key) ?? '').not.toContain(KEY);
     }
     for (const value of Object.values(gas.properties.document())) expect(value).not.toContain(KEY);
   });

@@ -1,6 +1,6 @@
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
-import { currentSpreadsheet } from '../platform/gas';
+import { currentSpreadsheet, documentCache } from '../platform/gas';
 import { finite, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
@@ -10,13 +10,40 @@ export const DEFAULT_RETENTION_DAYS = 30;
 /** The retention read once per execution and spreadsheet. */
 const retention = new Map<string, number>();
 
+/**
+ * A copy of the setting in the document's cache (an hour): every =DAPA cell reads the retention, and a spreadsheet that
+ * never set it would cost a Properties call each time (the value of earlier versions is looked for in
+ * DocumentProperties); one cell reads it for the next hour's cells.
+ */
+const RETENTION_COPY = 'dapa.retentionDays';
+const COPY_SECONDS = 3_600;
+
+function keepCopy(days: number): void {
+  try {
+    documentCache()?.put(RETENTION_COPY, String(days), COPY_SECONDS);
+  } catch {
+    // read from the setting next time
+  }
+}
+
 export function retentionDays(): number {
   const id = currentSpreadsheet()?.getId() ?? '';
   const known = retention.get(id);
   if (known !== undefined) return known;
+  let copy: number | undefined;
+  try {
+    copy = finite(Number(documentCache()?.get(RETENTION_COPY) ?? NaN));
+  } catch {
+    // no cache here
+  }
+  if (copy !== undefined && copy >= 1 && copy <= 365) {
+    retention.set(id, copy);
+    return copy;
+  }
   const days = readValue('document', DOCUMENT_PROPERTY.retentionDays, finite) ?? 0;
   const kept = days >= 1 && days <= 365 ? Math.floor(days) : DEFAULT_RETENTION_DAYS;
   retention.set(id, kept);
+  keepCopy(kept);
   return kept;
 }
 
@@ -26,5 +53,6 @@ export function setRetentionDays(days: unknown): number {
     throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
   writeValue('document', DOCUMENT_PROPERTY.retentionDays, n);
   retention.set(currentSpreadsheet()?.getId() ?? '', n);
+  keepCopy(n);
   return n;
 }
