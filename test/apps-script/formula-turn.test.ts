@@ -56,10 +56,12 @@ describe('a formula turn', () => {
   it('asks the queue, and sends when nobody has the turn', () => {
     const t = turn(['a.com']);
     expect(t.next(T, { queue: queue() })).toEqual({ kind: 'ask' });
-    const q = queue();
-    expect(t.register(q, T)).toBe(true);
+    const before = queue();
+    const { queue: q, mine } = t.register(before, T);
+    expect(mine).toBe(true);
     expect(q.wanted).toEqual({ 'a.com': T });
     expect(q.sender).toEqual({ id: 'me', until: ANSWER_BY + 3_000 });
+    expect(before).toEqual(queue()); // the queue as read is not changed: the next one is answered
     t.asked(true, entryWindow());
     expect(t.role).toBe('sending');
   });
@@ -68,7 +70,7 @@ describe('a formula turn', () => {
     const t = turn(['a.com']);
     const q = queue({ sender: { id: 'other', until: ANSWER_BY }, window: entryWindow() });
     expect(t.next(T, { queue: q })).toEqual({ kind: 'ask' });
-    expect(t.register(q, T)).toBe(false);
+    expect(t.register(q, T).mine).toBe(false);
     t.asked(false);
     expect(t.next(T + 10, { queue: q })).toEqual({ kind: 'wait', until: T + 1_010 });
     // The sender's record arrives in the cache: the cell answers.

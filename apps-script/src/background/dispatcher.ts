@@ -5,7 +5,8 @@
 /// <reference types="google-apps-script" />
 import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
-import { activeSpreadsheet, inSpreadsheet, now, sleep } from '../platform/gas';
+import { now, sleep } from '../platform/gas';
+import { activeSpreadsheet, inSpreadsheet } from '../stores/session';
 import {
   type BackgroundState,
   dayOf,
@@ -21,7 +22,6 @@ import {
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
-import { locked } from '../stores/storage';
 import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { observeLateness } from './planner';
@@ -81,7 +81,7 @@ function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | unde
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     if (GONE.test(why) && !PASSING.test(why)) {
-      locked('user', () => forgetBackground(id));
+      forgetBackground(id);
       noteDropped({ id, name: state.name, why: spreadsheetGone(state.name, why), at: now() });
     } else failedTurn(id, why);
     return undefined;

@@ -7,7 +7,8 @@ import { checkValues, reuseOf } from '../checks/check';
 import { type FormulaCell, formulaWork } from '../checks/formulas';
 import { refreshFormulas } from '../checks/formula-versions';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
-import { activeSpreadsheet, now, sleep } from '../platform/gas';
+import { now, sleep } from '../platform/gas';
+import { activeSpreadsheet } from '../stores/session';
 import {
   type BackgroundState,
   type BackgroundStatus,

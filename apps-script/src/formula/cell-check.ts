@@ -12,7 +12,8 @@ import {
 } from '../../../shared';
 import { distinctKeys, readKnown } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
-import { currentSpreadsheet, fetchAnswers, now, sleep } from '../platform/gas';
+import { fetchAnswers, now, sleep } from '../platform/gas';
+import { currentSpreadsheet } from '../stores/session';
 import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
 import { changeQueue, formulasWindow, readQueue } from '../stores/formula-queue';
 import { loadWindow, saveWindow } from '../stores/plan-store';
@@ -69,8 +70,7 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused;
     if (waiting && creditBudget() !== undefined) {
       try {
-        const left = creditView(check.apiKey).left;
-        if (left !== undefined && left <= 0) turn.budgetSpent = true;
+        turn.budgetLeft(creditView(check.apiKey).left);
       } catch {
         // unknown: the cells say unfinished
       }
@@ -94,7 +94,9 @@ function drive(turn: FormulaTurn, check: CellCheck): void {
         try {
           mine = changeQueue(check.baseUrl, (queue) => {
             window = queue.window;
-            return turn.register(queue, now());
+            const asked = turn.register(queue, now());
+            Object.assign(queue, asked.queue);
+            return asked.mine;
           });
         } catch {
           // the lock could not be had in the time left: look again
@@ -208,7 +210,7 @@ function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { 
         taught ||= answers.some((a) => a.status === 422 && /limit exceeded/i.test(a.body));
         return answers;
       } catch (error) {
-        turn.refused ??= refusedByGoogle(error);
+        turn.refusedBy(refusedByGoogle(error));
         throw error;
       }
     },

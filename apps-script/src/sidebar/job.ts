@@ -3,7 +3,7 @@
 // show it, and retry the rows that ended for a reason that can change. The job's turns are checks/job-run.ts.
 /// <reference types="google-apps-script" />
 import type { JobSource, JobState, JobStatus, SelectionInfo } from '../../sidebar/contract';
-import { advanceJob, claimJob, reopenJob, storeNewJob } from '../checks/job-run';
+import { advanceJob, claimJob, reopenJob } from '../checks/job-run';
 import {
   chooseTarget,
   clearOutput,
@@ -16,12 +16,20 @@ import {
 } from '../checks/job-target';
 import { asCellText, columnLetter, isEmptyCell } from '../platform/cells';
 import { missingFor, requireFor } from '../platform/consent';
-import { activeSpreadsheet, now, sleep } from '../platform/gas';
+import { now, sleep } from '../platform/gas';
+import { activeSpreadsheet } from '../stores/session';
 import type { CellValue } from '../platform/row-writer';
 import { goesOn, loadStatus } from '../stores/background-store';
-import { loadJob, loadRetryRows, newJob, stateOf, type StoredJob, storeJob } from '../stores/job-store';
+import {
+  changeJob,
+  loadJob,
+  loadRetryRows,
+  newJob,
+  stateOf,
+  type StoredJob,
+  storeNewJob,
+} from '../stores/job-store';
 import { requireApiKey, storedApiKey } from '../stores/settings';
-import { locked } from '../stores/storage';
 import { wakeBackground } from '../triggers/step-trigger';
 import {
   BLANK_STATUS,
@@ -131,13 +139,12 @@ function endJob(
   to: JobStatus,
   say: (job: StoredJob) => string,
 ): JobState {
-  return locked('user', () => {
-    const job = loadJob(spreadsheetId);
+  return changeJob(spreadsheetId, (job, writes) => {
     if (!job) throw new Error(none);
     if (from.includes(job.status)) {
       job.status = to;
       job.message = say(job);
-      storeJob(job);
+      writes.store(job);
     }
     return stateOf(job);
   });

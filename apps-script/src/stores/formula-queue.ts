@@ -5,7 +5,8 @@
 // editor's formula), under the document lock for every change: never the script's cache or lock, which every user of
 // a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
-import { type Cache, currentSpreadsheet, documentCache, now, sha256 } from '../platform/gas';
+import { type Cache, now } from '../platform/gas';
+import { cacheKeyDigest, currentSpreadsheet, documentCache } from './session';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
 
@@ -37,7 +38,7 @@ export interface FormulaQueue {
 function place(baseUrl: string): { cache: Cache; key: string } | undefined {
   const cache = documentCache();
   const id = currentSpreadsheet()?.getId();
-  return cache && id ? { cache, key: `${CACHE_PREFIX}q:${sha256(id + '\n' + baseUrl)}` } : undefined;
+  return cache && id ? { cache, key: `${CACHE_PREFIX}q:${cacheKeyDigest(id + '\n' + baseUrl)}` } : undefined;
 }
 
 function parseQueue(text: string | null, at: number): FormulaQueue {

@@ -4,7 +4,8 @@
 // editor's sidebar: appendRow is atomic and nothing is overwritten. Reads take the newest result per key and service
 // from the rows read once per execution (custom functions read too; only sidebar, menu and background code write).
 import type { DomainRecord } from '../../../shared';
-import { currentSpreadsheet, documentProperties, now, sha256, type Spreadsheet } from '../platform/gas';
+import { now, type Spreadsheet } from '../platform/gas';
+import { currentSpreadsheet, digestOf, documentProperties, session } from './session';
 import { batchRows, type Kept, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { finite, locked, readValue, updateValue } from './storage';
@@ -14,22 +15,16 @@ import { appendStore, storeRows } from './store-sheet';
 
 export { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from './retention';
 
-/** Service ids already worked out in this execution (a digest is a service call). */
-const services = new Map<string, string>();
-
 /** A short, stable name of the service a result came from (never the key): results of two services never mix. */
 export function serviceId(baseUrl: string): string {
-  let id = services.get(baseUrl);
   // A letter first: a hash starting with "-", "=" or digits would be read by Sheets as a formula or a number.
-  if (id === undefined) services.set(baseUrl, (id = 's' + sha256(baseUrl).slice(0, 12)));
-  return id;
+  return 's' + digestOf(baseUrl).slice(0, 12);
 }
 
 /** The index of the rows this execution knows (the same rows object grows with its own appends). */
-const indexes = new WeakMap<object, ResultIndex>();
-
 function index(spreadsheet: Spreadsheet): ResultIndex {
   const rows = storeRows(spreadsheet);
+  const indexes = session().resultIndexes as WeakMap<object, ResultIndex>;
   let found = indexes.get(rows);
   if (!found) indexes.set(rows, (found = new ResultIndex(rows)));
   return found.catchUp();

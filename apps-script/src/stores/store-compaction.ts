@@ -7,6 +7,7 @@ import { now, type Spreadsheet } from '../platform/gas';
 import { deadClaimRows } from './claims';
 import { deadResultRows } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
+import { session } from './session';
 import { hasDocumentLock, locked } from './storage';
 import {
   deleteHalfMadeSheets,
@@ -25,9 +26,6 @@ const MIN_DEAD_ROWS = 8;
  * formulas wait for too (a formula's waits end by its own 30 seconds).
  */
 export const COMPACTION_MS = 2_000;
-
-/** Spreadsheets whose log this execution has weighed (or compacted): once an execution is enough. */
-const weighed = new Set<string>();
 
 /** The rows (indexes) of the log that hold nothing anyone reads any more. */
 export function deadRows(rows: readonly unknown[][], at: number): number[] {
@@ -51,7 +49,7 @@ export function compactStore(spreadsheet: Spreadsheet, legacyFree = false): Comp
   if (!hasDocumentLock()) return undefined;
   try {
     return locked('document', () => {
-      weighed.add(spreadsheet.getId());
+      session().weighed.add(spreadsheet.getId());
       const started = now();
       const read = readStore(spreadsheet);
       const dead = deadRows(read, started).map((i) => i + 1);
@@ -70,6 +68,7 @@ export function compactStore(spreadsheet: Spreadsheet, legacyFree = false): Comp
 export function compactIfWorthIt(spreadsheet: Spreadsheet): Compaction | undefined {
   if (!hasDocumentLock()) return undefined;
   const id = spreadsheet.getId();
+  const { weighed } = session();
   if (weighed.has(id)) return undefined;
   weighed.add(id);
   const rows = storeRows(spreadsheet);

@@ -21,6 +21,7 @@
 import { hasDocumentLock } from './storage';
 import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
 import { now } from '../platform/gas';
+import { type KnownSheets, session } from './session';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -36,15 +37,8 @@ const MAKING = '~';
 const LEFT_HALF_MADE_MS = 3_600_000;
 
 /** What this execution knows of a spreadsheet's hidden sheets: their handles, and the log's rows as last read. */
-interface Known {
-  store?: Sheet;
-  versions?: Sheet;
-  /** The log as last read, with this execution's own appends after it (others' appends since are not in it). */
-  rows?: unknown[][];
-}
-const known = new Map<string, Known>();
-
-function knownOf(spreadsheet: Spreadsheet): Known {
+function knownOf(spreadsheet: Spreadsheet): KnownSheets {
+  const known = session().sheets;
   const id = spreadsheet.getId();
   let k = known.get(id);
   if (!k) known.set(id, (k = {}));
