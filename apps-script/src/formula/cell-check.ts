@@ -190,7 +190,7 @@ function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { 
   const run = new CheckRun(send.batch, {
     baseUrl,
     deadline,
-    window: turn.window,
+    window: turn.plannedWindow,
     seed: now() % 2147483647,
     creditBudget: spend.budget,
     inFlight: send.parallel ? Infinity : 1,

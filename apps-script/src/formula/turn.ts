@@ -187,7 +187,7 @@ export class FormulaTurn {
     return this.state.budgetSpent;
   }
   /** The window the sender plans with (the stored one merged with the queue's, then what its rounds left). */
-  get window(): WindowSnapshot | undefined {
+  get plannedWindow(): WindowSnapshot | undefined {
     return this.state.window;
   }
   /** The cell's own domains, to tell them from other cells' in the sender's rounds. */
@@ -223,7 +223,7 @@ export class FormulaTurn {
    * no room before the last request (the sender answers then, and reading every formula would be in vain).
    */
   needsAhead(now: number): boolean {
-    return this.role === 'sending' && roomIn(this.window, now).freeAt <= this.deadlines.lastRequest;
+    return this.role === 'sending' && roomIn(this.plannedWindow, now).freeAt <= this.deadlines.lastRequest;
   }
 
   private over(): Why | undefined {
@@ -322,7 +322,7 @@ export class FormulaTurn {
     const own = this.missing();
     const others = wanted.filter((k) => !this.own.has(k));
     const stepHas = new Set(queue.step?.keys ?? []);
-    const first = own.length > (this.window?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
+    const first = own.length > (this.plannedWindow?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
     return [...new Set([...first, ...own, ...wanted, ...ahead])]
       .filter(
         (k) =>
@@ -341,13 +341,13 @@ export class FormulaTurn {
     const known = view.known ?? new Map<string, DomainRecord>();
     const candidates = this.candidates(view.queue, view.ahead ?? []).filter((k) => !known.has(k));
     if (candidates.length === 0) return this.answer('nothing to send');
-    const room = roomIn(this.window, now, candidates.length);
+    const room = roomIn(this.plannedWindow, now, candidates.length);
     if (room.urls <= 0) {
       if (room.freeAt > this.deadlines.lastRequest) return this.answer('no room in time');
       return { kind: 'wait', until: room.freeAt };
     }
     const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
-    const knowsMinute = this.window?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
+    const knowsMinute = this.plannedWindow?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
     const first = this.tried.size === 0;
     const parallel = !first && knowsMinute;
     const requests = first ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
