@@ -15,7 +15,8 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['platform'], // Apps Script ports, Google's granular consent, Sheets' cell rules
   ['stores'], // every stored value: settings, the plan's window, results, the job, background state, the lock
   ['checks', 'triggers'], // checking cells (values, formulas, the sidebar's job); the user's triggers
-  ['formula', 'background'], // =DAPA; background steps, their planner and the trigger handlers
+  ['formula'], // =DAPA: one execution's turn (and the formulas' queue transitions) and its driver
+  ['background'], // background steps (they mark what they send in the formulas' queue), the planner, the handlers
   ['sidebar', 'sample'], // the menu's and the sidebar's server functions; sample mode (=DAPA_SAMPLE, no request)
   ['main'], // main.ts: the entry points
 ];

@@ -29,6 +29,7 @@ import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
 import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
+import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
 import { sleepBudget } from './planner';
 import { BackgroundRun, type Checked, type FormulaCheck, MAX_FAILURES, type StepOutcome } from './run';
@@ -170,10 +171,7 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
  */
 function markInFlight(baseUrl: string, keys: readonly string[], until: number): void {
   try {
-    changeQueue(baseUrl, (q) => {
-      if (keys.length > 0) q.step = { keys: [...keys], until };
-      else delete q.step;
-    });
+    changeQueue(baseUrl, (queue) => markStep(queue, keys, until));
   } catch {
     // a busy lock costs at most a domain sent twice by a cell beside the step
   }

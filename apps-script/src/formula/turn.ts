@@ -161,20 +161,13 @@ export class FormulaTurn {
   } = { role: 'asking', budgetSpent: false };
   private readonly foundMap = new Map<string, DomainRecord>();
   private readonly endedMap = new Map<string, Outcome>();
+  /** Records found for the cell's own domains. */
+  readonly found: ReadonlyMap<string, DomainRecord> = this.foundMap;
+  /** What the cell's own domains ended in besides a record. */
+  readonly ended: ReadonlyMap<string, Outcome> = this.endedMap;
 
   get role(): Role {
     return this.state.role;
-  }
-  get why(): Why | undefined {
-    return this.state.why;
-  }
-  /** Records found for the cell's own domains. */
-  get found(): ReadonlyMap<string, DomainRecord> {
-    return this.foundMap;
-  }
-  /** What the cell's own domains ended in besides a record. */
-  get ended(): ReadonlyMap<string, Outcome> {
-    return this.endedMap;
   }
   get fatal(): Fatal | undefined {
     return this.state.fatal;
@@ -183,13 +176,11 @@ export class FormulaTurn {
   get refused(): string | undefined {
     return this.state.refused;
   }
-  get budgetSpent(): boolean {
-    return this.state.budgetSpent;
-  }
   /** The window the sender plans with (the stored one merged with the queue's, then what its rounds left). */
   get plannedWindow(): WindowSnapshot | undefined {
     return this.state.window;
   }
+
   /** The cell's own domains, to tell them from other cells' in the sender's rounds. */
   private readonly own: ReadonlySet<string>;
   /** Domains this execution sent (or gave up on) in its rounds: never planned twice in one turn. */
@@ -274,7 +265,7 @@ export class FormulaTurn {
 
   /** The next thing to do, given what was just read and the time. */
   next(now: number, view: View): Action {
-    if (this.role === 'answered') return this.answer(this.why ?? 'all in');
+    if (this.role === 'answered') return this.answer(this.state.why ?? 'all in');
     this.absorb(view);
     const over = this.over();
     // A sender goes on for the cells waiting beside it once its own domains are in.
@@ -322,7 +313,8 @@ export class FormulaTurn {
     const own = this.missing();
     const others = wanted.filter((k) => !this.own.has(k));
     const stepHas = new Set(queue.step?.keys ?? []);
-    const first = own.length > (this.plannedWindow?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
+    const first =
+      own.length > (this.plannedWindow?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
     return [...new Set([...first, ...own, ...wanted, ...ahead])]
       .filter(
         (k) =>
@@ -347,7 +339,8 @@ export class FormulaTurn {
       return { kind: 'wait', until: room.freeAt };
     }
     const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
-    const knowsMinute = this.plannedWindow?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
+    const knowsMinute =
+      this.plannedWindow?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
     const first = this.tried.size === 0;
     const parallel = !first && knowsMinute;
     const requests = first ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
@@ -405,7 +398,7 @@ export class FormulaTurn {
       if (outcome.kind === 'record' || !outcome.key) return outcome;
       const ended = this.ended.get(outcome.key);
       if (ended) return ended;
-      if (this.budgetSpent && outcome.kind === 'error' && outcome.code === 'unfinished')
+      if (this.state.budgetSpent && outcome.kind === 'error' && outcome.code === 'unfinished')
         return { kind: 'skip', reason: 'credit_budget', retryable: true, key: outcome.key };
       return outcome;
     });
