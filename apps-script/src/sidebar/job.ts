@@ -30,6 +30,7 @@ import {
   storeNewJob,
 } from '../stores/job-store';
 import { requireApiKey, storedApiKey } from '../stores/settings';
+import { upkeep } from '../stores/store-compaction';
 import { wakeBackground } from '../triggers/step-trigger';
 import {
   BLANK_STATUS,
@@ -121,6 +122,7 @@ export function continueJob(): JobState {
     pace: { kind: 'sidebar', startBy: startedAt + STEP_START_MS, deadline: startedAt + STEP_BUDGET_MS },
     claim,
   });
+  upkeep(spreadsheet); // the results it kept may leave dead rows: the store's upkeep, under a lease of its own
   if (!turn.progressed && !turn.fatal && turn.remaining) {
     // Nothing could be sent (a plan's rate limit): wait here a little rather than have the sidebar call at once.
     sleep(Math.max(0, Math.min(10_000, startedAt + 30_000 - now())));

@@ -10,7 +10,6 @@ import { batchRows, type Kept, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { finite, locked, readValue, updateValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
-import { compactIfWorthIt } from './store-compaction';
 import { appendStore, storeRows } from './store-sheet';
 
 export { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from './retention';
@@ -66,9 +65,8 @@ export function checkedAt(baseUrl: string, keys: readonly string[]): Map<string,
 }
 
 /**
- * Keeps fresh results: appended in batches (no lock, nothing overwritten; the newest row wins for a key). Where the
- * execution has the document lock, the log is compacted when enough of it is dead. Not callable from a custom
- * function (it writes).
+ * Keeps fresh results: appended in batches (no lock, nothing overwritten; the newest row wins for a key). Never
+ * compacts (that is the upkeep step's: store-compaction.ts). Not callable from a custom function (it writes).
  */
 export function storeRecords(
   baseUrl: string,
@@ -79,7 +77,6 @@ export function storeRecords(
   const spreadsheet = currentSpreadsheet();
   if (!spreadsheet) throw new Error('There is no spreadsheet here to keep results in.');
   appendStore(spreadsheet, batchRows(serviceId(baseUrl), fresh, at));
-  compactIfWorthIt(spreadsheet);
 }
 
 /**

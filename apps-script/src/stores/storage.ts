@@ -205,11 +205,6 @@ function lockOf(guard: Guard): { lock: Lock; ofUser: boolean } {
   return document ? { lock: document, ofUser: false } : { lock: userLock(), ofUser: true };
 }
 
-/** Whether this execution can exclude every other writer of the current spreadsheet (it has its document lock). */
-export function hasDocumentLock(): boolean {
-  return documentLock() !== null;
-}
-
 /** Said (in the execution log) when a section would take the user lock inside the document's: a bug, never a user's. */
 export const LOCK_ORDER = 'DAPA: the user lock is taken before the document lock, never inside it.';
 
