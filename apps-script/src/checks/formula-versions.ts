@@ -17,6 +17,7 @@
 import { columnNumber } from '../platform/cells';
 import type { Spreadsheet } from '../platform/gas';
 import { now } from '../platform/gas';
+import { session } from '../stores/session';
 import {
   randomPart,
   readVersionSlots,
@@ -82,7 +83,10 @@ interface Look {
   values?: string[];
 }
 
-const looks = new WeakMap<VersionedCell, Look>();
+/** The look each formula cell was seen in (a memory tier of the store session). */
+function looks(): WeakMap<VersionedCell, Look> {
+  return session().formulaLooks as WeakMap<VersionedCell, Look>;
+}
 
 /** Records every formula of one look at the spreadsheet (dapaFormulaCells): a slot's signature covers them all. */
 export function lookAtSlots(cells: readonly VersionedCell[], whole = true): void {
@@ -92,15 +96,15 @@ export function lookAtSlots(cells: readonly VersionedCell[], whole = true): void
     const list = look.members.get(home);
     if (list) list.push(cell);
     else look.members.set(home, [cell]);
-    looks.set(cell, look);
+    looks().set(cell, look);
   }
 }
 
 function lookOf(cell: VersionedCell): Look {
-  let look = looks.get(cell);
+  let look = looks().get(cell);
   if (!look) {
     lookAtSlots([cell], false);
-    look = looks.get(cell) as Look;
+    look = looks().get(cell) as Look;
   }
   return look;
 }

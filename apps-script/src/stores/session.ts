@@ -54,6 +54,8 @@ export interface StoreSession {
   fetchedHere: Map<string, DomainRecord>;
   /** Spreadsheets whose log this execution weighed for compaction (store-compaction.ts). */
   weighed: Set<string>;
+  /** The look at the version slots each formula cell was seen in (checks/formula-versions.ts). */
+  formulaLooks: WeakMap<object, unknown>;
 }
 
 function blankSession(): StoreSession {
@@ -64,6 +66,7 @@ function blankSession(): StoreSession {
     sheets: new Map(),
     fetchedHere: new Map(),
     weighed: new Set(),
+    formulaLooks: new WeakMap(),
   };
 }
 

@@ -213,7 +213,7 @@ export const LOCK_ORDER = 'DAPA: the user lock is taken before the document lock
  * hold (Apps Script's lock is one per execution: an inner release would free the outer section). The one lock order,
  * enforced here for every section of every store: the user lock, then the document lock; asking for the user lock
  * while holding only the document's throws (two executions taking them in opposite orders would wait for each other).
- * Private to apps-script/src/stores (test/apps-script/architecture.test.ts holds every other folder to that).
+ * Private to apps-script/src/stores (the architecture test holds every other folder to that).
  */
 export function locked<T>(guard: Guard, action: () => T): T {
   const { lock, ofUser } = lockOf(guard);
