@@ -3,7 +3,7 @@
 // contract's SERVER_FUNCTIONS, the others from its own list; it refuses to build when they and these exports differ.
 import type { ServerFunctions } from '../sidebar/contract';
 import type * as Entry from './main';
-import { inOurWords } from './platform/gas';
+import { inOurWords } from './stores/session';
 import * as sample from './sample/sample';
 import * as menu from './sidebar/menu';
 import * as settings from './stores/settings';

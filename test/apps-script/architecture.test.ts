@@ -15,7 +15,8 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['platform'], // Apps Script ports, Google's granular consent, Sheets' cell rules
   ['stores'], // every stored value: settings, the plan's window, results, the job, background state, the lock
   ['checks', 'triggers'], // checking cells (values, formulas, the sidebar's job); the user's triggers
-  ['formula', 'background'], // =DAPA; background steps, their planner and the trigger handlers
+  ['formula'], // =DAPA: one execution's turn (and the formulas' queue transitions) and its driver
+  ['background'], // background steps (they mark what they send in the formulas' queue), the planner, the handlers
   ['sidebar', 'sample'], // the menu's and the sidebar's server functions; sample mode (=DAPA_SAMPLE, no request)
   ['main'], // main.ts: the entry points
 ];
@@ -214,6 +215,76 @@ describe('the Sheets shell’s folders', () => {
   it('every module opens with a line on its role', () => {
     const bare = [...graph.headers].filter(([, header]) => header.trim() === '').map(([file]) => file);
     expect(bare).toEqual([]);
+  });
+});
+
+/** Containers a module could keep state in between calls. */
+const MUTABLE = new Set(['Map', 'Set', 'WeakMap', 'WeakSet']);
+
+/**
+ * What a module keeps at its top level that can change between calls (a `let` or `var`, a `const` holding a new Map
+ * or Set) and the lines where it calls `locked(`: the store session's rules (one owner per store, the lock order in
+ * one place) as the source draws them.
+ */
+function stateAndLocks(text: string): { state: string[]; locks: number[] } {
+  const source = ts.createSourceFile('file.ts', text, ts.ScriptTarget.ES2020, true);
+  const state: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    const isConst = (statement.declarationList.flags & ts.NodeFlags.Const) !== 0;
+    for (const d of statement.declarationList.declarations) {
+      const init = d.initializer;
+      const container =
+        init !== undefined &&
+        ts.isNewExpression(init) &&
+        ts.isIdentifier(init.expression) &&
+        MUTABLE.has(init.expression.text);
+      if (!isConst || container) state.push(d.name.getText(source));
+    }
+  }
+  const locks: number[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'locked')
+      locks.push(source.getLineAndCharacterOfPosition(node.getStart()).line + 1);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return { state, locks };
+}
+
+describe('one owner per store (the store session)', () => {
+  const files = sourceFiles(SRC).map((file) => ({
+    file,
+    ...stateAndLocks(fs.readFileSync(path.join(SRC, file), 'utf8')),
+  }));
+
+  it('no module but stores/session.ts keeps state between calls (module-level let, var, Map or Set)', () => {
+    const kept = files
+      .filter(({ file, state }) => state.length > 0 && file !== 'stores/session.ts')
+      .map(({ file, state }) => `${file}: ${state.join(', ')}`);
+    expect(kept).toEqual([]);
+    // The session does keep the execution's tiers, in one variable a test can start afresh.
+    expect(files.find((f) => f.file === 'stores/session.ts')?.state).toEqual(['current']);
+  });
+
+  it('only apps-script/src/stores takes a lock (locked(): the lock order is enforced there once)', () => {
+    const outside = files
+      .filter(({ file, locks }) => locks.length > 0 && !file.startsWith('stores/'))
+      .map(({ file, locks }) => `${file}:${locks.join(',')}`);
+    expect(outside).toEqual([]);
+    expect(files.filter((f) => f.locks.length > 0).length).toBeGreaterThan(0);
+  });
+
+  it('the check itself finds a module-level let, a Map kept at the top, and a locked( call', () => {
+    const found = stateAndLocks(
+      [
+        'let deadline: number | undefined;',
+        'const memo = new Map<string, string>();',
+        'const TABLE = { a: 1 };',
+        "export function f() { return locked('user', () => 1); }",
+      ].join('\n'),
+    );
+    expect(found).toEqual({ state: ['deadline', 'memo'], locks: [4] });
   });
 });
 

@@ -2,10 +2,15 @@
 // known and the time, it answers ask, wait, send or answer. These are its transitions, without Apps Script.
 import type { DomainRecord, Outcome, Report, WindowSnapshot } from '../../shared';
 import {
+  applyAnswer,
   deadlinesOf,
+  endTurn,
   FormulaTurn,
+  markStep,
+  registerAsk,
   REQUEST_MS,
   SEQUENTIAL_REQUESTS,
+  startRound,
 } from '../../apps-script/src/formula/turn';
 import type { FormulaQueue } from '../../apps-script/src/stores/formula-queue';
 
@@ -56,10 +61,12 @@ describe('a formula turn', () => {
   it('asks the queue, and sends when nobody has the turn', () => {
     const t = turn(['a.com']);
     expect(t.next(T, { queue: queue() })).toEqual({ kind: 'ask' });
-    const q = queue();
-    expect(t.register(q, T)).toBe(true);
+    const before = queue();
+    const { queue: q, mine } = t.register(before, T);
+    expect(mine).toBe(true);
     expect(q.wanted).toEqual({ 'a.com': T });
     expect(q.sender).toEqual({ id: 'me', until: ANSWER_BY + 3_000 });
+    expect(before).toEqual(queue()); // the queue as read is not changed: the next one is answered
     t.asked(true, entryWindow());
     expect(t.role).toBe('sending');
   });
@@ -68,7 +75,7 @@ describe('a formula turn', () => {
     const t = turn(['a.com']);
     const q = queue({ sender: { id: 'other', until: ANSWER_BY }, window: entryWindow() });
     expect(t.next(T, { queue: q })).toEqual({ kind: 'ask' });
-    expect(t.register(q, T)).toBe(false);
+    expect(t.register(q, T).mine).toBe(false);
     t.asked(false);
     expect(t.next(T + 10, { queue: q })).toEqual({ kind: 'wait', until: T + 1_010 });
     // The sender's record arrives in the cache: the cell answers.
@@ -214,5 +221,68 @@ describe('a formula turn', () => {
     expect(t.role).toBe('answered');
     const outcomes = t.outcomes(['a.com'], BASE, T);
     expect(outcomes[0]).toMatchObject({ kind: 'skip', reason: 'credit_budget' });
+  });
+});
+
+describe("the formulas' queue, one pure transition at a time", () => {
+  const frozen = (q: FormulaQueue): FormulaQueue => JSON.parse(JSON.stringify(q)) as FormulaQueue;
+
+  it('register: wanted from the first ask on, the turn taken only when nobody else has it', () => {
+    const q = queue({ wanted: { 'a.com': T - 5 } });
+    const before = frozen(q);
+    const first = registerAsk(q, { id: 'me', missing: ['a.com', 'b.com'], until: T + 30_000 }, T);
+    expect(first.mine).toBe(true);
+    expect(first.queue.wanted).toEqual({ 'a.com': T - 5, 'b.com': T });
+    expect(first.queue.sender).toEqual({ id: 'me', until: T + 30_000 });
+    expect(q).toEqual(before); // the queue read is never changed
+    const other = registerAsk(first.queue, { id: 'other', missing: ['c.com'], until: T + 40_000 }, T + 1);
+    expect(other.mine).toBe(false);
+    expect(other.queue.sender?.id).toBe('me');
+    expect(other.queue.wanted['c.com']).toBe(T + 1);
+    // Once the turn has run out, the next ask takes it.
+    expect(registerAsk(first.queue, { id: 'other', missing: [], until: T + 70_000 }, T + 30_000).mine).toBe(
+      true,
+    );
+  });
+
+  it('start a round: its batch is in flight; apply its answer: done domains leave, ended ones are shown', () => {
+    const q = startRound(queue({ wanted: { 'a.com': T, 'b.com': T, 'c.com': T } }), ['a.com', 'b.com']);
+    expect(q.sending).toEqual(['a.com', 'b.com']);
+    const skip: Outcome = { kind: 'skip', reason: 'invalid_domain', retryable: false, key: 'b.com' };
+    const before = frozen(q);
+    const after = applyAnswer(
+      q,
+      {
+        done: ['a.com', 'b.com'],
+        ended: [['b.com', skip]],
+        window: entryWindow(2),
+        fatal: { code: 'x' } as never,
+      },
+      T + 9,
+    );
+    expect(q).toEqual(before);
+    expect(after.sending).toEqual([]);
+    expect(after.wanted).toEqual({ 'c.com': T });
+    expect(after.ended).toEqual({ 'b.com': { outcome: skip, at: T + 9 } });
+    expect(after.window).toEqual(entryWindow(2));
+    expect(after.fatal).toEqual({ fatal: { code: 'x' }, at: T + 9 });
+    // A round that sent nothing (no credits) only ends what was in flight.
+    expect(applyAnswer(q, undefined, T)).toEqual({ ...before, sending: [] });
+  });
+
+  it("end a turn: the sender's turn goes only if it is still the sender's, and nothing stays in flight", () => {
+    const q = queue({ sender: { id: 'me', until: T + 1 }, sending: ['a.com'] });
+    expect(endTurn(q, 'me')).toEqual(queue({ sending: [] }));
+    expect(endTurn(q, 'other')).toEqual(queue({ sender: { id: 'me', until: T + 1 }, sending: [] }));
+  });
+
+  it('mark a background step: what it may send until when, and the mark gone when it ends', () => {
+    const marked = markStep(queue(), ['a.com', 'b.com'], T + 300_000);
+    expect(marked.step).toEqual({ keys: ['a.com', 'b.com'], until: T + 300_000 });
+    expect(markStep(marked, [], 0).step).toBeUndefined();
+    // A sender leaves what the step has in flight out of its candidates.
+    const t = turn(['a.com', 'c.com']);
+    t.asked(true, entryWindow());
+    expect(t.candidates(marked, [])).toEqual(['c.com']);
   });
 });

@@ -1,11 +1,24 @@
 // The stored job's retryable rows (apps-script/src/job-store.ts) on a fake PropertiesService: a bitmap that
 // round-trips, is dropped when empty, and is kept in parts when longer than a property value may be.
-import { loadRetryRows, storeRetryRows } from '../../apps-script/src/stores/job-store';
+import { changeJob, loadRetryRows } from '../../apps-script/src/stores/job-store';
+import { freshSession } from '../../apps-script/src/stores/session';
+
+/** Stores the rows through the job store's one write path (under the user lock). */
+function storeRetryRows(id: string, rows: ReadonlySet<number>): void {
+  changeJob(id, (_, writes) => writes.retryRows(rows));
+}
 
 let user: Record<string, string>;
 
 beforeEach(() => {
+  freshSession();
   user = {};
+  let held = false;
+  const lock = {
+    tryLock: () => (held = true),
+    hasLock: () => held,
+    releaseLock: () => void (held = false),
+  };
   const props = {
     getProperty: (key: string) => (key in user ? user[key] : null),
     setProperties: (values: Record<string, string>) => {
@@ -17,7 +30,11 @@ beforeEach(() => {
     getKeys: () => Object.keys(user),
     getProperties: () => ({ ...user }),
   };
-  Object.assign(globalThis, { PropertiesService: { getUserProperties: () => props } });
+  Object.assign(globalThis, {
+    PropertiesService: { getUserProperties: () => props },
+    LockService: { getUserLock: () => lock, getDocumentLock: () => null },
+    SpreadsheetApp: { getActiveSpreadsheet: () => null },
+  });
 });
 
 describe('the rows a job marks retryable', () => {

@@ -1,12 +1,13 @@
 // The Sheets shell's storage layer (apps-script/src/storage.ts) on fakes of PropertiesService, LockService and a
 // spreadsheet's developer metadata: validated JSON values, deletes, the spreadsheet's values (metadata, read from
 // DocumentProperties when an earlier version left them there) and the lock policy (the document lock for a spreadsheet's state, the user lock for a user's; never the script lock).
+import { freshSession } from '../../apps-script/src/stores/session';
 import {
   BUSY,
   deleteKeys,
   finite,
-  hasDocumentLock,
   isRecord,
+  LOCK_ORDER,
   LOCK_WAIT_MS,
   locked,
   readText,
@@ -90,6 +91,7 @@ let documentLockHere: boolean;
 let sheet: FakeSpreadsheet;
 
 beforeEach(() => {
+  freshSession(); // a new execution: nothing remembered of the last one
   user = new FakeProperties();
   doc = new FakeProperties();
   lock = new FakeLock();
@@ -188,6 +190,15 @@ describe("the user's properties", () => {
 });
 
 describe('the lock policy', () => {
+  it('takes the user lock first, then the document lock; the user lock inside the document lock throws', () => {
+    expect(locked('user', () => locked('document', () => [userLock.held, lock.held]))).toEqual([true, true]);
+    expect(() => locked('document', () => locked('user', () => 'never'))).toThrow(LOCK_ORDER);
+    expect([userLock.held, lock.held]).toEqual([false, false]);
+    // Without a document lock (a spreadsheet opened by id) 'document' is the user lock, and nesting is fine.
+    documentLockHere = false;
+    expect(locked('document', () => locked('user', () => userLock.held))).toBe(true);
+  });
+
   it("updates a spreadsheet's value under the document lock, waiting at most LOCK_WAIT_MS, and releases it", () => {
     sheet.addDeveloperMetadata('count', '2');
     expect(updateValue('document', 'count', count, (n) => (n ?? 0) + 3)).toBe(5);
@@ -205,7 +216,6 @@ describe('the lock policy', () => {
 
   it('takes the user lock for a spreadsheet without a document lock (a dispatcher in a spreadsheet opened by id)', () => {
     documentLockHere = false;
-    expect(hasDocumentLock()).toBe(false);
     sheet.addDeveloperMetadata('count', '1');
     expect(updateValue('document', 'count', count, (n) => (n ?? 0) + 1)).toBe(2);
     expect(userLock.waits).toEqual([LOCK_WAIT_MS]);

@@ -1,7 +1,7 @@
 // The hidden store sheet (stores/store-sheet.ts and the modules on it) on a fake spreadsheet that counts its calls:
 // results appended in batches with no lock, read once and kept right after the execution's own appends; the sheet
-// made once at 1 × 4 even when two executions make it at once; a compaction that runs only with the document lock and
-// loses no row another execution appends between its read and its deletions; the legacy version columns given back;
+// made once at 1 × 4 even when two executions make it at once; a compaction that runs only as the step lease's holder
+// (no document lock needed) and loses no row another execution appends between its read and its deletions; the legacy version columns given back;
 // the step lease and a due refresh claimed through the log.
 type Compaction = typeof import('../../apps-script/src/stores/store-compaction');
 type ResultStore = typeof import('../../apps-script/src/stores/result-store');
@@ -285,7 +285,7 @@ describe('results appended in batches, no lock', () => {
   });
 });
 
-describe('compaction, only under the document lock', () => {
+describe('upkeep: compaction by whoever holds the step lease, with or without the document lock', () => {
   /** A store of `n` pairs: an expired row, then a live one (so the dead rows are n runs of one row). */
   function fragmented(n: number): FakeSheet {
     const store = new FakeSheet(book, '_dapa_results', 1 + 2 * n, 4);
@@ -304,63 +304,97 @@ describe('compaction, only under the document lock', () => {
     return store;
   }
 
-  it('without the document lock (the dispatcher) it deletes nothing', () => {
+  /** The step lease, as a background step takes it (a claim row appended to the log). */
+  const lease = () => x.lease.takeStepLease(clock + 300_000) as string;
+  /** The result rows' first domain each (claim rows left out). */
+  const resultKeys = (store: FakeSheet) =>
+    store.rows
+      .slice(1)
+      .filter((r) => !String(r[1]).startsWith('claim:'))
+      .map((r) => (JSON.parse(String(r[2])) as { k: string[] }).k[0]);
+
+  it('without the step lease it deletes nothing', () => {
     const store = fragmented(10);
-    expect(x.compaction.compactStore(book as never)).toBeUndefined();
+    expect(x.compaction.compactStore(book as never, 'not-the-holder')).toBeUndefined();
     expect(store.rows.length).toBe(21);
     expect(calls.deleteRows).toBeUndefined();
+    // Another execution's lease: an upkeep of the menu or the sidebar leaves the log to it.
+    const theirs = lease();
+    expect(execution().compaction.upkeep(book as never)).toBeUndefined();
+    expect(calls.deleteRows).toBeUndefined();
+    expect(theirs).toMatch(/^h/);
   });
 
-  it('deletes the dead runs bottom-up, and a row another execution appends meanwhile is kept', () => {
-    withDocumentLock = true;
+  it("deletes the dead runs bottom-up with no document lock (the dispatcher's), and a row appended meanwhile is kept", () => {
     const store = fragmented(10);
     const service = x.results.serviceId(BASE);
+    const holder = lease();
     let appended = 0;
     store.beforeDelete = () => {
-      // A dispatcher (no lock) appends between the compaction's read and each of its deletions.
+      // Another user's execution (no lock) appends between the compaction's read and each of its deletions.
       const key = `meanwhile${appended++}.com`;
       store.appendRow(['*', service, JSON.stringify({ k: [key], r: [record(key)] }), clock]);
     };
-    expect(x.compaction.compactStore(book as never)).toEqual({ rows: 10, columns: 0 });
+    expect(x.compaction.compactStore(book as never, holder)).toEqual({ rows: 10, columns: 0 });
     expect(calls.deleteRows).toBe(10);
+    expect(documentLock.taken).toBe(0);
     store.beforeDelete = undefined;
-    const keys = store.rows.slice(1).map((r) => (JSON.parse(String(r[2])) as { k: string[] }).k[0]);
-    expect(keys).toEqual([
+    expect(resultKeys(store)).toEqual([
       ...Array.from({ length: 10 }, (_, i) => `live${i}.com`),
       ...Array.from({ length: 10 }, (_, i) => `meanwhile${i}.com`),
     ]);
     expect(store.rows[0][0]).toBe('domain');
   });
 
-  it('storing compacts by itself once a quarter of the log is dead, where the execution has the lock', () => {
+  it('storing never compacts, however much of the log is dead: the upkeep is its own step', () => {
     withDocumentLock = true;
     const store = fragmented(12);
     x.results.storeRecords(BASE, results(1, 'fresh'));
-    expect(store.rows.length).toBe(1 + 12 + 1);
-    expect(documentLock.held).toBe(false);
+    expect(store.rows.length).toBe(1 + 24 + 1);
+    expect(calls.deleteRows).toBeUndefined();
+    // The upkeep (a step holding the lease, here the menu's own) does it.
+    expect(execution().compaction.upkeep(book as never)).toEqual({ rows: 12, columns: 0 });
   });
 
-  it('deletes for 2 seconds at most (it holds the document lock), and the next compaction goes on from there', () => {
-    withDocumentLock = true;
+  it('keeps nothing older than the retention, even when too few rows are dead to be worth a compaction otherwise', () => {
+    const store = fragmented(1);
+    for (let i = 0; i < 20; i++)
+      store.rows.push([
+        '*',
+        x.results.serviceId(BASE),
+        JSON.stringify({ k: [`more${i}.com`], r: [record(`more${i}.com`)] }),
+        clock,
+      ]);
+    // One expired row among 22: not a quarter dead, yet past the 30 days the privacy policy states.
+    const holder = lease();
+    expect(x.compaction.upkeep(book as never, { lease: holder })).toEqual({ rows: 1, columns: 0 });
+    expect(resultKeys(store)).not.toContain('old0.com');
+    expect(
+      store.rows.slice(1).every((r) => String(r[1]).startsWith('claim:') || Number(r[3]) === clock),
+    ).toBe(true);
+    // Weighed once an execution: a second upkeep in the same one does nothing more.
+    expect(x.compaction.upkeep(book as never, { lease: holder })).toBeUndefined();
+  });
+
+  it('deletes for 2 seconds at most, and the next compaction goes on from there', () => {
     const store = fragmented(10);
+    const holder = lease();
     store.beforeDelete = () => (clock += 600); // each deletion takes 0.6 s
-    expect(x.compaction.compactStore(book as never)).toEqual({ rows: 4, columns: 0 });
-    expect(documentLock.held).toBe(false);
+    expect(x.compaction.compactStore(book as never, holder)).toEqual({ rows: 4, columns: 0 });
     // The bottom runs went first; the rows above them are untouched.
-    expect(store.rows.length).toBe(21 - 4);
-    expect(store.rows[store.rows.length - 1][3]).toBe(clock - 2_400);
-    expect(x.compaction.compactStore(book as never)).toEqual({ rows: 4, columns: 0 });
-    expect(execution().compaction.compactStore(book as never)).toEqual({ rows: 2, columns: 0 });
-    expect(store.rows.length).toBe(11);
+    expect(store.rows.length).toBe(22 - 4);
+    expect(x.compaction.compactStore(book as never, holder)).toEqual({ rows: 4, columns: 0 });
+    expect(execution().compaction.compactStore(book as never, holder)).toEqual({ rows: 2, columns: 0 });
+    expect(store.rows.length).toBe(12);
   });
 
-  it('gives the legacy version columns back (the caller saw no formula reading them), with the lock only', () => {
+  it('gives the legacy version columns back when told no formula reads them, as the lease holder only', () => {
     const store = fragmented(1);
     store.maxColumns = 2_285;
     store.rows[0].push('', 'v1.1', 'v2.2');
-    expect(x.compaction.giveBackLegacyColumns(book as never)).toBe(0);
-    withDocumentLock = true;
-    expect(x.compaction.giveBackLegacyColumns(book as never)).toBe(2_281);
+    expect(x.compaction.compactStore(book as never, 'not-the-holder', true)).toBeUndefined();
+    expect(store.maxColumns).toBe(2_285);
+    expect(x.compaction.upkeep(book as never, { legacyFree: true })?.columns).toBe(2_281);
     expect([store.maxColumns, store.rows[0]]).toEqual([
       4,
       ['domain', 'service', 'record', 'checked at (ms)'],

@@ -5,15 +5,8 @@
 /// <reference types="google-apps-script" />
 import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
-import {
-  activeSpreadsheet,
-  type DailyLimit,
-  dailyLimitOf,
-  inSpreadsheet,
-  noteDailyLimit,
-  now,
-  sleep,
-} from '../platform/gas';
+import { type DailyLimit, dailyLimitOf, now, sleep } from '../platform/gas';
+import { activeSpreadsheet, inSpreadsheet, noteDailyLimit } from '../stores/session';
 import {
   type BackgroundState,
   dayOf,
@@ -31,7 +24,6 @@ import {
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
-import { locked } from '../stores/storage';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { observeLateness } from './planner';
@@ -91,7 +83,7 @@ function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | unde
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     if (GONE.test(why) && !PASSING.test(why)) {
-      locked('user', () => forgetBackground(id));
+      forgetBackground(id);
       noteDropped({ id, name: state.name, why: spreadsheetGone(state.name, why), at: now() });
     } else failedTurn(id, why);
     return undefined;

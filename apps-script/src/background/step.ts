@@ -7,7 +7,8 @@ import { checkValues, reuseOf } from '../checks/check';
 import { type FormulaCell, formulaWork } from '../checks/formulas';
 import { refreshFormulas } from '../checks/formula-versions';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
-import { activeSpreadsheet, now, sleep } from '../platform/gas';
+import { now, sleep } from '../platform/gas';
+import { activeSpreadsheet } from '../stores/session';
 import {
   type BackgroundState,
   type BackgroundStatus,
@@ -27,7 +28,9 @@ import { loadWindow } from '../stores/plan-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
+import { upkeep } from '../stores/store-compaction';
 import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
+import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
 import { sleepBudget } from './planner';
 import { BackgroundRun, type Checked, type FormulaCheck, MAX_FAILURES, type StepOutcome } from './run';
@@ -87,6 +90,8 @@ interface Look {
   pending: string[];
   jobRunning: boolean;
   jobLeft: number;
+  /** The step's refresh looked at every formula and none reads the legacy version columns. */
+  legacyFree?: boolean;
 }
 
 /** How a step ended, as its callers read it: its outcome, the spreadsheet's status and when its next step comes. */
@@ -169,10 +174,7 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
  */
 function markInFlight(baseUrl: string, keys: readonly string[], until: number): void {
   try {
-    changeQueue(baseUrl, (q) => {
-      if (keys.length > 0) q.step = { keys: [...keys], until };
-      else delete q.step;
-    });
+    changeQueue(baseUrl, (queue) => markStep(queue, keys, until));
   } catch {
     // a busy lock costs at most a domain sent twice by a cell beside the step
   }
@@ -224,8 +226,8 @@ function refreshShown(look: Look, outcome: StepOutcome): void {
   const partly = cells.filter(
     (c) => !complete.has(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
   );
-  refreshFormulas(look.spreadsheet, [...complete]);
-  refreshFormulas(look.spreadsheet, partly, false);
+  const legacyFree = refreshFormulas(look.spreadsheet, [...complete]);
+  look.legacyFree = refreshFormulas(look.spreadsheet, partly, false) || legacyFree;
 }
 
 /** Shows what the step brought (refreshShown) and writes its one outcome: counts, why it stopped, the wanted table. */
@@ -267,10 +269,11 @@ function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Contex
 export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | undefined {
   const holder = takeStepLease(turn.deadline + LEASE_MARGIN_MS);
   if (!holder) return undefined; // a step is running; it makes the next one due
+  let look: Look | undefined;
   try {
     const apiKey = storedApiKey();
     const context: Context = { turn, apiKey: apiKey ?? '', baseUrl: currentBaseUrl(), startedAt: now() };
-    const look = lookAt(spreadsheet, context);
+    look = lookAt(spreadsheet, context);
     if (!look || (!apiKey && turn.cadence === 'sidebar')) return undefined; // the sidebar says it itself
     const run = new BackgroundRun({
       cadence: turn.cadence,
@@ -285,6 +288,8 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
     });
     return closeStep(look, drive(run, context), context);
   } finally {
+    // The store's upkeep is the lease holder's, whoever it is (the dispatcher too: it needs no document lock).
+    upkeep(spreadsheet, { lease: holder, legacyFree: look?.legacyFree });
     returnStepLease(holder);
   }
 }

@@ -1,10 +1,12 @@
-// One check of a list of cell values against the service, as one Apps Script execution runs it: cached and kept
-// results first, then the core's CheckRun driven synchronously (UrlFetchApp + Utilities.sleep) until its deadline.
-// A check is one of three modes (a formula, a sidebar turn, a background step) whose options are resolved once
-// (policyOf), and spends within the user's monthly credit budget.
+// One check against the service, as one Apps Script execution runs it: the check session (hold the credits → run the
+// core's CheckRun synchronously, UrlFetchApp + Utilities.sleep, caching each record as it comes in → keep what was
+// learned → settle), which a formula's round, a sidebar turn and a background step all go through; and checkValues,
+// the sidebar's and the background's check of a list of cell values (cached and kept results first), in one of two
+// modes whose options are resolved once (policyOf), within the user's monthly credit budget.
 import {
   CheckRun,
   type DomainRecord,
+  type HttpAnswer,
   type Report,
   type RunOptions,
   runSync,
@@ -12,12 +14,12 @@ import {
   toEntry,
   type WindowSnapshot,
 } from '../../../shared';
-import { DailyLimitError, dailyLimitMet, fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
-import { holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
-import { loadWindow, saveWindow } from '../stores/plan-store';
+import { DailyLimitError, fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
+import { type Books, holdForCheck, type QueueMove, settleCheck, type Spend } from '../stores/check-books';
+import { loadWindow } from '../stores/plan-store';
+import { dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
 import { addSavedCredits, readStoredRecords, storeRecords } from '../stores/result-store';
-import { locked } from '../stores/storage';
 
 /**
  * Which earlier results a check reuses: every cached and kept one, only those kept since a time (a scheduled
@@ -31,10 +33,97 @@ export function reuseOf(fresh?: boolean, since?: number): Reuse {
   return since === undefined ? { kind: 'all' } : { kind: 'since', at: since };
 }
 
+/** A hold outlives its check's deadline by this much, then counts as spent (the execution ended without settling). */
+export const HOLD_MARGIN_MS = 60_000;
+
+/** How a session's run goes: side by side or one request at a time, when it stops early, what it is told. */
+export interface RunHow {
+  /** Every request the window allows goes out together (runSyncAll over fetchAll). */
+  parallel: boolean;
+  cancelled?: () => boolean;
+  /** Records as they come in (after they are cached). */
+  received?: (records: ReadonlyArray<{ key: string; record: DomainRecord }>) => void;
+  /** The answers of the requests sent side by side. */
+  answered?: (answers: readonly HttpAnswer[]) => void;
+  /** A send that threw (Google refused the call, the network failed); the run goes on as the core decides. */
+  failed?: (error: unknown) => void;
+}
+
 /**
- * Where a check runs, which decides what it may do:
- * - `formula`: =DAPA in its 30 seconds: waits out the plan's limits, one request at a time, never keeps results
- *   (a custom function cannot write the store);
+ * One check session: hold the credits it may spend, run the core's CheckRun (every record cached the moment it is
+ * in: an execution stopped later never pays twice), and settle (its credits, the window it left, for a formula's round
+ * the queue) in one hold of the locks. A settle that fails costs a count or an optimisation, never a result: it is
+ * said in the execution log, never with the key.
+ */
+export class CheckSession {
+  private spend?: Spend;
+
+  constructor(
+    readonly books: Books,
+    readonly deadline: number,
+  ) {}
+
+  /** The credits the check may spend (undefined: no budget is set, or nothing was held). */
+  get budget(): number | undefined {
+    return this.spend?.budget;
+  }
+
+  /** Holds `want` credits (`move`: a formula's round marks its batch in the queue in the same hold). Throws if busy. */
+  hold(want: number, move?: QueueMove): number | undefined {
+    this.spend = holdForCheck(this.books, want, this.deadline + HOLD_MARGIN_MS, move);
+    return this.spend.budget;
+  }
+
+  run(run: CheckRun, how: RunHow): Report {
+    const { apiKey, baseUrl } = this.books;
+    const received = (records: ReadonlyArray<{ key: string; record: DomainRecord }>) => {
+      cacheRecords(baseUrl, records);
+      how.received?.(records);
+    };
+    // Google refusing a fetch for the day ends the run: nothing more can be sent before its reset.
+    const cancelled = () => dailyLimitMet() !== undefined || (how.cancelled?.() ?? false);
+    const driver = { sleep, now, cancelled, received };
+    const sent = <T>(send: () => T): T => {
+      try {
+        return send();
+      } catch (error) {
+        noteDailyLimit(error);
+        how.failed?.(error);
+        throw error;
+      }
+    };
+    if (!how.parallel) return runSync(run, { ...driver, send: (r) => sent(() => fetchAnswer(r, apiKey)) });
+    return runSyncAll(run, {
+      ...driver,
+      sendAll: (requests) =>
+        sent(() => {
+          const answers = fetchAnswers(requests, apiKey);
+          how.answered?.(answers);
+          return answers;
+        }),
+    });
+  }
+
+  /**
+   * Settles the check: billed what its report says (none: at most what it held), the window it left, and `move` on
+   * the formulas' queue. Never throws.
+   */
+  settle(report: Report | undefined, move?: QueueMove): void {
+    const billed = report?.totals.billed ?? this.spend?.budget ?? 0;
+    try {
+      settleCheck(this.books, this.spend, billed, report?.window, move);
+    } catch (error) {
+      if (this.spend || move)
+        console.warn(
+          `DAPA: a check was not settled (${error instanceof Error ? error.message : String(error)})`,
+        );
+    }
+  }
+}
+
+/**
+ * Where a list check runs, which decides what it may do (a formula's rounds go through the check session directly:
+ * formula/cell-check.ts):
  * - `sidebar`: a turn of the sidebar's job: waits out the limits, one request at a time, keeps results, and stops
  *   when `cancelled` says so (the sidebar's Cancel);
  * - `background`: a background step (formulas or the job): sends at most `maxSend` domains (what the plan's window
@@ -42,7 +131,6 @@ export function reuseOf(fresh?: boolean, since?: number): Reuse {
  * `left`: URLs left in the whole work (judges whether a probe is worth it, as the planner does).
  */
 export type CheckMode =
-  | { kind: 'formula' }
   | { kind: 'sidebar'; reuse: Reuse; left: number; cancelled: () => boolean }
   | { kind: 'background'; reuse: Reuse; left: number; maxSend: number; cancelled?: () => boolean };
 
@@ -67,7 +155,6 @@ export interface Policy {
 }
 
 export function policyOf(mode: CheckMode): Policy {
-  if (mode.kind === 'formula') return { run: {}, reuse: { kind: 'all' }, keep: false, parallel: false };
   if (mode.kind === 'sidebar')
     return {
       run: { left: mode.left },
@@ -108,70 +195,33 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   const distinct = distinctKeys(values);
   const kept = readKnown(baseUrl, distinct, policy.reuse);
   const want = Math.min(distinct.length - kept.known.size, policy.run.maxSend ?? Infinity);
-  const spend = want > 0 ? holdCredits(apiKey, want, check.deadline + HOLD_MARGIN_MS) : undefined;
+  const session = new CheckSession({ apiKey, baseUrl }, check.deadline);
+  const creditBudget = want > 0 ? session.hold(want) : undefined;
   let report: Report | undefined;
   try {
-    report = drive(values, check, policy, kept, spend?.budget);
+    const run = new CheckRun(values, {
+      baseUrl,
+      deadline: check.deadline,
+      window: check.window ?? loadWindow(baseUrl),
+      seed: now() % 2147483647,
+      creditBudget,
+      ...policy.run,
+    });
+    if (kept.known.size > 0) run.addCached(kept.known);
+    report = session.run(run, {
+      parallel: policy.parallel,
+      cancelled: policy.cancelled,
+      received: (records) => records.forEach(({ key }) => kept.handed.add(key)),
+    });
     saveLearned(baseUrl, report, kept, policy.keep);
   } finally {
-    closeCheck(check, report, spend);
+    session.settle(report);
   }
   // Google refused a fetch for the day: what came in is kept; the caller stops and says why (never a failure of the
   // service, never retried before Google's reset).
   const limit = dailyLimitMet();
   if (limit) throw new DailyLimitError(limit);
   return report;
-}
-
-/** A hold outlives its check's deadline by this much, then counts as spent (the execution ended without settling). */
-const HOLD_MARGIN_MS = 60_000;
-
-/**
- * Keeps the window the run learned and settles its credits, in one hold of the lock (every check pays for one). A
- * check that threw before its report was billed at most what it held. A failure costs only an optimisation (the
- * window; a non-owner editor's formula may not save it) or a count: an unsettled hold counts as spent once it ends.
- */
-function closeCheck({ baseUrl, apiKey }: Check, report: Report | undefined, spend: Spend | undefined): void {
-  try {
-    locked('user', () => {
-      try {
-        if (report) saveWindow(baseUrl, report.window);
-      } finally {
-        if (spend) settleCredits(apiKey, spend, report?.totals.billed ?? spend.budget ?? 0);
-      }
-    });
-  } catch (error) {
-    if (spend)
-      console.warn(`DAPA: credits not counted (${error instanceof Error ? error.message : String(error)})`);
-  }
-}
-
-function drive(
-  values: readonly unknown[],
-  check: Check,
-  policy: Policy,
-  kept: Known,
-  creditBudget: number | undefined,
-): Report {
-  const run = new CheckRun(values, {
-    baseUrl: check.baseUrl,
-    deadline: check.deadline,
-    window: check.window ?? loadWindow(check.baseUrl),
-    seed: now() % 2147483647,
-    creditBudget,
-    ...policy.run,
-  });
-  if (kept.known.size > 0) run.addCached(kept.known);
-  // Every record is cached as soon as it is in: an execution stopped later (a formula at 30 s) never pays twice.
-  const received = (records: ReadonlyArray<{ key: string; record: DomainRecord }>) => {
-    cacheRecords(check.baseUrl, records);
-    for (const { key } of records) kept.handed.add(key);
-  };
-  const cancelled = () => dailyLimitMet() !== undefined || (policy.cancelled?.() ?? false);
-  const driver = { sleep, now, cancelled, received };
-  return policy.parallel
-    ? runSyncAll(run, { ...driver, sendAll: (requests) => fetchAnswers(requests, check.apiKey) })
-    : runSync(run, { ...driver, send: (request) => fetchAnswer(request, check.apiKey) });
 }
 
 /** What is already known before sending: kept results, cached ones, and how many credits the kept ones saved. */

@@ -11,13 +11,13 @@
 // writes a value nobody else writes, so a bump lost to another writer's costs one more refresh later, not a result.
 // A formula whose 4th argument is not its own slot (copied from elsewhere with its argument, or written by an earlier
 // version: `'_dapa_results'!$F$1`, one column a formula) is not up to date; refreshing it rewrites its argument to its
-// own slot. Once no formula refers to the legacy columns, the store gives them back (store-compaction.ts); a refresh
-// with the document lock (the menu, the sidebar) also compacts the store when enough of it is dead.
+// own slot. A refresh answers whether no formula refers to the legacy columns any more: the upkeep step then gives
+// them back (store-compaction.ts). A refresh never compacts the store itself.
 /// <reference types="google-apps-script" />
 import { columnNumber } from '../platform/cells';
 import type { Spreadsheet } from '../platform/gas';
 import { now } from '../platform/gas';
-import { compactIfWorthIt, giveBackLegacyColumns } from '../stores/store-compaction';
+import { session } from '../stores/session';
 import {
   randomPart,
   readVersionSlots,
@@ -83,7 +83,10 @@ interface Look {
   values?: string[];
 }
 
-const looks = new WeakMap<VersionedCell, Look>();
+/** The look each formula cell was seen in (a memory tier of the store session). */
+function looks(): WeakMap<VersionedCell, Look> {
+  return session().formulaLooks as WeakMap<VersionedCell, Look>;
+}
 
 /** Records every formula of one look at the spreadsheet (dapaFormulaCells): a slot's signature covers them all. */
 export function lookAtSlots(cells: readonly VersionedCell[], whole = true): void {
@@ -93,15 +96,15 @@ export function lookAtSlots(cells: readonly VersionedCell[], whole = true): void
     const list = look.members.get(home);
     if (list) list.push(cell);
     else look.members.set(home, [cell]);
-    looks.set(cell, look);
+    looks().set(cell, look);
   }
 }
 
 function lookOf(cell: VersionedCell): Look {
-  let look = looks.get(cell);
+  let look = looks().get(cell);
   if (!look) {
     lookAtSlots([cell], false);
-    look = looks.get(cell) as Look;
+    look = looks().get(cell) as Look;
   }
   return look;
 }
@@ -131,14 +134,15 @@ export function upToDate(spreadsheet: Spreadsheet, cell: VersionedCell): boolean
  * Makes Sheets recalculate these formulas: the slot of each is bumped, and a formula whose 4th argument is not its own
  * slot is rewritten to it. With `complete` (their domains are kept, so the recalculation reads them from the store and
  * sends nothing) a slot is marked up to date when every formula of it is among these or was up to date; otherwise it
- * is bumped with "p" and its formulas check what they can themselves. No lock: see the header.
+ * is bumped with "p" and its formulas check what they can themselves. No lock: see the header. Answers whether a look
+ * at every formula found none reading the legacy version columns (the upkeep gives them back).
  */
 export function refreshFormulas(
   spreadsheet: Spreadsheet,
   cells: readonly VersionedCell[],
   complete = true,
-): void {
-  if (cells.length === 0) return;
+): boolean {
+  if (cells.length === 0) return false;
   const given = new Set(cells);
   const current = readVersionSlots(spreadsheet);
   const values = new Map<number, string>();
@@ -165,8 +169,7 @@ export function refreshFormulas(
   const legacy = [...scans].some((look) =>
     [...look.members.values()].some((m) => m.some((c) => c.legacyColumn)),
   );
-  if (whole && !legacy) giveBackLegacyColumns(spreadsheet);
-  compactIfWorthIt(spreadsheet);
+  return whole && !legacy;
 }
 
 /**

@@ -7,20 +7,20 @@
 import { type Outcome, outcomeText } from '../../../shared';
 import type { JobState } from '../../sidebar/contract';
 import { asCellText, isEmptyCell } from '../platform/cells';
-import { noteDailyLimit, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { noteDailyLimit } from '../stores/session';
 import { type CellValue, writeRows } from '../platform/row-writer';
 import {
+  changeJob,
   type JobRange,
   loadJob,
   loadRetryRows,
   newJob,
   stateOf,
   type StoredJob,
-  storeJob,
-  storeRetryRows,
+  storeNewJob,
 } from '../stores/job-store';
 import { currentBaseUrl } from '../stores/settings';
-import { locked } from '../stores/storage';
 import { jobMessage, NO_DATA_STATUS, NO_KEY, SCHEDULED_REFRESH, statusText } from '../messages';
 import { type CheckMode, checkValues, type Reuse, reuseOf } from './check';
 import { clearOutput, isOurHeader, makeRoom, OUTPUT_WIDTH, sheetOf } from './job-target';
@@ -56,14 +56,6 @@ interface Turn {
   stop?: JobStop;
   /** The job was cancelled or replaced (polled between requests). */
   cancelled: () => boolean;
-}
-
-/** Stores a new job and forgets the retryable rows of the one before. */
-export function storeNewJob(job: StoredJob): void {
-  locked('user', () => {
-    storeJob(job);
-    storeRetryRows(job.spreadsheetId, new Set());
-  });
 }
 
 // ---- starting a refresh ------------------------------------------------------------------------------
@@ -218,13 +210,12 @@ function addProgress(stored: StoredJob, job: StoredJob, base: StoredJob): void {
  * the job meanwhile) loses nothing of either.
  */
 function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): JobState {
-  return locked('user', () => {
-    const stored = loadJob(job.spreadsheetId);
+  return changeJob(job.spreadsheetId, (stored, writes) => {
     if (!stored || stored.id !== job.id) return stateOf(stored ?? job);
     if (turn.retry.length > 0) {
       const rows = loadRetryRows(job.spreadsheetId);
       for (const row of turn.retry) rows.add(row);
-      storeRetryRows(job.spreadsheetId, rows);
+      writes.retryRows(rows);
     }
     addProgress(stored, job, base);
     const ours = stored.lease === lease;
@@ -240,7 +231,7 @@ function settleJob(job: StoredJob, base: StoredJob, lease: string, turn: Turn): 
     } else if (ours) {
       stored.message = jobMessage(stored, turn.progressed);
     }
-    storeJob(stored);
+    writes.store(stored);
     return stateOf(stored);
   });
 }
@@ -299,27 +290,25 @@ export interface Claim {
  * lease is taken (the background's step claims it).
  */
 export function reopenJob(spreadsheetId: string): StoredJob | undefined {
-  return locked('user', () => {
-    const job = loadJob(spreadsheetId);
+  return changeJob(spreadsheetId, (job, writes) => {
     if (job?.status !== 'error') return job;
     job.status = 'running';
     job.message = undefined;
-    storeJob(job);
+    writes.store(job);
     return job;
   });
 }
 
 /** Takes the lease of a running job (for the sidebar, also of a stopped one) unless another turn holds it. */
 export function claimJob(spreadsheetId: string, at: number, reopen: boolean): Claim {
-  return locked('user', () => {
-    const job = loadJob(spreadsheetId);
+  return changeJob(spreadsheetId, (job, writes) => {
     const runnable = job?.status === 'running' || (reopen && job?.status === 'error');
     if (!job || !runnable || (job.leaseUntil ?? 0) > at) return { job };
     if (reopen) job.message = undefined;
     job.status = 'running';
     job.leaseUntil = at + LEASE_MS;
     job.lease = Utilities.getUuid();
-    storeJob(job);
+    writes.store(job);
     return { job, lease: job.lease };
   });
 }

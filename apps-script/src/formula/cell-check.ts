@@ -2,24 +2,17 @@
 // side by side): the thin driver of formula/turn.ts. It reads what the turn asks (the queue, the caches, the result
 // store, the spreadsheet's other =DAPA cells), does what the turn answers (asks the queue under the document lock,
 // sleeps, sends a round), and caches every record the moment it is in. Every wait comes out of the one deadline.
-import {
-  CheckRun,
-  type DomainRecord,
-  type Fatal,
-  type Outcome,
-  runSyncAll,
-  type WindowSnapshot,
-} from '../../../shared';
-import { distinctKeys, readKnown } from '../checks/check';
+import { CheckRun, type DomainRecord, type Fatal, type Outcome, type WindowSnapshot } from '../../../shared';
+import { CheckSession, distinctKeys, readKnown } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
-import { currentSpreadsheet, dailyLimitMet, fetchAnswers, noteDailyLimit, now, sleep } from '../platform/gas';
-import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from '../stores/credit-ledger';
+import { now, sleep } from '../platform/gas';
+import { creditBudget, creditView } from '../stores/credit-ledger';
 import { changeQueue, formulasWindow, readQueue } from '../stores/formula-queue';
-import { loadWindow, saveWindow } from '../stores/plan-store';
-import { cacheRecords, readCachedRecords } from '../stores/result-cache';
+import { loadWindow } from '../stores/plan-store';
+import { readCachedRecords } from '../stores/result-cache';
 import { addSavedCredits, readStoredRecords } from '../stores/result-store';
-import { locked } from '../stores/storage';
-import { type Action, deadlinesOf, FormulaTurn, type Sent, type View } from './turn';
+import { currentSpreadsheet, dailyLimitMet, noteDailyLimit } from '../stores/session';
+import { type Action, applyAnswer, deadlinesOf, endTurn, FormulaTurn, startRound, type View } from './turn';
 
 /** What a formula's cells show: one outcome per position, or an error for the whole formula. */
 export interface CellAnswer {
@@ -74,10 +67,7 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
     }
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
     try {
-      if (waiting && creditBudget() !== undefined) {
-        const left = creditView(check.apiKey()).left;
-        if (left !== undefined && left <= 0) turn.budgetSpent = true;
-      }
+      if (waiting && creditBudget() !== undefined) turn.budgetLeft(creditView(check.apiKey()).left);
     } catch {
       // unknown: the cells say unfinished
     }
@@ -96,24 +86,26 @@ function drive(turn: FormulaTurn, check: CellCheck): void {
       if (action.kind === 'answer') return;
       if (action.kind === 'ask') {
         let mine = false;
-        let window: WindowSnapshot | undefined;
+        let queued: WindowSnapshot | undefined;
         try {
-          mine = changeQueue(check.baseUrl, (queue) => {
-            window = queue.window;
-            return turn.register(queue, now());
+          changeQueue(check.baseUrl, (queue) => {
+            queued = queue.window;
+            const asked = turn.register(queue, now());
+            mine = asked.mine;
+            return asked.queue;
           });
         } catch {
           // the lock could not be had in the time left: look again
         }
         sender ||= mine;
-        turn.asked(mine, mine ? formulasWindow(loadWindow(check.baseUrl), window) : undefined);
+        turn.asked(mine, mine ? formulasWindow(loadWindow(check.baseUrl), queued) : undefined);
       } else if (action.kind === 'wait') {
         sleep(Math.max(0, action.until - now()));
       } else if (!sendRound(turn, check, action)) return;
       view = reader.view(turn);
     }
   } finally {
-    if (sender) endTurn(check.baseUrl, turn.id);
+    if (sender) giveTurnBack(check.baseUrl, turn.id);
   }
 }
 
@@ -143,12 +135,9 @@ class Reader {
   }
 }
 
-function endTurn(baseUrl: string, me: string): void {
+function giveTurnBack(baseUrl: string, me: string): void {
   try {
-    changeQueue(baseUrl, (queue) => {
-      if (queue.sender?.id === me) delete queue.sender;
-      queue.sending = [];
-    });
+    changeQueue(baseUrl, (queue) => endTurn(queue, me));
   } catch {
     // the turn ends by itself at its `until`
   }
@@ -168,87 +157,45 @@ function formulaDomains(): string[] {
 }
 
 /**
- * One round of the sender: the credits held and the batch marked in flight (user lock, then the document's), the
- * requests sent with every record cached as it comes in, and the queue, the credits and the window settled. Answers
- * false when the round could not begin (the lock could not be had in the time left).
+ * One round of the sender, as a check session: the credits held and the batch marked in flight (one hold of the locks:
+ * the user's, then the document's), the requests sent with every record cached as it comes in, and the queue, the
+ * credits and the window settled. Answers false when the round could not begin (the locks could not be had in the
+ * time left).
  */
 function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { kind: 'send' }>): boolean {
   const { baseUrl, deadline } = check;
-  let spend: Spend;
-  let apiKey: string;
+  let session: CheckSession;
+  let budget: number | undefined;
   try {
-    apiKey = check.apiKey();
-    spend = locked('user', () =>
-      changeQueue(baseUrl, (q) => {
-        q.sending = send.batch;
-        return holdCredits(apiKey, send.batch.length, deadline + 60_000);
-      }),
-    );
+    session = new CheckSession({ apiKey: check.apiKey(), baseUrl }, deadline);
+    budget = session.hold(send.batch.length, (queue) => startRound(queue, send.batch));
   } catch {
-    return false; // the round ends here, the cells say unfinished
+    return false; // the round ends here, the cells say unfinished (or why: no key, Google's daily limit)
   }
-  if (spend.budget === 0) {
+  if (budget === 0) {
     turn.noCredits();
-    settle(baseUrl, apiKey, spend, 0, undefined);
+    session.settle(undefined, (queue) => applyAnswer(queue, undefined, now()));
     return false;
   }
   let taught = false;
   const run = new CheckRun(send.batch, {
     baseUrl,
     deadline,
-    window: turn.window,
+    window: turn.plannedWindow,
     seed: now() % 2147483647,
-    creditBudget: spend.budget,
+    creditBudget: budget,
     inFlight: send.parallel ? Infinity : 1,
   });
-  const report = runSyncAll(run, {
-    now,
-    sleep,
-    cancelled: () => turn.refused !== undefined || dailyLimitMet() !== undefined || (send.learning && taught),
-    received: (records) => {
-      cacheRecords(baseUrl, records);
-      turn.know(new Map(records.map(({ key, record }) => [key, record])));
-    },
-    sendAll: (requests) => {
-      try {
-        const answers = fetchAnswers(requests, apiKey);
-        // A 422 "Limit Exceeded" names the plan's maximum (a 422 with skips only is an answer like any other).
-        taught ||= answers.some((a) => a.status === 422 && /limit exceeded/i.test(a.body));
-        return answers;
-      } catch (error) {
-        turn.refused ??= refusedByGoogle(error);
-        throw error;
-      }
-    },
+  const report = session.run(run, {
+    parallel: true,
+    cancelled: () => turn.refused !== undefined || (send.learning && taught),
+    received: (records) => turn.know(new Map(records.map(({ key, record }) => [key, record]))),
+    // A 422 "Limit Exceeded" names the plan's maximum (a 422 with skips only is an answer like any other).
+    answered: (answers) =>
+      (taught ||= answers.some((a) => a.status === 422 && /limit exceeded/i.test(a.body))),
+    failed: (error) => turn.refusedBy(refusedByGoogle(error)),
   });
-  settle(baseUrl, apiKey, spend, report.totals.billed, turn.sent(send.batch, report));
+  const sent = turn.sent(send.batch, report);
+  session.settle(report, (queue) => applyAnswer(queue, sent, now()));
   return true;
-}
-
-/** After a round, in one hold of the locks (the user's, then the document's): the queue, the credits, the window. */
-function settle(baseUrl: string, apiKey: string, spend: Spend, billed: number, sent: Sent | undefined): void {
-  try {
-    locked('user', () =>
-      changeQueue(baseUrl, (queue) => {
-        const at = now();
-        queue.sending = [];
-        if (sent) {
-          for (const [key, outcome] of sent.ended) queue.ended[key] = { outcome, at };
-          for (const key of sent.done) delete queue.wanted[key];
-          queue.window = sent.window;
-          if (sent.fatal) queue.fatal = { fatal: sent.fatal, at };
-        }
-        settleCredits(apiKey, spend, billed);
-        try {
-          if (sent) saveWindow(baseUrl, sent.window);
-        } catch {
-          // an editor's formula may not write the owner's properties: the queue keeps the window
-        }
-      }),
-    );
-  } catch (error) {
-    console.warn(
-      `DAPA: a formula's round was not settled (${error instanceof Error ? error.message : String(error)})`,
-    );
-  }
 }

@@ -2,7 +2,8 @@
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
 import type { DomainRecord, Fatal, Outcome } from '../../../shared';
 import { checkCells } from './cell-check';
-import { dailyLimitMet, dailyLimitOf, now, noteDailyLimit } from '../platform/gas';
+import { dailyLimitOf, now } from '../platform/gas';
+import { dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
 import { goesOn, limitedForTheDay, loadStatus, noteLimitedForTheDay } from '../stores/background-store';
 import {

@@ -90,17 +90,97 @@ export function stillWanted(outcome: Outcome): boolean {
   );
 }
 
+// ---- the queue's transitions: each takes the queue as read (under its lock) and answers the next one, no I/O -----------
+
+/**
+ * A cell asks: its missing domains are wanted from `now` (unless already), and the turn to send is taken for `id`
+ * until `until` when nobody else has it. `mine`: whether `id` has the turn now.
+ */
+export function registerAsk(
+  queue: FormulaQueue,
+  ask: { id: string; missing: readonly string[]; until: number },
+  now: number,
+): { queue: FormulaQueue; mine: boolean } {
+  const wanted = { ...queue.wanted };
+  for (const key of ask.missing) wanted[key] ??= now;
+  if (othersTurnIn(queue, ask.id, now)) return { queue: { ...queue, wanted }, mine: false };
+  return { queue: { ...queue, wanted, sender: { id: ask.id, until: ask.until } }, mine: true };
+}
+
+/** A sender's round begins: its batch is in flight (cells waiting for it wait whatever the window says). */
+export function startRound(queue: FormulaQueue, batch: readonly string[]): FormulaQueue {
+  return { ...queue, sending: [...batch] };
+}
+
+/**
+ * A round's answer (undefined: it sent nothing): nothing is in flight any more, what ended is shown to the cells that
+ * wait for it, what is done is no longer wanted, the window is the round's, an error for all is noted.
+ */
+export function applyAnswer(queue: FormulaQueue, sent: Sent | undefined, now: number): FormulaQueue {
+  const next: FormulaQueue = { ...queue, sending: [] };
+  if (!sent) return next;
+  next.ended = { ...queue.ended };
+  for (const [key, outcome] of sent.ended) next.ended[key] = { outcome, at: now };
+  next.wanted = { ...queue.wanted };
+  for (const key of sent.done) delete next.wanted[key];
+  next.window = sent.window;
+  if (sent.fatal) next.fatal = { fatal: sent.fatal, at: now };
+  return next;
+}
+
+/** A sender's turn ends: the turn is free (if it was still `id`'s) and nothing is in flight. */
+export function endTurn(queue: FormulaQueue, id: string): FormulaQueue {
+  const next: FormulaQueue = { ...queue, sending: [] };
+  if (queue.sender?.id === id) delete next.sender;
+  return next;
+}
+
+/** A background step marks what it may send until `until` (none: the mark goes); cells leave it out of their rounds. */
+export function markStep(queue: FormulaQueue, keys: readonly string[], until: number): FormulaQueue {
+  const next: FormulaQueue = { ...queue };
+  if (keys.length > 0) next.step = { keys: [...keys], until };
+  else delete next.step;
+  return next;
+}
+
+/** Whether someone other than `id` has the turn to send at `now`. */
+function othersTurnIn(queue: FormulaQueue, id: string, now: number): boolean {
+  return queue.sender !== undefined && queue.sender.until > now && queue.sender.id !== id;
+}
+
 export class FormulaTurn {
-  role: Role = 'asking';
-  why?: Why;
-  readonly found = new Map<string, DomainRecord>();
-  readonly ended = new Map<string, Outcome>();
-  fatal?: Fatal;
+  // The turn's fields change only through its own transitions (next, asked, sent, noCredits, refusedBy, budgetLeft):
+  // the driver reads them through the getters below.
+  private state: {
+    role: Role;
+    why?: Why;
+    fatal?: Fatal;
+    refused?: string;
+    budgetSpent: boolean;
+    window?: WindowSnapshot;
+  } = { role: 'asking', budgetSpent: false };
+  private readonly foundMap = new Map<string, DomainRecord>();
+  private readonly endedMap = new Map<string, Outcome>();
+  /** Records found for the cell's own domains. */
+  readonly found: ReadonlyMap<string, DomainRecord> = this.foundMap;
+  /** What the cell's own domains ended in besides a record. */
+  readonly ended: ReadonlyMap<string, Outcome> = this.endedMap;
+
+  get role(): Role {
+    return this.state.role;
+  }
+  get fatal(): Fatal | undefined {
+    return this.state.fatal;
+  }
   /** Google refused the network call (the user did not allow "Connect to an external service"). */
-  refused?: string;
-  budgetSpent = false;
+  get refused(): string | undefined {
+    return this.state.refused;
+  }
   /** The window the sender plans with (the stored one merged with the queue's, then what its rounds left). */
-  window?: WindowSnapshot;
+  get plannedWindow(): WindowSnapshot | undefined {
+    return this.state.window;
+  }
+
   /** The cell's own domains, to tell them from other cells' in the sender's rounds. */
   private readonly own: ReadonlySet<string>;
   /** Domains this execution sent (or gave up on) in its rounds: never planned twice in one turn. */
@@ -121,7 +201,7 @@ export class FormulaTurn {
 
   /** Records known before anything is asked (the result store, the caches). */
   know(records: ReadonlyMap<string, DomainRecord>): void {
-    for (const [key, record] of records) if (this.own.has(key)) this.found.set(key, record);
+    for (const [key, record] of records) if (this.own.has(key)) this.foundMap.set(key, record);
   }
 
   /** The keys whose records the next view should hold: a sender's candidates, else the cell's missing domains. */
@@ -134,7 +214,7 @@ export class FormulaTurn {
    * no room before the last request (the sender answers then, and reading every formula would be in vain).
    */
   needsAhead(now: number): boolean {
-    return this.role === 'sending' && roomIn(this.window, now).freeAt <= this.deadlines.lastRequest;
+    return this.role === 'sending' && roomIn(this.plannedWindow, now).freeAt <= this.deadlines.lastRequest;
   }
 
   private over(): Why | undefined {
@@ -145,9 +225,9 @@ export class FormulaTurn {
   }
 
   private answer(why: Why): Action {
-    this.role = 'answered';
-    this.why ??= why;
-    return { kind: 'answer', why: this.why };
+    this.state.role = 'answered';
+    this.state.why ??= why;
+    return { kind: 'answer', why: this.state.why ?? why };
   }
 
   /** What the queue says of this cell's domains since it began: ended sends, an error for every cell. */
@@ -155,15 +235,15 @@ export class FormulaTurn {
     const { queue } = view;
     for (const key of this.missing()) {
       const e = queue.ended[key];
-      if (e && e.at >= this.deadlines.since) this.ended.set(key, e.outcome);
+      if (e && e.at >= this.deadlines.since) this.endedMap.set(key, e.outcome);
     }
-    if (queue.fatal && queue.fatal.at >= this.deadlines.since) this.fatal ??= queue.fatal.fatal;
+    if (queue.fatal && queue.fatal.at >= this.deadlines.since) this.state.fatal ??= queue.fatal.fatal;
     if (view.known) this.know(view.known);
   }
 
   /** Whether someone other than this execution has the turn to send now. */
   private othersTurn(queue: FormulaQueue, now: number): boolean {
-    return queue.sender !== undefined && queue.sender.until > now && queue.sender.id !== this.id;
+    return othersTurnIn(queue, this.id, now);
   }
 
   /**
@@ -185,7 +265,7 @@ export class FormulaTurn {
 
   /** The next thing to do, given what was just read and the time. */
   next(now: number, view: View): Action {
-    if (this.role === 'answered') return this.answer(this.why ?? 'all in');
+    if (this.role === 'answered') return this.answer(this.state.why ?? 'all in');
     this.absorb(view);
     const over = this.over();
     // A sender goes on for the cells waiting beside it once its own domains are in.
@@ -195,28 +275,25 @@ export class FormulaTurn {
     const others = this.othersTurn(view.queue, now);
     if (others && !this.canComeInTime(view.queue, now)) return this.answer('no room in time');
     if (this.role === 'asking' || !others) {
-      this.role = 'asking';
+      this.state.role = 'asking';
       return { kind: 'ask' };
     }
     return { kind: 'wait', until: Math.min(now + POLL_MS, this.deadlines.lastRequest) };
   }
 
   /**
-   * The change the ask makes to the queue (run under its lock): the missing domains are wanted from now (unless
-   * already), and the turn to send is taken when nobody else has it. Answers whether this execution sends.
+   * The change the ask makes to the queue (registerAsk with this turn's missing domains and turn's end): answers the
+   * next queue and whether this execution sends.
    */
-  register(queue: FormulaQueue, now: number): boolean {
-    for (const key of this.missing()) queue.wanted[key] ??= now;
-    if (this.othersTurn(queue, now)) return false;
-    queue.sender = { id: this.id, until: this.deadlines.turnEnds };
-    return true;
+  register(queue: FormulaQueue, now: number): { queue: FormulaQueue; mine: boolean } {
+    return registerAsk(queue, { id: this.id, missing: this.missing(), until: this.deadlines.turnEnds }, now);
   }
 
   /** The ask's answer (false too when the lock could not be had in the time left: the cell waits and looks). */
   asked(mine: boolean, window?: WindowSnapshot): void {
     if (this.role === 'answered') return;
-    this.role = mine ? 'sending' : 'waiting';
-    if (mine) this.window = window;
+    this.state.role = mine ? 'sending' : 'waiting';
+    if (mine) this.state.window = window;
   }
 
   /**
@@ -236,7 +313,8 @@ export class FormulaTurn {
     const own = this.missing();
     const others = wanted.filter((k) => !this.own.has(k));
     const stepHas = new Set(queue.step?.keys ?? []);
-    const first = own.length > (this.window?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
+    const first =
+      own.length > (this.plannedWindow?.limits.maxUrlsPerRequest?.value ?? Infinity) ? others : own;
     return [...new Set([...first, ...own, ...wanted, ...ahead])]
       .filter(
         (k) =>
@@ -255,13 +333,14 @@ export class FormulaTurn {
     const known = view.known ?? new Map<string, DomainRecord>();
     const candidates = this.candidates(view.queue, view.ahead ?? []).filter((k) => !known.has(k));
     if (candidates.length === 0) return this.answer('nothing to send');
-    const room = roomIn(this.window, now, candidates.length);
+    const room = roomIn(this.plannedWindow, now, candidates.length);
     if (room.urls <= 0) {
       if (room.freeAt > this.deadlines.lastRequest) return this.answer('no room in time');
       return { kind: 'wait', until: room.freeAt };
     }
     const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
-    const knowsMinute = this.window?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
+    const knowsMinute =
+      this.plannedWindow?.limits.urlsPerMinute !== undefined && Number.isFinite(room.requests);
     const first = this.tried.size === 0;
     const parallel = !first && knowsMinute;
     const requests = first ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
@@ -270,9 +349,19 @@ export class FormulaTurn {
     return { kind: 'send', batch, requests, parallel, learning: !Number.isFinite(room.perRequest) };
   }
 
+  /** Google refused a network call: the turn answers, and the cells say what to allow. */
+  refusedBy(message: string | undefined): void {
+    if (message !== undefined) this.state.refused ??= message;
+  }
+
+  /** What the budget leaves after the turn, when the cells still wait: none left, they say the budget. */
+  budgetLeft(left: number | undefined): void {
+    if (left !== undefined && left <= 0) this.state.budgetSpent = true;
+  }
+
   /** The credits held for a round were none: the budget is spent, the cells say so. */
   noCredits(): void {
-    this.budgetSpent = true;
+    this.state.budgetSpent = true;
     this.answer('budget');
   }
 
@@ -281,15 +370,15 @@ export class FormulaTurn {
     for (const key of batch) this.tried.add(key);
     for (const o of report.outcomes)
       if (o.kind === 'error' && o.code === 'cancelled' && o.key) this.tried.delete(o.key);
-    this.window = report.window;
-    for (const { key, record } of report.fresh) if (this.own.has(key)) this.found.set(key, record);
+    this.state.window = report.window;
+    for (const { key, record } of report.fresh) if (this.own.has(key)) this.foundMap.set(key, record);
     const ended: Array<[string, Outcome]> = [];
     for (const outcome of report.outcomes) {
       if (outcome.kind === 'record' || !outcome.key || stillWanted(outcome)) continue;
       ended.push([outcome.key, outcome]);
-      if (this.own.has(outcome.key)) this.ended.set(outcome.key, outcome);
+      if (this.own.has(outcome.key)) this.endedMap.set(outcome.key, outcome);
     }
-    if (report.fatal) this.fatal = report.fatal;
+    if (report.fatal) this.state.fatal = report.fatal;
     const done = [...report.fresh.map((f) => f.key), ...ended.map(([key]) => key)];
     return { done, ended, window: report.window, fatal: report.fatal };
   }
@@ -309,7 +398,7 @@ export class FormulaTurn {
       if (outcome.kind === 'record' || !outcome.key) return outcome;
       const ended = this.ended.get(outcome.key);
       if (ended) return ended;
-      if (this.budgetSpent && outcome.kind === 'error' && outcome.code === 'unfinished')
+      if (this.state.budgetSpent && outcome.kind === 'error' && outcome.code === 'unfinished')
         return { kind: 'skip', reason: 'credit_budget', retryable: true, key: outcome.key };
       return outcome;
     });

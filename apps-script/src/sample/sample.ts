@@ -20,7 +20,8 @@ import {
   rowOf,
 } from '../formula/dapa';
 import { SAMPLE_PATH, SET_KEY_PATH } from '../messages';
-import { activeSpreadsheet, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { activeSpreadsheet } from '../stores/session';
 
 /** Where the sample's requests would go: a name no network resolves, so nothing could ever be sent there. */
 export const SAMPLE_BASE_URL = 'https://sample.dapa-checker.invalid';

@@ -6,7 +6,8 @@ import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
 import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
 import { missingFor, requireFor } from '../platform/consent';
-import { activeSpreadsheet, installMode, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { activeSpreadsheet, installMode } from '../stores/session';
 import { DAY_RUNTIME_MS } from '../background/planner';
 import {
   backgroundStatus,

@@ -3,7 +3,7 @@
 // show it, and retry the rows that ended for a reason that can change. The job's turns are checks/job-run.ts.
 /// <reference types="google-apps-script" />
 import type { JobSource, JobState, JobStatus, SelectionInfo } from '../../sidebar/contract';
-import { advanceJob, claimJob, reopenJob, storeNewJob } from '../checks/job-run';
+import { advanceJob, claimJob, reopenJob } from '../checks/job-run';
 import {
   chooseTarget,
   clearOutput,
@@ -16,12 +16,21 @@ import {
 } from '../checks/job-target';
 import { asCellText, columnLetter, isEmptyCell } from '../platform/cells';
 import { missingFor, requireFor } from '../platform/consent';
-import { activeSpreadsheet, now, sleep } from '../platform/gas';
+import { now, sleep } from '../platform/gas';
+import { activeSpreadsheet } from '../stores/session';
 import type { CellValue } from '../platform/row-writer';
 import { goesOn, loadStatus } from '../stores/background-store';
-import { loadJob, loadRetryRows, newJob, stateOf, type StoredJob, storeJob } from '../stores/job-store';
+import {
+  changeJob,
+  loadJob,
+  loadRetryRows,
+  newJob,
+  stateOf,
+  type StoredJob,
+  storeNewJob,
+} from '../stores/job-store';
 import { requireApiKey, storedApiKey } from '../stores/settings';
-import { locked } from '../stores/storage';
+import { upkeep } from '../stores/store-compaction';
 import { wakeBackground } from '../triggers/step-trigger';
 import {
   BLANK_STATUS,
@@ -113,6 +122,7 @@ export function continueJob(): JobState {
     pace: { kind: 'sidebar', startBy: startedAt + STEP_START_MS, deadline: startedAt + STEP_BUDGET_MS },
     claim,
   });
+  upkeep(spreadsheet); // the results it kept may leave dead rows: the store's upkeep, under a lease of its own
   if (!turn.progressed && !turn.fatal && turn.remaining) {
     // Nothing could be sent (a plan's rate limit): wait here a little rather than have the sidebar call at once.
     sleep(Math.max(0, Math.min(10_000, startedAt + 30_000 - now())));
@@ -131,13 +141,12 @@ function endJob(
   to: JobStatus,
   say: (job: StoredJob) => string,
 ): JobState {
-  return locked('user', () => {
-    const job = loadJob(spreadsheetId);
+  return changeJob(spreadsheetId, (job, writes) => {
     if (!job) throw new Error(none);
     if (from.includes(job.status)) {
       job.status = to;
       job.message = say(job);
-      storeJob(job);
+      writes.store(job);
     }
     return stateOf(job);
   });

@@ -11,6 +11,7 @@ import { MENU_NAME, SET_KEY_PATH } from '../messages';
 import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
 import { currentBaseUrl, readSettings, saveSettings } from '../stores/settings';
+import { upkeep } from '../stores/store-compaction';
 
 /** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */
 export function onOpen(_event?: unknown): void {
@@ -104,12 +105,13 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
     return !upToDate(spreadsheet, cell) || cell.keys.some((k) => left.has(k));
   });
   const complete = stale.filter((c) => c.keys && c.keys.every((k) => !left.has(k)));
-  refreshFormulas(spreadsheet, complete);
-  refreshFormulas(
+  const legacyFree = refreshFormulas(spreadsheet, complete);
+  const rest = refreshFormulas(
     spreadsheet,
     stale.filter((c) => !complete.includes(c)),
     false,
   );
+  upkeep(spreadsheet, { legacyFree: legacyFree || rest });
   const woken = left.size > 0 && wakeBackground(spreadsheet.getId(), now());
   const formulas = cells.length;
   spreadsheet.toast(

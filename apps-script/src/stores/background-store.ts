@@ -132,9 +132,9 @@ export function updateBackground(
   });
 }
 
-/** Forgets a spreadsheet's background state (it was deleted, or its access lost). */
+/** Forgets a spreadsheet's background state (it was deleted, or its access lost), under the user lock. */
 export function forgetBackground(spreadsheetId: string): void {
-  writeValue('user', propertyName(spreadsheetId), undefined);
+  locked('user', () => writeValue('user', propertyName(spreadsheetId), undefined));
 }
 
 /** Every spreadsheet this user has background state for: the dispatcher's list. */

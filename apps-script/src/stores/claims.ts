@@ -6,7 +6,8 @@
 // reader walks the same rows in the same order (appendRow is atomic and rows are never reordered; the compaction only
 // deletes a name's first claims once they all ended an hour ago and every later claim was made after that), so every
 // reader finds the same winner.
-import { currentSpreadsheet, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { currentSpreadsheet } from './session';
 import { appendStore, randomPart, readStore } from './store-sheet';
 
 export const CLAIM_PREFIX = 'claim:';

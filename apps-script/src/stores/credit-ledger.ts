@@ -7,7 +7,8 @@
 // recalculation may is not said), so where the write is refused its holds and counts go to the document's cache, which
 // custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
 // into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
-import { type Cache, documentCache, now, sha256 } from '../platform/gas';
+import { type Cache, now } from '../platform/gas';
+import { cacheKeyDigest, documentCache } from './session';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
@@ -106,13 +107,8 @@ function pendingKeys(ledger: Ledger, apiKey: string): string[] {
   return ledger.id ? [cacheKey(ledger.id), byKey] : [byKey];
 }
 
-/** Cache keys made in this execution (each is a digest, a service call). */
-const keysMade = new Map<string, string>();
-
 function cacheKey(of: string): string {
-  let key = keysMade.get(of);
-  if (!key) keysMade.set(of, (key = 'dapa.credits.' + sha256('credits\n' + of)));
-  return key;
+  return 'dapa.credits.' + cacheKeyDigest('credits\n' + of);
 }
 
 /** Where formulas refused the ledger's write leave their lists: the document's cache (none outside a document). */

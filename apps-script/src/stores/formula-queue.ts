@@ -5,7 +5,8 @@
 // editor's formula), under the document lock for every change: never the script's cache or lock, which every user of
 // a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
-import { type Cache, currentSpreadsheet, documentCache, now, sha256 } from '../platform/gas';
+import { type Cache, now } from '../platform/gas';
+import { cacheKeyDigest, currentSpreadsheet, documentCache } from './session';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
 
@@ -37,7 +38,7 @@ export interface FormulaQueue {
 function place(baseUrl: string): { cache: Cache; key: string } | undefined {
   const cache = documentCache();
   const id = currentSpreadsheet()?.getId();
-  return cache && id ? { cache, key: `${CACHE_PREFIX}q:${sha256(id + '\n' + baseUrl)}` } : undefined;
+  return cache && id ? { cache, key: `${CACHE_PREFIX}q:${cacheKeyDigest(id + '\n' + baseUrl)}` } : undefined;
 }
 
 function parseQueue(text: string | null, at: number): FormulaQueue {
@@ -81,18 +82,23 @@ export function readQueue(baseUrl: string): FormulaQueue {
   return parseQueue(at ? at.cache.get(at.key) : null, now());
 }
 
-/** Changes the queue under the document lock and returns what `change` answered. */
-export function changeQueue<T>(baseUrl: string, change: (queue: FormulaQueue) => T): T {
+/**
+ * Loads the queue under the document lock, stores the next one `transition` answers (the transitions are pure:
+ * formula/turn.ts) and answers it. Outside a document (no formula runs there) nothing is stored.
+ */
+export function changeQueue(
+  baseUrl: string,
+  transition: (queue: FormulaQueue) => FormulaQueue,
+): FormulaQueue {
   const at = place(baseUrl);
-  if (!at) return change({ wanted: {}, ended: {} });
+  if (!at) return transition({ wanted: {}, ended: {} });
   const { cache, key } = at;
   return locked('document', () => {
-    const queue = parseQueue(cache.get(key), now());
-    const answer = change(queue);
-    const wanted = Object.entries(queue.wanted).sort((a, b) => a[1] - b[1]);
-    queue.wanted = Object.fromEntries(wanted.slice(0, MAX_WANTED));
-    cache.put(key, JSON.stringify(queue), QUEUE_SECONDS);
-    return answer;
+    const next = transition(parseQueue(cache.get(key), now()));
+    const wanted = Object.entries(next.wanted).sort((a, b) => a[1] - b[1]);
+    const kept: FormulaQueue = { ...next, wanted: Object.fromEntries(wanted.slice(0, MAX_WANTED)) };
+    cache.put(key, JSON.stringify(kept), QUEUE_SECONDS);
+    return kept;
   });
 }
 

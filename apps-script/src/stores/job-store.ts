@@ -3,7 +3,7 @@
 /// <reference types="google-apps-script" />
 import type { JobState } from '../../sidebar/contract';
 import { columnLetter } from '../platform/cells';
-import { isRecord, readValue, writeValue } from './storage';
+import { isRecord, locked, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
 /** Where a job reads its URLs (one column, these rows); a scheduled refresh re-checks such a range. */
@@ -44,9 +44,41 @@ export function loadJob(spreadsheetId: string): StoredJob | undefined {
   return readValue('user', USER_PROPERTY.jobPrefix + spreadsheetId, parseJob);
 }
 
-/** Stores the job (callers hold the lock: see storage.ts). */
-export function storeJob(job: StoredJob): void {
+/** Stores the job (under the user lock: changeJob). */
+function storeJob(job: StoredJob): void {
   writeValue('user', USER_PROPERTY.jobPrefix + job.spreadsheetId, job);
+}
+
+/** What a change of the job may write, inside its hold of the lock. */
+export interface JobWrites {
+  /** Stores the job whole. */
+  store(job: StoredJob): void;
+  /** Stores the rows marked retryable (none: the key is removed). */
+  retryRows(rows: ReadonlySet<number>): void;
+}
+
+/**
+ * Changes a spreadsheet's job under the user lock (a sidebar turn and a background step may meet): `change` gets the
+ * job read again there and writes what it changed. Answers what `change` answered.
+ */
+export function changeJob<T>(
+  spreadsheetId: string,
+  change: (job: StoredJob | undefined, writes: JobWrites) => T,
+): T {
+  return locked('user', () =>
+    change(loadJob(spreadsheetId), {
+      store: storeJob,
+      retryRows: (rows) => storeRetryRows(spreadsheetId, rows),
+    }),
+  );
+}
+
+/** Stores a new job and forgets the retryable rows of the one before. */
+export function storeNewJob(job: StoredJob): void {
+  changeJob(job.spreadsheetId, (_, writes) => {
+    writes.store(job);
+    writes.retryRows(new Set());
+  });
 }
 
 /** Just the range of a job (or a target). */
@@ -121,8 +153,8 @@ export function loadRetryRows(spreadsheetId: string): Set<number> {
   return rows;
 }
 
-/** Stores the rows marked retryable (none: the key is removed). Callers hold the lock. */
-export function storeRetryRows(spreadsheetId: string, rows: ReadonlySet<number>): void {
+/** Stores the rows marked retryable (none: the key is removed), under the user lock (changeJob). */
+function storeRetryRows(spreadsheetId: string, rows: ReadonlySet<number>): void {
   const digits: number[] = [];
   for (const row of rows) {
     const i = Math.floor(row / BITS);

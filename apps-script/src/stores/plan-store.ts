@@ -4,12 +4,13 @@
 // (restoreWindow: sends older than a minute and limits older than 7 days are dropped, inferred limits are probed up
 // again), the same rule as the n8n node's; this module stores the snapshot as it is and never recounts it.
 import { mergeWindows, restoreWindow, type WindowSnapshot } from '../../../shared';
-import { now, sha256 } from '../platform/gas';
+import { now } from '../platform/gas';
+import { digestOf } from './session';
 import { deleteKeys, readValue, updateValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
 function propertyName(baseUrl: string): string {
-  return USER_PROPERTY.windowPrefix + sha256(baseUrl);
+  return USER_PROPERTY.windowPrefix + digestOf(baseUrl);
 }
 
 const parse = (raw: unknown) => restoreWindow(raw, now());

@@ -5,7 +5,8 @@
 // script cache: in a published add-on every user of the add-on writes it, and its 1,000 items turn over in seconds.
 // Records fetched in this execution are remembered too. What must outlive a cache is kept in the result store.
 import type { DomainRecord } from '../../../shared';
-import { type Cache, documentCache, installMode, now, sha256, userCache } from '../platform/gas';
+import { type Cache, now, userCache } from '../platform/gas';
+import { cacheKeyDigest, documentCache, installMode, session } from './session';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -17,8 +18,8 @@ const MAX_VALUE_CHARS = 50_000;
 export function cacheKeyOf(baseUrl: string, domainKey: string): string {
   // The domain as it is behind the service's short id: no digest per domain (two service calls each, and a sender
   // looks up hundreds a round); a key too long for the cache's 250 characters is hashed instead.
-  const plain = `${CACHE_PREFIX}${sha256(baseUrl).slice(0, 12)}:${domainKey}`;
-  return plain.length <= MAX_KEY_CHARS ? plain : CACHE_PREFIX + sha256(baseUrl + '\n' + domainKey);
+  const plain = `${CACHE_PREFIX}${cacheKeyDigest(baseUrl).slice(0, 12)}:${domainKey}`;
+  return plain.length <= MAX_KEY_CHARS ? plain : CACHE_PREFIX + cacheKeyDigest(baseUrl + '\n' + domainKey);
 }
 
 /** CacheService takes keys of up to 250 characters. */
@@ -48,7 +49,9 @@ function shelves(): Shelf[] {
 }
 
 /** Records fetched in this execution (service + domain key): a dispatcher turn in another spreadsheet reuses them. */
-const fetchedHere = new Map<string, DomainRecord>();
+function fetchedHere(): Map<string, DomainRecord> {
+  return session().fetchedHere;
+}
 
 /** What a cache entry holds: the record and when it was fetched (ms), so its 6 hours never stretch. */
 interface CachedRecord extends DomainRecord {
@@ -85,7 +88,7 @@ function parseRecord(text: string | undefined): CachedRecord | undefined {
 export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
   for (const key of domainKeys) {
-    const here = fetchedHere.get(baseUrl + '\n' + key);
+    const here = fetchedHere().get(baseUrl + '\n' + key);
     if (here) found.set(key, here);
   }
   for (const shelf of shelves()) {
@@ -129,7 +132,7 @@ export function cacheRecords(
   fresh: ReadonlyArray<{ key: string; record: DomainRecord }>,
 ): void {
   if (fresh.length === 0) return;
-  for (const { key, record } of fresh) fetchedHere.set(baseUrl + '\n' + key, record);
+  for (const { key, record } of fresh) fetchedHere().set(baseUrl + '\n' + key, record);
   const fetchedAt = now();
   let failure: unknown;
   for (const { cache, keyOf } of shelves()) {

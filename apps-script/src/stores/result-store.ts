@@ -4,32 +4,26 @@
 // editor's sidebar: appendRow is atomic and nothing is overwritten. Reads take the newest result per key and service
 // from the rows read once per execution (custom functions read too; only sidebar, menu and background code write).
 import type { DomainRecord } from '../../../shared';
-import { currentSpreadsheet, documentProperties, now, sha256, type Spreadsheet } from '../platform/gas';
+import { now, type Spreadsheet } from '../platform/gas';
+import { currentSpreadsheet, digestOf, documentProperties, session } from './session';
 import { batchRows, type Kept, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { finite, locked, readValue, updateValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
-import { compactIfWorthIt } from './store-compaction';
 import { appendStore, storeRows } from './store-sheet';
 
 export { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from './retention';
 
-/** Service ids already worked out in this execution (a digest is a service call). */
-const services = new Map<string, string>();
-
 /** A short, stable name of the service a result came from (never the key): results of two services never mix. */
 export function serviceId(baseUrl: string): string {
-  let id = services.get(baseUrl);
   // A letter first: a hash starting with "-", "=" or digits would be read by Sheets as a formula or a number.
-  if (id === undefined) services.set(baseUrl, (id = 's' + sha256(baseUrl).slice(0, 12)));
-  return id;
+  return 's' + digestOf(baseUrl).slice(0, 12);
 }
 
 /** The index of the rows this execution knows (the same rows object grows with its own appends). */
-const indexes = new WeakMap<object, ResultIndex>();
-
 function index(spreadsheet: Spreadsheet): ResultIndex {
   const rows = storeRows(spreadsheet);
+  const indexes = session().resultIndexes as WeakMap<object, ResultIndex>;
   let found = indexes.get(rows);
   if (!found) indexes.set(rows, (found = new ResultIndex(rows)));
   return found.catchUp();
@@ -71,9 +65,8 @@ export function checkedAt(baseUrl: string, keys: readonly string[]): Map<string,
 }
 
 /**
- * Keeps fresh results: appended in batches (no lock, nothing overwritten; the newest row wins for a key). Where the
- * execution has the document lock, the log is compacted when enough of it is dead. Not callable from a custom
- * function (it writes).
+ * Keeps fresh results: appended in batches (no lock, nothing overwritten; the newest row wins for a key). Never
+ * compacts (that is the upkeep step's: store-compaction.ts). Not callable from a custom function (it writes).
  */
 export function storeRecords(
   baseUrl: string,
@@ -84,7 +77,6 @@ export function storeRecords(
   const spreadsheet = currentSpreadsheet();
   if (!spreadsheet) throw new Error('There is no spreadsheet here to keep results in.');
   appendStore(spreadsheet, batchRows(serviceId(baseUrl), fresh, at));
-  compactIfWorthIt(spreadsheet);
 }
 
 /**

@@ -1,14 +1,11 @@
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
-import { currentSpreadsheet, documentCache } from '../platform/gas';
+import { currentSpreadsheet, documentCache, session } from './session';
 import { finite, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
 export const DAY_MS = 86_400_000;
 export const DEFAULT_RETENTION_DAYS = 30;
-
-/** The retention read once per execution and spreadsheet. */
-const retention = new Map<string, number>();
 
 /**
  * A copy of the setting in the document's cache (an hour): every =DAPA cell reads the retention, and a spreadsheet that
@@ -27,6 +24,7 @@ function keepCopy(days: number): void {
 }
 
 export function retentionDays(): number {
+  const { retention } = session();
   const id = currentSpreadsheet()?.getId() ?? '';
   const known = retention.get(id);
   if (known !== undefined) return known;
@@ -52,7 +50,7 @@ export function setRetentionDays(days: unknown): number {
   if (!Number.isInteger(n) || n < 1 || n > 365)
     throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
   writeValue('document', DOCUMENT_PROPERTY.retentionDays, n);
-  retention.set(currentSpreadsheet()?.getId() ?? '', n);
+  session().retention.set(currentSpreadsheet()?.getId() ?? '', n);
   keepCopy(n);
   return n;
 }

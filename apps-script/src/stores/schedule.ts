@@ -2,7 +2,8 @@
 // checked again daily, weekly or monthly by the background steps, resuming where a step stopped. A step claims the
 // refresh that is due here and starts it itself (background/step.ts).
 import type { ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
-import { currentSpreadsheet, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { currentSpreadsheet } from './session';
 import { jobRange, type JobRange } from './job-store';
 import { claim } from './claims';
 import { finite, isRecord, readValue, writeValue } from './storage';

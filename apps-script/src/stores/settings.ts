@@ -4,7 +4,7 @@ import type { Settings, SettingsChange } from '../../sidebar/contract';
 import { NO_KEY } from '../messages';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
-import { documentCache } from '../platform/gas';
+import { documentCache } from './session';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];

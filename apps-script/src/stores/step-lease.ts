@@ -5,14 +5,14 @@
 import { claim, releaseClaim } from './claims';
 
 /** The claim's name in the store's log. */
-const STEP = 'step';
+export const STEP_CLAIM = 'step';
 
 /** Takes the current spreadsheet's step lease until `until`; answers its holder id, or undefined when it is held. */
 export function takeStepLease(until: number): string | undefined {
-  return claim(STEP, until);
+  return claim(STEP_CLAIM, until);
 }
 
 /** Gives the lease back (only when it is still this holder's: anyone else's release changes nothing). */
 export function returnStepLease(holder: string): void {
-  releaseClaim(STEP, holder);
+  releaseClaim(STEP_CLAIM, holder);
 }

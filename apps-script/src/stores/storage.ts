@@ -2,16 +2,8 @@
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
-import {
-  currentSpreadsheet,
-  documentLock,
-  documentProperties,
-  type Lock,
-  now,
-  type Properties,
-  userLock,
-  userProperties,
-} from '../platform/gas';
+import { type Lock, now, type Properties, userLock } from '../platform/gas';
+import { currentSpreadsheet, documentLock, documentProperties, session, userProperties } from './session';
 
 /** Whose values: the user's own (key, settings, job, plan, background) or the spreadsheet's (everyone's). */
 export type Scope = 'user' | 'document';
@@ -92,14 +84,15 @@ function spreadsheetStore(): Properties {
  * read-modify-write reads what it changes under its lock. Writes go through and into the snapshot.
  */
 const SNAPSHOT_MS = 5_000;
-let snapshot: { of: Properties; at: number; values: Map<string, string> } | undefined;
 
 function userValues(): { props: Properties; values: Map<string, string> } {
   const props = userProperties();
   const at = now();
+  const tiers = session();
+  const snapshot = tiers.userSnapshot;
   if (snapshot?.of !== props || at - snapshot.at > SNAPSHOT_MS || at < snapshot.at)
-    snapshot = { of: props, at, values: new Map(Object.entries(props.getProperties() ?? {})) };
-  return { props, values: snapshot.values };
+    tiers.userSnapshot = { of: props, at, values: new Map(Object.entries(props.getProperties() ?? {})) };
+  return { props, values: (tiers.userSnapshot as { values: Map<string, string> }).values };
 }
 
 /** The user's store, read through the snapshot. */
@@ -120,7 +113,7 @@ function userStore(): Properties {
       return store;
     },
     getKeys: () => {
-      snapshot = undefined; // a listing (the dispatcher's, a deletion by prefix) reads what is there now
+      session().userSnapshot = undefined; // a listing (the dispatcher's, a deletion by prefix) reads what is there now
       return [...userValues().values.keys()];
     },
   };
@@ -189,16 +182,13 @@ export function deleteKeys(scope: Scope, prefix: string): void {
   for (const key of props.getKeys()) if (key.startsWith(prefix)) props.deleteProperty(key);
 }
 
-/** The time by which this execution's lock waits must be over (a custom function's hard limit), if it has one. */
-let waitsEndBy: number | undefined;
-
 /**
  * An execution with a hard end (a custom function: 30 seconds, waits included) waits for the lock only until
  * `by`; past it, a section that needs the lock is given up at once (BUSY) instead of being killed inside the wait.
  * undefined: the ordinary policy. Set at the start of such an execution and cleared at its end.
  */
 export function lockWaitsEndBy(by: number | undefined): void {
-  waitsEndBy = by;
+  session().waitsEndBy = by;
 }
 
 /** Whose state a section changes: one user's (the user lock) or the current spreadsheet's (the document lock). */
@@ -215,22 +205,25 @@ function lockOf(guard: Guard): { lock: Lock; ofUser: boolean } {
   return document ? { lock: document, ofUser: false } : { lock: userLock(), ofUser: true };
 }
 
-/** Whether this execution can exclude every other writer of the current spreadsheet (it has its document lock). */
-export function hasDocumentLock(): boolean {
-  return documentLock() !== null;
-}
+/** Said (in the execution log) when a section would take the user lock inside the document's: a bug, never a user's. */
+export const LOCK_ORDER = 'DAPA: the user lock is taken before the document lock, never inside it.';
 
 /**
  * Runs `action` under the lock of `guard` (see the policy above). Nested calls on the same lock run inside the outer
- * hold (Apps Script's lock is one per execution: an inner release would free the outer section).
+ * hold (Apps Script's lock is one per execution: an inner release would free the outer section). The one lock order,
+ * enforced here for every section of every store: the user lock, then the document lock; asking for the user lock
+ * while holding only the document's throws (two executions taking them in opposite orders would wait for each other).
+ * Private to apps-script/src/stores (the architecture test holds every other folder to that).
  */
 export function locked<T>(guard: Guard, action: () => T): T {
   const { lock, ofUser } = lockOf(guard);
   if (lock.hasLock()) return action();
+  if (guard === 'user' && documentLock()?.hasLock()) throw new Error(LOCK_ORDER);
+  const { waitsEndBy } = session();
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
   if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
-  if (ofUser) snapshot = undefined; // the user's values are read again under their lock
+  if (ofUser) session().userSnapshot = undefined; // the user's values are read again under their lock
   try {
     return action();
   } finally {

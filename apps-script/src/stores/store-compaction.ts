@@ -1,13 +1,16 @@
-// Compaction of the result store's log (store-sheet.ts), and only under the document lock: rows older than the
-// retention, rows whose every result a newer row supersedes, claims long ended (claims.ts) and blank rows are deleted,
-// runs at a time and bottom-up, for at most COMPACTION_MS at a time, never a cell overwritten; the legacy per-formula version columns (F on) go once no
-// formula refers to them. A writer without the document lock (the dispatcher) appends meanwhile and loses nothing:
-// its rows are below every row this compaction read, and it deletes only rows it read as dead.
+// The result store's upkeep, one explicit step (never a side effect of storing results or refreshing formulas): rows
+// older than the retention, rows whose every result a newer row supersedes, claims long ended (claims.ts) and blank
+// rows are deleted, runs at a time and bottom-up, for at most COMPACTION_MS at a time, never a cell overwritten; the
+// legacy per-formula version columns (F on) go once no formula refers to them; half-made sheets go. Whoever holds the
+// step lease does it (a background step, the published add-on's dispatcher, which has no document lock, the menu, the
+// sidebar): the lease, decided by the log's row order, keeps two compactions from meeting, and a writer appending
+// meanwhile loses nothing: its rows are below every row this compaction read, and only rows it read as dead go.
 import { now, type Spreadsheet } from '../platform/gas';
-import { deadClaimRows } from './claims';
+import { claimRow, deadClaimRows, walkClaims } from './claims';
 import { deadResultRows } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
-import { hasDocumentLock, locked } from './storage';
+import { session } from './session';
+import { returnStepLease, STEP_CLAIM, takeStepLease } from './step-lease';
 import {
   deleteHalfMadeSheets,
   deleteLegacyColumns,
@@ -21,13 +24,12 @@ import {
 /** A compaction is worth its service calls when this many rows, and a quarter of the log, are dead. */
 const MIN_DEAD_ROWS = 8;
 /**
- * A compaction deletes for at most this long, then leaves the rest to the next one: it holds the document lock, which
- * formulas wait for too (a formula's waits end by its own 30 seconds).
+ * A compaction deletes for at most this long, then leaves the rest to the next one (a step's upkeep comes out of its
+ * budget; a formula beside it never waits for it: it holds no lock).
  */
 export const COMPACTION_MS = 2_000;
-
-/** Spreadsheets whose log this execution has weighed (or compacted): once an execution is enough. */
-const weighed = new Set<string>();
+/** The lease the menu or the sidebar takes for an upkeep of their own: the compaction and its read, with room. */
+const UPKEEP_LEASE_MS = 60_000;
 
 /** The rows (indexes) of the log that hold nothing anyone reads any more. */
 export function deadRows(rows: readonly unknown[][], at: number): number[] {
@@ -42,45 +44,87 @@ export interface Compaction {
   columns: number;
 }
 
+/** Whether `holder` holds the step lease in these rows until at least `until`. */
+function holdsLease(rows: readonly unknown[][], holder: string, until: number): boolean {
+  const claims = rows.flatMap((row) => {
+    const claim = claimRow(row);
+    return claim?.name === STEP_CLAIM ? [claim] : [];
+  });
+  const current = walkClaims(claims).holder;
+  return current?.holder === holder && current.until >= until;
+}
+
 /**
- * Compacts the log now: reads it again under the document lock and deletes what it read as dead (and, when no formula
- * refers to them any more, the legacy version columns). Undefined without a document lock, or when it is busy (the
- * next compaction does it).
+ * Compacts the log now, as the holder of the step lease `lease`: reads it again, checks the lease there, and deletes
+ * what it read as dead (and, when no formula refers to them any more, the legacy version columns). Undefined when the
+ * lease is not `lease`'s (someone else's compaction may run), or when something failed (the next upkeep does it).
  */
-export function compactStore(spreadsheet: Spreadsheet, legacyFree = false): Compaction | undefined {
-  if (!hasDocumentLock()) return undefined;
+export function compactStore(
+  spreadsheet: Spreadsheet,
+  lease: string,
+  legacyFree = false,
+): Compaction | undefined {
   try {
-    return locked('document', () => {
-      weighed.add(spreadsheet.getId());
-      const started = now();
-      const read = readStore(spreadsheet);
-      const dead = deadRows(read, started).map((i) => i + 1);
-      const rows = deleteStoreRows(spreadsheet, read, dead, started + COMPACTION_MS);
-      const columns = legacyFree ? deleteLegacyColumns(spreadsheet) : 0;
-      deleteHalfMadeSheets(spreadsheet);
-      return { rows, columns };
-    });
+    session().weighed.add(spreadsheet.getId());
+    const started = now();
+    const read = readStore(spreadsheet);
+    if (!holdsLease(read, lease, started + COMPACTION_MS)) return undefined;
+    const dead = deadRows(read, started).map((i) => i + 1);
+    const rows = deleteStoreRows(spreadsheet, read, dead, started + COMPACTION_MS);
+    const columns = legacyFree ? deleteLegacyColumns(spreadsheet) : 0;
+    deleteHalfMadeSheets(spreadsheet);
+    return { rows, columns };
   } catch (error) {
     console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
     return undefined;
   }
 }
 
-/** Compacts (weighed at most once an execution, with the document lock only) when enough of the known rows are dead. */
-export function compactIfWorthIt(spreadsheet: Spreadsheet): Compaction | undefined {
-  if (!hasDocumentLock()) return undefined;
-  const id = spreadsheet.getId();
-  if (weighed.has(id)) return undefined;
-  weighed.add(id);
+/**
+ * Whether the log as known is worth compacting: a quarter of it dead (and at least a few rows), or any result older
+ * than the retention the privacy policy states (kept no longer, however few), or legacy columns to give back.
+ */
+function worthIt(spreadsheet: Spreadsheet, legacyFree: boolean): boolean {
   const rows = storeRows(spreadsheet);
-  if (deadRows(rows, now()).length < Math.max(MIN_DEAD_ROWS, rows.length / 4)) return undefined;
-  return compactStore(spreadsheet);
+  const at = now();
+  const dead = deadRows(rows, at);
+  if (dead.length >= Math.max(MIN_DEAD_ROWS, rows.length / 4)) return true;
+  if (dead.length > deadResultRows(rows, -Infinity).length + deadClaimRows(rows, at).length) return true;
+  const sheet = legacyFree ? storeSheet(spreadsheet, false) : null;
+  return sheet !== null && sheet.getMaxColumns() > STORE_COLUMNS;
 }
 
-/** Gives the legacy version columns back once no formula refers to them (the caller has just looked at all of them). */
-export function giveBackLegacyColumns(spreadsheet: Spreadsheet): number {
-  if (!hasDocumentLock()) return 0;
-  const sheet = storeSheet(spreadsheet, false);
-  if (!sheet || sheet.getMaxColumns() <= STORE_COLUMNS) return 0;
-  return compactStore(spreadsheet, true)?.columns ?? 0;
+/** What an upkeep is told: the step lease its caller holds (else it takes one for itself), and the legacy columns. */
+export interface UpkeepOptions {
+  lease?: string;
+  /** A look at every formula found none reading the legacy version columns. */
+  legacyFree?: boolean;
+}
+
+/**
+ * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it, under the step
+ * lease the caller holds, or one it takes for the while (the menu, the sidebar; when another execution holds it,
+ * that one's upkeep does it). Never throws.
+ */
+export function upkeep(
+  spreadsheet: Spreadsheet,
+  { lease, legacyFree = false }: UpkeepOptions = {},
+): Compaction | undefined {
+  try {
+    const id = spreadsheet.getId();
+    const { weighed } = session();
+    if (weighed.has(id) && !legacyFree) return undefined;
+    weighed.add(id);
+    if (!worthIt(spreadsheet, legacyFree)) return undefined;
+    const holder = lease ?? takeStepLease(now() + UPKEEP_LEASE_MS);
+    if (!holder) return undefined;
+    try {
+      return compactStore(spreadsheet, holder, legacyFree);
+    } finally {
+      if (!lease) returnStepLease(holder);
+    }
+  } catch (error) {
+    console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
+    return undefined;
+  }
 }

@@ -10,17 +10,18 @@
 //   prevents issues where a user asks for the last row, and then writes to that row, and an intervening mutation
 //   occurs between getting the last row and writing to it"): two writers' rows both land, each below what was there;
 // - no cell of the log is ever overwritten: a newer result or claim is a newer row, and readers decide by the rows;
-// - rows are deleted only by the compaction (store-compaction.ts), which runs under the document lock (so two
-//   compactions never meet) and deletes only runs of rows it read as dead, bottom-up: each deletion leaves the rows
-//   above it in place, and a row appended meanwhile lies below every row it read, so it is never among them;
+// - rows are deleted only by the compaction (store-compaction.ts), which runs only as the holder of the step lease (so
+//   two compactions never meet, with or without a document lock) and deletes only runs of rows it read as dead,
+//   bottom-up: each deletion leaves the rows above it in place, and a row appended meanwhile lies below every row it
+//   read, so it is never among them;
 // - a sheet is made under a name of its own, sized and hidden there, then renamed: a name is unique, so one creator's
 //   rename wins and the others use its sheet, and nobody appends to a sheet before it has its final size;
 // - a version slot is one cell that each writer sets to a value nobody else writes (a time and a random part): a
 //   write lost to another costs one more recalculation later, never a result.
 /// <reference types="google-apps-script" />
-import { hasDocumentLock } from './storage';
 import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
 import { now } from '../platform/gas';
+import { type KnownSheets, session } from './session';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -36,15 +37,8 @@ const MAKING = '~';
 const LEFT_HALF_MADE_MS = 3_600_000;
 
 /** What this execution knows of a spreadsheet's hidden sheets: their handles, and the log's rows as last read. */
-interface Known {
-  store?: Sheet;
-  versions?: Sheet;
-  /** The log as last read, with this execution's own appends after it (others' appends since are not in it). */
-  rows?: unknown[][];
-}
-const known = new Map<string, Known>();
-
-function knownOf(spreadsheet: Spreadsheet): Known {
+function knownOf(spreadsheet: Spreadsheet): KnownSheets {
+  const known = session().sheets;
   const id = spreadsheet.getId();
   let k = known.get(id);
   if (!k) known.set(id, (k = {}));
@@ -132,8 +126,8 @@ export function appendStore(spreadsheet: Spreadsheet, rows: ReadonlyArray<readon
 }
 
 /**
- * Deletes rows of the log (numbers from 1, as read by `read`, which must be a read of this same compaction under the
- * document lock), runs of neighbours at a time, bottom-up, until `until` (the rest waits for the next compaction);
+ * Deletes rows of the log (numbers from 1, as read by `read`, which must be a read of this same compaction by the
+ * holder of the step lease), runs of neighbours at a time, bottom-up, until `until` (the rest waits for the next compaction);
  * the execution's rows become `read` without them. Answers how many rows went.
  */
 export function deleteStoreRows(
@@ -142,7 +136,6 @@ export function deleteStoreRows(
   rowNumbers: Iterable<number>,
   until = Infinity,
 ): number {
-  if (!hasDocumentLock()) throw new Error('The result store is compacted only under the document lock.');
   const sheet = storeSheet(spreadsheet, false);
   const dead = [...new Set(rowNumbers)].filter((r) => r > 1 && r <= read.length).sort((a, b) => b - a);
   if (!sheet || dead.length === 0) return 0;
@@ -160,7 +153,6 @@ export function deleteStoreRows(
 
 /** Deletes the log's columns past the 4th (earlier versions' per-formula version cells); answers how many. */
 export function deleteLegacyColumns(spreadsheet: Spreadsheet): number {
-  if (!hasDocumentLock()) throw new Error('The result store is compacted only under the document lock.');
   const sheet = storeSheet(spreadsheet, false);
   const extra = sheet ? sheet.getMaxColumns() - STORE_COLUMNS : 0;
   if (sheet && extra > 0) sheet.deleteColumns(STORE_COLUMNS + 1, extra);
@@ -169,7 +161,6 @@ export function deleteLegacyColumns(spreadsheet: Spreadsheet): number {
 
 /** Deletes hidden sheets left half-made by an execution that was stopped (older than an hour). */
 export function deleteHalfMadeSheets(spreadsheet: Spreadsheet): void {
-  if (!hasDocumentLock()) return;
   for (const sheet of spreadsheet.getSheets()) {
     const made = /~([0-9a-z]+)-[0-9a-z]*$/.exec(sheet.getName());
     if (made && isAddOnSheet(sheet.getName()) && parseInt(made[1], 36) < now() - LEFT_HALF_MADE_MS)

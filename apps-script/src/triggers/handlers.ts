@@ -2,7 +2,7 @@
 // of each spreadsheet with background checks (Google: one per user per document) and the bound script's hourly watch;
 // installing them for a spreadsheet, and removing them, with nothing half-installed left behind on a refusal.
 /// <reference types="google-apps-script" />
-import { installMode } from '../platform/gas';
+import { installMode } from '../stores/session';
 import { listGoingOn, loadDispatcher } from '../stores/background-store';
 import { TRIGGER_REFUSED } from '../messages';
 

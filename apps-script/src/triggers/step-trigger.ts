@@ -3,7 +3,8 @@
 // document, or per user; one per user keeps both readings), made due when the earliest spreadsheet wants its step. A
 // bound script keeps a one-off trigger plus an hourly watch; an add-on a one-off when Google accepts it, else the
 // hourly dispatcher. Every change happens under the shared lock; a refused trigger is caught.
-import { installMode, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { installMode } from '../stores/session';
 import {
   backgroundStatus,
   type DispatcherState,

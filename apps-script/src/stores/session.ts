@@ -1,0 +1,218 @@
+// The store session: one execution's hold on the stores of the Sheets shell. It answers where the execution works (the
+// spreadsheet, its document cache, lock and properties, the user's) and keeps every memory tier the store modules use
+// (the properties snapshot, digests, the hidden sheets' rows, records fetched here, the lock deadline): the only
+// module-level state in apps-script/src. Each tier is read and written by one store module; a test starts afresh.
+import type { DomainRecord } from '../../../shared';
+import { NO_SPREADSHEET } from '../messages';
+import {
+  type Cache,
+  type DailyLimit,
+  DailyLimitError,
+  dailyLimitOf,
+  googleDocumentCache,
+  googleDocumentLock,
+  googleDocumentProperties,
+  googleInstallMode,
+  googleUserProperties,
+  type InstallMode,
+  type Lock,
+  notingLimits,
+  type Properties,
+  sha256,
+  type Spreadsheet,
+} from '../platform/gas';
+
+export type { InstallMode } from '../platform/gas';
+
+/** What one execution knows of a spreadsheet's hidden sheets (store-sheet.ts reads and writes it). */
+export interface KnownSheets {
+  store?: GoogleAppsScript.Spreadsheet.Sheet;
+  versions?: GoogleAppsScript.Spreadsheet.Sheet;
+  /** The log as last read, with this execution's own appends after it (others' appends since are not in it). */
+  rows?: unknown[][];
+}
+
+/** Every memory tier of one execution, each with its one owner module. */
+export interface StoreSession {
+  /** The spreadsheet the dispatcher opened by id (this module). */
+  opened?: Spreadsheet;
+  /** Whether `opened` is the execution's own document (this module). */
+  own?: { sheet: Spreadsheet; is: boolean };
+  /** The user's property store, asked for once (this module). */
+  userStore?: { of: object; store: Properties };
+  /** How the add-on was installed (this module). */
+  installMode?: InstallMode;
+  /** Digests made in this execution (this module: digestOf). */
+  digests: Map<string, string>;
+  /** The user's properties as last read (storage.ts). */
+  userSnapshot?: { of: Properties; at: number; values: Map<string, string> };
+  /** When this execution's lock waits must be over (storage.ts). */
+  waitsEndBy?: number;
+  /** The retention read once per spreadsheet (retention.ts). */
+  retention: Map<string, number>;
+  /** The result index of the rows this execution knows (result-store.ts). */
+  resultIndexes: WeakMap<object, unknown>;
+  /** The hidden sheets' handles and the log's rows, per spreadsheet (store-sheet.ts). */
+  sheets: Map<string, KnownSheets>;
+  /** Records fetched in this execution, by service and domain (result-cache.ts). */
+  fetchedHere: Map<string, DomainRecord>;
+  /** Spreadsheets whose log this execution weighed for compaction (store-compaction.ts). */
+  weighed: Set<string>;
+  /** The look at the version slots each formula cell was seen in (checks/formula-versions.ts). */
+  formulaLooks: WeakMap<object, unknown>;
+  /** Google's daily quota that refused this execution a call, if one did (this module: noteDailyLimit). */
+  dailyLimit?: { of: object; limit: DailyLimit };
+}
+
+function blankSession(): StoreSession {
+  return {
+    digests: new Map(),
+    retention: new Map(),
+    resultIndexes: new WeakMap(),
+    sheets: new Map(),
+    fetchedHere: new Map(),
+    weighed: new Set(),
+    formulaLooks: new WeakMap(),
+  };
+}
+
+/** The execution's session (Apps Script loads the bundle afresh for every execution: one session an execution). */
+let current: StoreSession = blankSession();
+
+/** The current session's tiers (for the store modules; each touches its own). */
+export function session(): StoreSession {
+  return current;
+}
+
+/** Forgets everything this execution knew: a new execution (tests start one per case). */
+export function freshSession(): void {
+  current = blankSession();
+}
+
+// ---- where the execution works ------------------------------------------------------------------------------
+
+/**
+ * The spreadsheet this execution works on: the one the background dispatcher opened by id (a published add-on's
+ * time-driven trigger has no active spreadsheet), else the active one; null when there is none.
+ */
+export function currentSpreadsheet(): Spreadsheet | null {
+  return current.opened ?? SpreadsheetApp.getActiveSpreadsheet() ?? null;
+}
+
+/** The spreadsheet the user works in (menu, sidebar, edit trigger), or a clear error where there is none. */
+export function activeSpreadsheet(): Spreadsheet {
+  const spreadsheet = currentSpreadsheet();
+  if (!spreadsheet) throw new Error(NO_SPREADSHEET);
+  return spreadsheet;
+}
+
+/** Runs `action` with `spreadsheet` as the current one (the dispatcher's turn in a spreadsheet it opened by id). */
+export function inSpreadsheet<T>(spreadsheet: Spreadsheet, action: () => T): T {
+  const before = current.opened;
+  current.opened = spreadsheet;
+  try {
+    return action();
+  } finally {
+    current.opened = before;
+  }
+}
+
+/** Whether the current spreadsheet is this execution's own document (not one the dispatcher opened by id). */
+function isOwnDocument(): boolean {
+  const { opened, own } = current;
+  if (!opened) return true;
+  if (own?.sheet === opened) return own.is;
+  let is = false;
+  try {
+    is = SpreadsheetApp.getActiveSpreadsheet()?.getId() === opened.getId();
+  } catch {
+    // no document of its own
+  }
+  current.own = { sheet: opened, is };
+  return is;
+}
+
+/** The user's own store (API key, base URL, learned plan limits, the job, the credits), asked for once. */
+export function userProperties(): Properties {
+  if (current.userStore?.of !== PropertiesService)
+    current.userStore = {
+      of: PropertiesService,
+      store: notingLimits(googleUserProperties(), noteDailyLimit),
+    };
+  return current.userStore.store;
+}
+
+/** The execution's document's store (DocumentProperties), when the current spreadsheet is that document. */
+export function documentProperties(): Properties | null {
+  const store = isOwnDocument() ? googleDocumentProperties() : null;
+  return store ? notingLimits(store, noteDailyLimit) : null;
+}
+
+// ---- Google's daily quotas ----------------------------------------------------------------------------------
+
+/** Notes a refusal by one of Google's daily quotas met in this execution (other errors are ignored); answers which. */
+export function noteDailyLimit(error: unknown): DailyLimit | undefined {
+  const limit = dailyLimitOf(error);
+  if (limit) current.dailyLimit = { of: PropertiesService, limit };
+  return limit;
+}
+
+/** The daily quota Google refused this execution a call with (undefined: none so far). */
+export function dailyLimitMet(): DailyLimit | undefined {
+  return current.dailyLimit?.of === PropertiesService ? current.dailyLimit.limit : undefined;
+}
+
+/**
+ * A menu item or sidebar call whose refusal by one of Google's daily quotas reaches the user in the project's words
+ * (what is used up, and that DAPA goes on by itself after Google's reset), never in Google's; other errors pass as
+ * they are.
+ */
+export function inOurWords<A extends unknown[], R>(call: (...args: A) => R): (...args: A) => R {
+  return (...args: A): R => {
+    let limit: DailyLimit | undefined;
+    try {
+      return call(...args);
+    } catch (error) {
+      limit = noteDailyLimit(error);
+      if (!limit) throw error;
+    }
+    throw new DailyLimitError(limit);
+  };
+}
+
+/**
+ * The document's own cache, when this execution runs in the document (null in a standalone trigger, and when the
+ * dispatcher works in a spreadsheet it opened by id: that one is not the execution's document).
+ */
+export function documentCache(): Cache | null {
+  return isOwnDocument() ? googleDocumentCache() : null;
+}
+
+/** The lock of the current spreadsheet's state, null where there is none (storage.ts takes it). */
+export function documentLock(): Lock | null {
+  return isOwnDocument() ? googleDocumentLock() : null;
+}
+
+/** How the add-on was installed: an Editor add-on (Marketplace or test deployment) or a bound script. */
+export function installMode(): InstallMode {
+  return (current.installMode ??= googleInstallMode());
+}
+
+// ---- digests ------------------------------------------------------------------------------------------------
+
+/** A digest of a text (web-safe base64, 44 characters), made once an execution (each costs two service calls). */
+export function digestOf(text: string): string {
+  let digest = current.digests.get(text);
+  if (digest === undefined) current.digests.set(text, (digest = sha256(text)));
+  return digest;
+}
+
+/**
+ * The digest every cache key is derived from (the record caches, the formulas' queue, the credit lists): the one
+ * place that decides how a cache key hides what it is made of.
+ */
+export function cacheKeyDigest(text: string): string {
+  return digestOf(text);
+}
+
+export type { Cache, Lock, Properties, Spreadsheet };
