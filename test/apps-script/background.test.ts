@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
-import { domains, metricsRow, sheetsAddress, useVirtualSandbox, virtualStandIn } from './support';
+import { domains, metricsRow, sheetsAddress, storedKeys, useVirtualSandbox, virtualStandIn } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'entry-plan';
@@ -242,6 +242,33 @@ describe('the daily trigger quota', () => {
       expect(stats().billed - billedBefore).toBe(400);
     },
   );
+});
+
+describe('what the formulas show (issue 34, item 6)', () => {
+  it("is kept by the owner's background, so the next day nothing of it is paid again", async () => {
+    const list = domains(20, 'shown');
+    gas.sheet.setValues(
+      'A2:A21',
+      list.map((d) => [d]),
+    );
+    // The formula fills on its own (its records are only cached), then background checks go on in the spreadsheet.
+    await gas.edit('B2', '=DAPA(A2:A21)');
+    expect(filled('B2:E21', 20)).toBe(20);
+    const billed = stats().billed;
+    const keptBefore = storedKeys(gas);
+    expect(list.filter((d) => keptBefore.has(d))).toEqual([]);
+    await gas.run('startBackground');
+    await gas.run('refreshDapaFormulas');
+    await gas.runTriggers({ until: gas.clock.now() + 10 * MINUTE });
+    const kept = storedKeys(gas);
+    expect(list.filter((d) => !kept.has(d))).toEqual([]);
+    // Two days later (the cache long gone) the same domains in another formula cost nothing.
+    gas.clock.advance(48 * 3_600_000);
+    gas.sheet.setFormula('H2', '=DAPA(A2:A21)');
+    await gas.recalculate();
+    expect(filled('H2:K21', 20)).toBe(20);
+    expect(stats().billed).toBe(billed);
+  });
 });
 
 describe('the result store', () => {

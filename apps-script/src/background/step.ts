@@ -4,7 +4,7 @@
 // trigger) and the open sidebar both run steps here; an execution's turn sets the budget.
 import { outcomeText, roomIn, type WindowSnapshot } from '../../../shared';
 import { checkValues, reuseOf } from '../checks/check';
-import { type FormulaCell, formulaWork } from '../checks/formulas';
+import { type FormulaCell, formulaWork, keepShown } from '../checks/formulas';
 import { refreshFormulas } from '../checks/formula-versions';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
 import { now, sleep } from '../platform/gas';
@@ -117,11 +117,14 @@ function lookAt(spreadsheet: Spreadsheet, context: Context): Look | undefined {
   const on = goesOn(backgroundStatus(state, context.turn.dispatcher));
   if (context.turn.cadence !== 'sidebar' && !on) return undefined;
   const job = loadJob(spreadsheet.getId());
+  // The formulas not up to date, and their domains not kept yet (or checked before a refresh began).
+  const { cells, pending, unkept } = formulaWork(spreadsheet, context.baseUrl, state.refreshSince);
+  keepShown(context.baseUrl, unkept); // on the grid already: kept for free, never paid again
   return {
     spreadsheet,
     state,
-    // The formulas not up to date, and their domains not kept yet (or checked before a refresh began).
-    ...formulaWork(spreadsheet, context.baseUrl, state.refreshSince),
+    cells,
+    pending,
     // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
     jobRunning: on && job?.status === 'running',
     jobLeft: job ? job.total - job.done : 0,

@@ -217,8 +217,7 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   } finally {
     session.settle(report);
   }
-  // Google refused a fetch for the day: what came in is kept; the caller stops and says why (never a failure of the
-  // service, never retried before Google's reset).
+  // Google refused a fetch for the day: what came in is kept; the caller stops and says why (not a service failure).
   const limit = dailyLimitMet();
   if (limit) throw new DailyLimitError(limit);
   return report;
@@ -289,7 +288,13 @@ function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean
 function countSaved(baseUrl: string, stored: Map<string, DomainRecord>): number {
   if (stored.size === 0) return 0;
   const cached = readCachedRecords(baseUrl, [...stored.keys()]);
-  const gone = [...stored].filter(([key]) => !cached.has(key)).map(([key, record]) => ({ key, record }));
+  const gone = [...stored]
+    .filter(([key]) => !cached.has(key))
+    .slice(0, SAVED_PER_EXECUTION)
+    .map(([key, record]) => ({ key, record }));
   cacheRecords(baseUrl, gone);
   return gone.length;
 }
+
+/** Kept results counted as saved (and cached again) an execution: a range never rewrites thousands into the cache. */
+const SAVED_PER_EXECUTION = 200;

@@ -17,6 +17,8 @@ export interface DapaCall {
   header: boolean;
   /** How many columns the result has (4 by default), when it can be told from the formula. */
   width: number;
+  /** The metrics argument is left out: the result shows DA, PA, MR and Spam Score in that order. */
+  defaultMetrics: boolean;
 }
 
 const DAPA_CALL = /(^|[^A-Za-z0-9_.])DAPA\s*\(/i;
@@ -106,7 +108,12 @@ export function parseDapaCall(formula: string): DapaCall | undefined {
     const names = quoted[1].split(/[,;\s]+/).filter((n) => n !== '');
     if (names.length > 0) width = names.length;
   }
-  return { source, header: /^(TRUE|1|"true"|"yes")$/i.test(header), width };
+  return {
+    source,
+    header: /^(TRUE|1|"true"|"yes")$/i.test(header),
+    width,
+    defaultMetrics: metrics.trim() === '',
+  };
 }
 
 /** The 4th argument of the DAPA call (trimmed), where the background keeps its version cell; undefined if none. */

@@ -2,8 +2,9 @@
 // slot it reads (formula-versions.ts), read in a few calls whatever the number of formulas (one getFormulas and one
 // getValues a sheet), and which of them need a check. Parsing a formula's text: formula-text.ts.
 /// <reference types="google-apps-script" />
-import { toEntry } from '../../../shared';
-import { readStoredRecords } from '../stores/result-store';
+import { type DomainRecord, toEntry } from '../../../shared';
+import { dailyLimitOf } from '../platform/gas';
+import { readStoredRecords, storeRecords } from '../stores/result-store';
 import { isAddOnSheet } from '../stores/store-sheet';
 import { isDapaFormula, parseDapaCall, type RangeRef } from './formula-text';
 import { lookAtSlots, upToDate, type VersionedCell, versionOf } from './formula-versions';
@@ -16,6 +17,8 @@ export interface FormulaCell extends VersionedCell {
   rows?: number;
   /** Its domains whose result row shows metrics now (a number where the row's first metric goes). */
   shown?: string[];
+  /** What a formula showing DA, PA, MR and Spam Score (its default) shows of each domain: a whole record. */
+  showing?: Array<{ key: string; record: DomainRecord }>;
 }
 
 /**
@@ -39,6 +42,23 @@ interface ResultAt {
   row: number;
   column: number;
   header: boolean;
+  /** The result's columns are DA, PA, MR and Spam Score (the records it shows can be read back). */
+  whole: boolean;
+}
+
+/** The record a default result row shows (DA, PA, MR, Spam Score; a blank metric is the service's "no data"). */
+function recordOn(line: unknown[] | undefined, column: number, key: string): DomainRecord | undefined {
+  const cells = [0, 1, 2, 3].map((i) => line?.[column - 1 + i]);
+  if (typeof cells[0] !== 'number' || !cells.every((v) => typeof v === 'number' || v === ''))
+    return undefined;
+  const metric = (v: unknown) => (typeof v === 'number' ? v : null);
+  return {
+    domain: key,
+    site_da: metric(cells[0]),
+    site_pa: metric(cells[1]),
+    site_mr: metric(cells[2]),
+    spam_score: metric(cells[3]),
+  };
 }
 
 function sourceKeys(
@@ -47,7 +67,9 @@ function sourceKeys(
   source: RangeRef,
   grids: Grids,
   at: ResultAt,
-): { keys: string[]; rows: number; shown: string[] } | undefined {
+):
+  | { keys: string[]; rows: number; shown: string[]; showing: Array<{ key: string; record: DomainRecord }> }
+  | undefined {
   const from = source.sheetName === undefined ? sheet : spreadsheet.getSheetByName(source.sheetName);
   if (!from) return undefined;
   const grid = gridOf(from, grids);
@@ -55,6 +77,7 @@ function sourceKeys(
   if (lastRow < source.firstRow || source.lastColumn < source.firstColumn) return undefined;
   const keys = new Set<string>();
   const shown = new Set<string>();
+  const showing: Array<{ key: string; record: DomainRecord }> = [];
   let filled = 0;
   // The result has one row per source cell, row by row (DAPA's cellsOf): the i-th cell's metrics are on row i.
   let i = at.header ? 1 : 0;
@@ -64,11 +87,16 @@ function sourceKeys(
       const entry = toEntry(value);
       if (entry.kind === 'candidate') {
         keys.add(entry.key);
-        if (typeof at.grid[at.row - 1 + i]?.[at.column - 1] === 'number') shown.add(entry.key);
+        const line = at.grid[at.row - 1 + i];
+        if (typeof line?.[at.column - 1] === 'number' && !shown.has(entry.key)) {
+          shown.add(entry.key);
+          const record = at.whole ? recordOn(line, at.column, entry.key) : undefined;
+          if (record) showing.push({ key: entry.key, record });
+        }
       }
       if (value !== '' && value !== null) filled += 1;
     }
-  return { keys: [...keys], rows: filled, shown: [...shown] };
+  return { keys: [...keys], rows: filled, shown: [...shown], showing };
 }
 
 /** Every DAPA formula of the spreadsheet (the add-on's hidden sheets aside), with its domains and version slot. */
@@ -89,7 +117,13 @@ export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
           const id = (sheetId ??= sheet.getSheetId());
           const call = parseDapaCall(formula);
           const source = call?.source;
-          const at = { grid: gridOf(sheet, grids), row: r + 1, column: c + 1, header: call?.header ?? false };
+          const at = {
+            grid: gridOf(sheet, grids),
+            row: r + 1,
+            column: c + 1,
+            header: call?.header ?? false,
+            whole: call?.defaultMetrics ?? false,
+          };
           const read = source ? sourceKeys(spreadsheet, sheet, source, grids, at) : undefined;
           found.push({
             sheet,
@@ -131,7 +165,7 @@ export function formulaWork(
   spreadsheet: Spreadsheet,
   baseUrl: string,
   since?: number,
-): { cells: FormulaCell[]; pending: string[] } {
+): { cells: FormulaCell[]; pending: string[]; unkept: Array<{ key: string; record: DomainRecord }> } {
   const all = dapaFormulaCells(spreadsheet);
   // A formula that shows metrics for each of its domains needs nothing, whatever its slot says (a slot shared with
   // formulas still filling stays marked partial, and refreshing its shown formulas each step would recalculate them
@@ -140,5 +174,31 @@ export function formulaWork(
   const cells = since !== undefined ? all : all.filter(needed);
   const keys = formulaKeys(cells);
   const kept = readStoredRecords(baseUrl, keys, since);
-  return { cells, pending: keys.filter((k) => !kept.has(k)) };
+  return { cells, pending: keys.filter((k) => !kept.has(k)), unkept: shownUnkept(all, baseUrl) };
+}
+
+/**
+ * What the formulas show that the result store does not keep (an editor's cells cached their results where the
+ * owner's background cannot read them; a round's records were only cached): on the grid already, so kept for free,
+ * and the background never pays for them again.
+ */
+function shownUnkept(
+  cells: readonly FormulaCell[],
+  baseUrl: string,
+): Array<{ key: string; record: DomainRecord }> {
+  const showing = new Map<string, DomainRecord>();
+  for (const c of cells) for (const { key, record } of c.showing ?? []) showing.set(key, record);
+  if (showing.size === 0) return [];
+  const kept = readStoredRecords(baseUrl, [...showing.keys()]);
+  return [...showing].filter(([key]) => !kept.has(key)).map(([key, record]) => ({ key, record }));
+}
+
+/** Keeps what the formulas show and the store does not (a refusal for the day goes on up; anything else is logged). */
+export function keepShown(baseUrl: string, unkept: Array<{ key: string; record: DomainRecord }>): void {
+  try {
+    storeRecords(baseUrl, unkept);
+  } catch (error) {
+    if (dailyLimitOf(error)) throw error;
+    console.warn(`DAPA: shown results not kept (${error instanceof Error ? error.message : String(error)})`);
+  }
 }
