@@ -60,6 +60,8 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       // no cache: everything is asked for
     }
     try {
+      // A cell with something to ask reads the key (and the user's settings with it) before it asks, as one bulk read.
+      if (turn.missing().length > 0) check.apiKey();
       drive(turn, check);
     } catch (error) {
       // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
