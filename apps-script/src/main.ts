@@ -14,7 +14,8 @@ export {
   refreshDapaFormulas,
   showHelp,
 } from './sidebar/menu';
-export { readSettings as getSettings, saveSettings } from './stores/settings';
+export { readSettings as getSettings } from './stores/settings';
+export { saveKeySettings as saveSettings } from './sidebar/key-sharing';
 export { testKey } from './sidebar/key-test';
 export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './sidebar/job';
 export { dapaBackgroundStep, dapaOnEdit, dapaBackgroundWatch } from './background/dispatcher';

@@ -234,3 +234,16 @@ export function dailyRuntimeNote(needMinutes: number, leftMinutes: number): stri
     'daily allowance starts again. Keeping the sidebar open checks without trigger runtime.'
   );
 }
+
+/**
+ * Saving a key in a copy bound to a spreadsheet that others can edit: they can add a custom function to its script
+ * project, and a custom function reads the owner's user properties, so the key is theirs to read.
+ */
+export function keyReadableByEditors(others: number): string {
+  return (
+    `Anyone who can edit this spreadsheet (${others} other ${others === 1 ? 'person' : 'people'}) can read the key ` +
+    'saved in this copy: they can open its Apps Script project and add a formula that returns it. For a shared ' +
+    "spreadsheet, use the DAPA add-on (each person's key stays in their own account), share it as view-only, or " +
+    `remove the key here when you are done (${SET_KEY_PATH}, empty box).`
+  );
+}

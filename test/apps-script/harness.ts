@@ -52,6 +52,7 @@
  *   gas.setAddOnEnabled(false)                   an add-on's triggers stop firing (skippedTriggers)
  *   gas.keptResults                              recalculations skipped under keepsIdenticalResults
  *   gas.addSpreadsheet(name?) => id / useSpreadsheet(id) / deleteSpreadsheet(id) / revokeAccess(id, user)
+ *     / shareWith(user, id?)                     an editor more (Spreadsheet.getEditors)
  *                                                several spreadsheets; later harness operations happen in the used one
  *   gas.grantScopes(user, scopes) / revokeScopes(user, scopes) / grantedScopes(user) / declaredScopes /
  *     authorizationPrompts                       granular consent (options oauthScopes, grantedScopes)
@@ -216,6 +217,11 @@ export class AppsScriptStandIn {
   /** `user` loses access to the spreadsheet: openById/openByUrl fail for them with Google's error. */
   revokeAccess(id: string, user: string): void {
     this.world.document(id).revoked.add(user);
+  }
+
+  /** Shares the current spreadsheet (or `id`) with another person as an editor. */
+  shareWith(user: string, id?: string): void {
+    this.world.document(id ?? this.session.docId).editors.add(user);
   }
 
   /** The user grants these scopes (those the project declares). */

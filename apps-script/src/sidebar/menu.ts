@@ -7,6 +7,7 @@ import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
+import { sharedKeyWarning } from './key-sharing';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
 import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
@@ -65,11 +66,9 @@ export function promptApiKey(): void {
     return;
   }
   const result = testKey();
-  ui.alert(
-    MENU_NAME,
-    result.ok ? `Saved. ${result.message}` : `Saved, but the key test failed: ${result.message}`,
-    ui.ButtonSet.OK,
-  );
+  const warning = sharedKeyWarning();
+  const saved = result.ok ? `Saved. ${result.message}` : `Saved, but the key test failed: ${result.message}`;
+  ui.alert(MENU_NAME, warning ? `${saved}\n\n${warning}` : saved, ui.ButtonSet.OK);
 }
 
 /** Starts a job over the selection and opens the sidebar, which drives it. */

@@ -7,7 +7,8 @@
 // recalculation may is not said), so where the write is refused its holds and counts go to the document's cache, which
 // custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
 // into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
-import { type Cache, documentCache, now, sha256 } from '../platform/gas';
+import { type Cache, documentCache, now } from '../platform/gas';
+import { keyedDigest } from './key-digest';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
@@ -111,7 +112,7 @@ const keysMade = new Map<string, string>();
 
 function cacheKey(of: string): string {
   let key = keysMade.get(of);
-  if (!key) keysMade.set(of, (key = 'dapa.credits.' + sha256('credits\n' + of)));
+  if (!key) keysMade.set(of, (key = 'dapa.credits.' + keyedDigest('credits', of)));
   return key;
 }
 

@@ -8,6 +8,8 @@
 /** UserProperties keys. The API key is stored here and nowhere else. */
 export const USER_PROPERTY = {
   apiKey: 'dapa.apiKey',
+  /** A random salt of this user's, the key of every cache-key digest of a secret (key-digest.ts). */
+  digestSalt: 'dapa.digestSalt',
   environment: 'dapa.environment',
   customBaseUrl: 'dapa.customBaseUrl',
   /** + sha256(base URL): the plan limits learned against that service with the current key. */
