@@ -247,3 +247,9 @@ export function keyReadableByEditors(others: number): string {
     `remove the key here when you are done (${SET_KEY_PATH}, empty box).`
   );
 }
+
+/** A menu item that opens the sidebar or a dialog, when the user did not allow Google's box for them. */
+export const UI_REFUSED =
+  'DAPA cannot open its sidebar or dialogs: you did not allow "Display and run third-party web content in prompts ' +
+  'and sidebars inside Google applications" for DAPA. Tick that box on the Google screen that opens now (or choose ' +
+  'the menu item again). =DAPA formulas work without it.';

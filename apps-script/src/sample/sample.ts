@@ -21,6 +21,7 @@ import {
 } from '../formula/dapa';
 import { SAMPLE_PATH, SET_KEY_PATH } from '../messages';
 import { activeSpreadsheet, now } from '../platform/gas';
+import { requireFor } from '../platform/consent';
 
 /** Where the sample's requests would go: a name no network resolves, so nothing could ever be sent there. */
 export const SAMPLE_BASE_URL = 'https://sample.dapa-checker.invalid';
@@ -115,6 +116,7 @@ export function DAPA_SAMPLE(urls: unknown, metrics?: unknown, header?: unknown):
 
 /** The menu's "Try with sample data": a sheet of its own with sample URLs, =DAPA_SAMPLE beside them and a note. */
 export function trySampleData(): void {
+  requireFor('sheet');
   const spreadsheet = activeSpreadsheet();
   const sheet = spreadsheet.getSheetByName(SAMPLE_SHEET) ?? spreadsheet.insertSheet(SAMPLE_SHEET);
   sheet.getDataRange().clear();

@@ -8,6 +8,8 @@ import { now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
 import { sharedKeyWarning } from './key-sharing';
+import { uiAllowed } from './menu-consent';
+import { requireFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
 import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
@@ -35,6 +37,7 @@ export function onInstall(event?: unknown): void {
 }
 
 export function showSidebar(): void {
+  uiAllowed();
   const html = HtmlService.createHtmlOutputFromFile('Sidebar').setTitle('DAPA checker');
   SpreadsheetApp.getUi().showSidebar(html);
 }
@@ -44,6 +47,7 @@ function errorText(error: unknown): string {
 }
 
 export function promptApiKey(): void {
+  uiAllowed();
   const ui = SpreadsheetApp.getUi();
   const settings = readSettings();
   const current = settings.hasKey ? `The current key is ${settings.keyHint}. ` : 'No key is set yet. ';
@@ -73,6 +77,7 @@ export function promptApiKey(): void {
 
 /** Starts a job over the selection and opens the sidebar, which drives it. */
 export function checkSelection(): void {
+  uiAllowed();
   try {
     startJob({ source: 'selection' });
   } catch (error) {
@@ -88,6 +93,7 @@ export function checkSelection(): void {
  * kept, through their version cells (as the background does), and wakes background checks when domains are left.
  */
 export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
+  requireFor('sheet');
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet);
@@ -158,6 +164,7 @@ const HELP = [
 ];
 
 export function showHelp(): void {
+  uiAllowed();
   const items = HELP.map(
     ([title, text]) => `<dt><b>${escapeHtml(title)}</b></dt><dd>${escapeHtml(text)}</dd>`,
   ).join('');
