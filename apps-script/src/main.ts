@@ -17,6 +17,7 @@ export {
 export { readSettings as getSettings } from './stores/settings';
 export { saveKeySettings as saveSettings } from './sidebar/key-sharing';
 export { testKey } from './sidebar/key-test';
+export { removeDapa } from './sidebar/remove-all';
 export { getSelection, startJob, continueJob, cancelJob, getJob, retrySkipped } from './sidebar/job';
 export { dapaBackgroundStep, dapaOnEdit, dapaBackgroundWatch } from './background/dispatcher';
 export {

@@ -253,3 +253,23 @@ export const UI_REFUSED =
   'DAPA cannot open its sidebar or dialogs: you did not allow "Display and run third-party web content in prompts ' +
   'and sidebars inside Google applications" for DAPA. Tick that box on the Google screen that opens now (or choose ' +
   'the menu item again). =DAPA formulas work without it.';
+
+/** "Remove DAPA from this spreadsheet": what it will do, asked first. */
+export function removeConfirmText(): string {
+  return (
+    'Remove DAPA from this spreadsheet? Every =DAPA formula becomes the values it shows now, DAPA’s hidden sheets ' +
+    '(_dapa_results, _dapa_versions) and the DAPA sample sheet are deleted, and so are DAPA’s notes in the ' +
+    'spreadsheet and your background checks and triggers for it. Your own data and the results stay, as values. ' +
+    'Your key and your other spreadsheets are not touched.'
+  );
+}
+
+/** What "Remove DAPA from this spreadsheet" did. */
+export function removedText(removed: { formulas: number; sheets: number; notes: number }): string {
+  return (
+    `DAPA is removed from this spreadsheet: ${removed.formulas} DAPA formulas are now values, ${removed.sheets} ` +
+    `sheets of DAPA's and ${removed.notes} of its notes are deleted, and your background checks here are off. ` +
+    'Other people who turned background checks on here remove theirs with the same menu item. To remove DAPA itself, ' +
+    'see the user guide, "Uninstall from Sheets".'
+  );
+}

@@ -256,6 +256,14 @@ export class AppsScriptStandIn {
     return this.world.document(id).metadata.snapshot();
   }
 
+  /** Every developer metadata entry of a spreadsheet: its own and every sheet's columns'. */
+  allDeveloperMetadata(
+    id: string = this.session.docId,
+  ): Array<{ id: number; key: string; value: string | null; visibility: MetadataVisibility }> {
+    const doc = this.world.document(id);
+    return [doc.metadata, ...doc.model.sheets.map((s) => s.metadata)].flatMap((m) => m.snapshot());
+  }
+
   get installAs(): InstallAs {
     return this.world.triggers.rules.installAs;
   }

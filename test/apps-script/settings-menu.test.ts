@@ -199,6 +199,7 @@ describe('the add-on menu', () => {
           { caption: 'Turn on background checks', functionName: 'startBackground' },
           { caption: 'Turn off background checks', functionName: 'stopBackground' },
           { separator: true },
+          { caption: 'Remove DAPA from this spreadsheet', functionName: 'removeDapa' },
           { caption: 'Help', functionName: 'showHelp' },
         ],
       },

@@ -28,6 +28,7 @@ export function onOpen(_event?: unknown): void {
     .addItem('Turn on background checks', 'startBackground')
     .addItem('Turn off background checks', 'stopBackground')
     .addSeparator()
+    .addItem('Remove DAPA from this spreadsheet', 'removeDapa')
     .addItem('Help', 'showHelp')
     .addToUi();
 }

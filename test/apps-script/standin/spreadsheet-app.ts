@@ -539,8 +539,10 @@ export class Spreadsheet extends AppsScriptObject {
   getDeveloperMetadata(): DeveloperMetadata[] {
     return new DeveloperMetadataFinder(this.context.doc.metadata, this.execution).find();
   }
+  /** Google: "By default this considers all metadata associated with the spreadsheet, sheets, rows, and columns." */
   createDeveloperMetadataFinder(): DeveloperMetadataFinder {
-    return new DeveloperMetadataFinder(this.context.doc.metadata, this.execution);
+    const sheets = this.context.model.sheets.map((s) => s.metadata);
+    return new DeveloperMetadataFinder([this.context.doc.metadata, ...sheets], this.execution);
   }
   getSheets(): Sheet[] {
     return this.context.model.sheets.map((s) => new Sheet(this.context, this.execution, s));
