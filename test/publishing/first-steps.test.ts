@@ -5,6 +5,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { keyProbeRequest, readKeyProbe } from '../../shared';
+import { createSandbox, DEFAULT_CONFIG } from '../sandbox/handler';
 
 const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -15,6 +17,68 @@ const rootPackage = JSON.parse(read('package.json')) as {
 
 /** The documents a user follows that clone the repository. */
 const CLONING = ['docs/guide.md', 'n8n-node/README.md', 'apps-script/publishing/PUBLISHING.md'];
+
+describe('before paying: what the README and the guide say about a service that refuses Google', () => {
+  const flat = (path: string) => read(path).replace(/\s+/g, ' ');
+
+  test('the key test they point to bills nothing, and tells a refused network from any key', () => {
+    // One request whose only entry is empty: the spec skips it (empty_url) and bills only what it returns.
+    const probe = keyProbeRequest('https://www.dapachecker.org');
+    expect(JSON.parse(probe.body)).toEqual({ urls: [''] });
+    const sandbox = createSandbox({ ...DEFAULT_CONFIG, keys: { ...DEFAULT_CONFIG.keys } });
+    const answer = sandbox.handle(
+      {
+        method: 'POST',
+        path: '/api/user/dapa-checker',
+        headers: { authorization: 'Bearer sandbox-basic', 'content-type': 'application/json' },
+        body: probe.body,
+      },
+      0,
+    );
+    expect(readKeyProbe({ status: answer.status, headers: answer.headers, body: answer.body }).ok).toBe(true);
+    expect(sandbox.stats()['sandbox-basic'].billed).toBe(0);
+    // A refused network answers the same for any text saved as a key, before the key is looked at.
+    const blocked = createSandbox({ ...DEFAULT_CONFIG, faults: { blockNetwork: true } });
+    const refused = blocked.handle(
+      {
+        method: 'POST',
+        path: '/api/user/dapa-checker',
+        headers: { authorization: 'Bearer test', 'content-type': 'application/json' },
+        body: probe.body,
+      },
+      0,
+    );
+    expect(
+      readKeyProbe({ status: refused.status, headers: refused.headers, body: refused.body }),
+    ).toMatchObject({ ok: false, code: 'network_blocked' });
+  });
+
+  test('both say it before any purchase, with what the add-on shows and what to do', () => {
+    for (const file of ['README.md', 'docs/guide.md']) {
+      const text = flat(file);
+      expect({ file, says: text.includes('Before you pay') }).toEqual({ file, says: true });
+      expect({
+        file,
+        says: text.includes(
+          "The DAPA service refused requests from this server's network (HTTP 403): not your API key.",
+        ),
+      }).toEqual({ file, says: true });
+      expect({ file, says: /which the service never bills|so it bills nothing/.test(text) }).toEqual({
+        file,
+        says: true,
+      });
+      expect({ file, says: text.includes('ask DAPA checker support') }).toEqual({ file, says: true });
+      expect({ file, says: /n8n node\]?(\(#n8n\))? on (a self-hosted n8n on )?your own machine/.test(text) }).toEqual({
+        file,
+        says: true,
+      });
+    }
+    // In the guide, before the install steps and in "What you need", which comes before buying.
+    const guide = read('docs/guide.md');
+    expect(guide.indexOf('#### Before you pay')).toBeLessThan(guide.indexOf('#### Copy-paste'));
+    expect(guide.indexOf('**Before you pay**')).toBeLessThan(guide.indexOf('## Google Sheets'));
+  });
+});
 
 describe('first steps work as written', () => {
   test('every clone command names the address recorded in package.json (or says where to find it while unset)', () => {

@@ -160,7 +160,7 @@ const HELP = [
   ],
   [
     'Your key',
-    `Set it in ${SET_KEY_PATH}; it is stored in your own user properties. In a shared sheet, DAPA formulas run with the sheet owner's key, while the sidebar always uses the key of the person using it.`,
+    `Set it in ${SET_KEY_PATH}; it is stored in your own user properties. The sidebar, the menu and background checks always use the key of the person using them; a formula uses the key Google's properties hold for it (the user guide, "Shared spreadsheets"). In a copy you installed yourself, everyone who can edit the spreadsheet can read your key.`,
   ],
 ];
 
