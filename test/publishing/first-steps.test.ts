@@ -68,7 +68,10 @@ describe('before paying: what the README and the guide say about a service that 
         says: true,
       });
       expect({ file, says: text.includes('ask DAPA checker support') }).toEqual({ file, says: true });
-      expect({ file, says: /n8n node\]?(\(#n8n\))? on (a self-hosted n8n on )?your own machine/.test(text) }).toEqual({
+      expect({
+        file,
+        says: /n8n node\]?(\(#n8n\))? on (a self-hosted n8n on )?your own machine/.test(text),
+      }).toEqual({
         file,
         says: true,
       });
