@@ -7,7 +7,6 @@ export type { RunOptions } from './run-options';
 export { matchRecords } from './pairing';
 export { runSync, runSyncAll, runAsync, type SyncIo, type SyncAllIo, type AsyncIo } from './drivers';
 export { keyProbeRequest, readKeyProbe, type KeyProbeResult } from './keyprobe';
-export { KEY_REMOVED, removeKey, removeKeyFromAnswer, removeKeyFromError } from './redact';
 export {
   classify,
   parseRetryAfter,

@@ -1,6 +1,6 @@
 // removeKey takes every spelling of the key a server may send back out of its text: as sent, JSON-escaped and
 // percent-encoded, in bodies, headers and transport errors; text without the key is left as it came.
-import { KEY_REMOVED, removeKey, removeKeyFromAnswer, removeKeyFromError } from '../../shared';
+import { KEY_REMOVED, removeKey, removeKeyFromAnswer, removeKeyFromError } from '../../shared/redact';
 
 const KEY = 'ab/cd+ef=0123456789';
 

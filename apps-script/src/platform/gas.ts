@@ -1,7 +1,8 @@
 // Ports over the Apps Script services the add-on uses (UrlFetchApp, Utilities, CacheService, PropertiesService,
 // LockService): the only module that touches them besides the sheet and UI code, so the rest reads plainly.
 /// <reference types="google-apps-script" />
-import { type HttpAnswer, type HttpRequest, removeKeyFromAnswer, removeKeyFromError } from '../../../shared';
+import type { HttpAnswer, HttpRequest } from '../../../shared';
+import { removeKeyFromAnswer, removeKeyFromError } from '../../../shared/redact';
 import { NO_SPREADSHEET } from '../messages';
 
 export type Properties = GoogleAppsScript.Properties.Properties;

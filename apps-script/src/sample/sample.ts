@@ -22,13 +22,14 @@ import {
 import { SAMPLE_PATH, SET_KEY_PATH } from '../messages';
 import { activeSpreadsheet, now } from '../platform/gas';
 import { requireFor } from '../platform/consent';
+import { SAMPLE_SHEET } from '../stores/storage-keys';
 
 /** Where the sample's requests would go: a name no network resolves, so nothing could ever be sent there. */
 export const SAMPLE_BASE_URL = 'https://sample.dapa-checker.invalid';
 /** What every made-up metric cell starts with. */
 export const SAMPLE_MARK = 'SAMPLE';
 /** The sheet "Try with sample data" writes (its own, rewritten each time). */
-export const SAMPLE_SHEET = 'DAPA sample';
+export { SAMPLE_SHEET };
 
 /** A list as users keep one: full URLs, a re-spelled duplicate, a blank and an entry that is no domain. */
 export const SAMPLE_URLS = [

@@ -6,10 +6,9 @@
 import { isDapaFormula, parseDapaCall } from '../checks/formula-text';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
 import { activeSpreadsheet, documentProperties, type Spreadsheet } from '../platform/gas';
-import { SAMPLE_SHEET } from '../sample/sample';
 import { forgetBackground } from '../stores/background-store';
 import { deleteKeys } from '../stores/storage';
-import { USER_PROPERTY } from '../stores/storage-keys';
+import { SAMPLE_SHEET, USER_PROPERTY } from '../stores/storage-keys';
 import { isAddOnSheet } from '../stores/store-sheet';
 import { removeEditTrigger } from '../triggers/handlers';
 import { armDispatcher } from '../triggers/step-trigger';

@@ -55,6 +55,9 @@ export const DOCUMENT_PROPERTY = {
  */
 export const STORE_SHEET = '_dapa_results';
 
+/** The visible sheet "Try with sample data" writes (sample.ts), and "Remove DAPA" deletes (remove-all.ts). */
+export const SAMPLE_SHEET = 'DAPA sample';
+
 /** The hidden sheet of the formulas' version slots: one column, a fixed number of rows (formula-versions.ts). */
 export const VERSIONS_SHEET = '_dapa_versions';
 

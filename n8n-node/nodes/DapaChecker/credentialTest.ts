@@ -8,7 +8,8 @@ import type {
   ICredentialTestFunctions,
   INodeCredentialTestResult,
 } from 'n8n-workflow';
-import { keyProbeRequest, readKeyProbe, removeKey, removeKeyFromAnswer } from '../../../shared/index';
+import { keyProbeRequest, readKeyProbe } from '../../../shared/index';
+import { removeKey, removeKeyFromAnswer } from '../../../shared/redact';
 import { credentialProblem, resolveBaseUrl } from './settings';
 
 const PROBE_TIMEOUT_MS = 20_000;

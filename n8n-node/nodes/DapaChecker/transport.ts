@@ -1,12 +1,8 @@
 // The node's only HTTP: one core request sent through n8n's `httpRequestWithAuthentication`, which adds the
 // credential's Bearer header. Every HTTP status comes back as an answer (the core decides what it means).
 import type { IDataObject, IExecuteFunctions, IN8nHttpFullResponse } from 'n8n-workflow';
-import {
-  type HttpAnswer,
-  type HttpRequest,
-  removeKeyFromAnswer,
-  removeKeyFromError,
-} from '../../../shared/index';
+import type { HttpAnswer, HttpRequest } from '../../../shared/index';
+import { removeKeyFromAnswer, removeKeyFromError } from '../../../shared/redact';
 import { CREDENTIAL_NAME } from './description';
 
 /** Longest single request; a slower answer counts as a network failure (and is retried like one). */
