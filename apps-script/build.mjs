@@ -49,6 +49,7 @@ const OTHER_ENTRY_POINTS = [
   { name: 'checkSelection', params: [] },
   { name: 'refreshDapaFormulas', params: [] },
   { name: 'showHelp', params: [] },
+  { name: 'removeDapa', params: [] },
   { name: 'dapaBackgroundStep', params: ['e'] },
   { name: 'dapaOnEdit', params: ['e'] },
   { name: 'dapaBackgroundWatch', params: ['e'] },

@@ -10,6 +10,9 @@
 //   npm run push -- --version "<description>"         push, then an Apps Script version for the Marketplace; refused
 //                                                     while the publisher checklist (publishing/publisher.mjs) is unfilled
 //   --dry-run                                         print the clasp commands instead of running them
+//   --help                                            print this usage (nothing built, nothing pushed)
+//   --build                                           build first (npm run build), once the project is known; the
+//                                                     package.json script passes it, so `npm run push` builds
 //   DAPA_PUSH_PROJECT_FILE=<file>                     another .clasp.json than apps-script/.clasp.json (the tests)
 //   node apps-script/push.mjs --title                 print the project name (the menu's name)
 import { spawnSync } from 'node:child_process';
@@ -110,7 +113,26 @@ function checkProject() {
     fail('"rootDir" in apps-script/.clasp.json must be "dist" (what npm run build writes).');
 }
 
+/** This file's usage: the comment block at its top, from the line that names `npm run push -- --bind`. */
+export function usage(source = readFileSync(fileURLToPath(import.meta.url), 'utf8')) {
+  const lines = source.split('\n');
+  const from = lines.findIndex((l) => l.includes('npm run push -- --bind'));
+  const to = lines.findIndex((l, i) => i > from && !l.startsWith('//'));
+  return ['Usage:', ...lines.slice(from, to).map((l) => l.replace(/^\/\/ ?/, ''))].join('\n');
+}
+
+function build() {
+  console.log('push: npm run build');
+  if (dryRun) return;
+  const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: join(here, '..'), stdio: 'inherit' });
+  if (result.status !== 0) fail(`npm run build failed (exit ${result.status ?? 'signal'}).`);
+}
+
 function main() {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(usage());
+    return;
+  }
   const title = menuName();
   if (args.includes('--title')) {
     console.log(title);
@@ -137,6 +159,7 @@ function main() {
     createProject(title, parentId);
   } else if (args.includes('--standalone')) createProject(title);
   checkProject();
+  if (args.includes('--build')) build();
   for (const file of ['Code.js', 'appsscript.json', 'Sidebar.html']) {
     if (!existsSync(join(here, 'dist', file)))
       fail(`apps-script/dist/${file} is missing: run npm run build.`);

@@ -1,14 +1,15 @@
-// Installs the node from this clone into a self-hosted n8n's custom nodes folder: packs the package as it is published
-// (pack.mjs: a fresh build), then `npm install`s that tarball into the folder, without the peer n8n-workflow (n8n
-// brings its own). n8n loads every node below its custom folders at startup: `~/.n8n/custom` by default, or the
-// folders named in N8N_CUSTOM_EXTENSIONS (docs.n8n.io, "Specify custom nodes location"). The real-n8n e2e suite
-// installs the node with this script, the way n8n-node/README.md ("Install from a clone") tells a self-hoster to.
+// Installs the node from this clone into a self-hosted n8n's nodes folder, `~/.n8n/nodes` (where n8n keeps community
+// packages and loads every `n8n-nodes-*` package at start; docs/guide.md, "Install the node"): packs the package as it
+// is published (pack.mjs: a fresh build), then `npm install`s that tarball into the folder, without the peer
+// n8n-workflow (n8n brings its own). The real-n8n e2e suite installs the node with this script too (into a folder it
+// names in N8N_CUSTOM_EXTENSIONS). A local install is not a release: pack.mjs's notes on publishing (an unset
+// publisher identity) are not printed here; `node n8n-node/pack.mjs` and the release workflow say them.
 //
-//   node n8n-node/install.mjs <folder>                     pack, then install into <folder> (made if missing)
+//   node n8n-node/install.mjs ~/.n8n/nodes                  pack, then install into that folder (made if missing)
 //   node n8n-node/install.mjs <folder> --tarball <file>    install a tarball packed earlier
 //
 // Prints the installed package's folder (last line). Restart n8n afterwards.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -39,10 +40,13 @@ function main() {
   let packDir;
   if (!tarball) {
     packDir = mkdtempSync(join(tmpdir(), 'dapa-node-pack-'));
-    const out = execFileSync(process.execPath, [join(here, 'pack.mjs'), '--out', packDir], {
+    // pack.mjs's stderr carries release notes (publisher identity): shown only when packing fails.
+    const packed = spawnSync(process.execPath, [join(here, 'pack.mjs'), '--out', packDir], {
       encoding: 'utf8',
     });
-    tarball = out.trim().split('\n').pop();
+    if (packed.status !== 0)
+      fail(`packing failed (${packed.status}):\n${(packed.stderr ?? '').slice(-2000)}`);
+    tarball = packed.stdout.trim().split('\n').pop();
   }
   if (!tarball || !existsSync(tarball)) fail(`no tarball at ${tarball}`);
   mkdirSync(folder, { recursive: true });

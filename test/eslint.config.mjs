@@ -13,6 +13,7 @@ export default tseslint.config(
       'test/n8n-e2e/work/**',
       'test/bench/out/**',
       'coverage/**',
+      'n8n-nodes/**',
     ],
   },
   js.configs.recommended,

@@ -149,7 +149,12 @@ export function createActions(store: Store) {
       setKey({ message: { text: '', kind: 'info' } });
       try {
         const settings = await whileBusy(() => server('saveSettings', change));
-        setKey({ settings, saved: true, message: { text: done, kind: 'ok' } });
+        const warning = settings.sharedKeyWarning;
+        setKey({
+          settings,
+          saved: true,
+          message: warning ? { text: `${done} ${warning}`, kind: 'error' } : { text: done, kind: 'ok' },
+        });
       } catch (error) {
         setKey({ message: { text: errorMessage(error), kind: 'error' } });
       }

@@ -10,6 +10,8 @@ export interface Settings {
   keyHint: string;
   environment: Environment;
   baseUrl: string;
+  /** Set when a key was just saved in a bound copy that others can edit: they can read it. */
+  sharedKeyWarning?: string;
 }
 
 /** `apiKey` undefined keeps the stored key, '' removes it. */

@@ -267,3 +267,42 @@ export function dailyRuntimeNote(needMinutes: number, leftMinutes: number): stri
     'daily allowance starts again. Keeping the sidebar open checks without trigger runtime.'
   );
 }
+
+/**
+ * Saving a key in a copy bound to a spreadsheet that others can edit: they can add a custom function to its script
+ * project, and a custom function reads the owner's user properties, so the key is theirs to read.
+ */
+export function keyReadableByEditors(others: number): string {
+  return (
+    `Anyone who can edit this spreadsheet (${others} other ${others === 1 ? 'person' : 'people'}) can read the key ` +
+    'saved in this copy: they can open its Apps Script project and add a formula that returns it. For a shared ' +
+    "spreadsheet, use the DAPA add-on (each person's key stays in their own account), share it as view-only, or " +
+    `remove the key here when you are done (${SET_KEY_PATH}, empty box).`
+  );
+}
+
+/** A menu item that opens the sidebar or a dialog, when the user did not allow Google's box for them. */
+export const UI_REFUSED =
+  'DAPA cannot open its sidebar or dialogs: you did not allow "Display and run third-party web content in prompts ' +
+  'and sidebars inside Google applications" for DAPA. Tick that box on the Google screen that opens now (or choose ' +
+  'the menu item again). =DAPA formulas work without it.';
+
+/** "Remove DAPA from this spreadsheet": what it will do, asked first. */
+export function removeConfirmText(): string {
+  return (
+    'Remove DAPA from this spreadsheet? Every =DAPA formula becomes the values it shows now, DAPA’s hidden sheets ' +
+    '(_dapa_results, _dapa_versions) and the DAPA sample sheet are deleted, and so are DAPA’s notes in the ' +
+    'spreadsheet and your background checks and triggers for it. Your own data and the results stay, as values. ' +
+    'Your key and your other spreadsheets are not touched.'
+  );
+}
+
+/** What "Remove DAPA from this spreadsheet" did. */
+export function removedText(removed: { formulas: number; sheets: number; notes: number }): string {
+  return (
+    `DAPA is removed from this spreadsheet: ${removed.formulas} DAPA formulas are now values, ${removed.sheets} ` +
+    `sheets of DAPA's and ${removed.notes} of its notes are deleted, and your background checks here are off. ` +
+    'Other people who turned background checks on here remove theirs with the same menu item. To remove DAPA itself, ' +
+    'see the user guide, "Uninstall from Sheets".'
+  );
+}

@@ -117,6 +117,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
         'checkSelection',
         'refreshDapaFormulas',
         'showHelp',
+        'removeDapa',
         'dapaBackgroundStep',
         'dapaOnEdit',
         'dapaBackgroundWatch',

@@ -56,6 +56,7 @@
  *   gas.setAddOnEnabled(false)                   an add-on's triggers stop firing (skippedTriggers)
  *   gas.keptResults                              recalculations skipped under keepsIdenticalResults
  *   gas.addSpreadsheet(name?) => id / useSpreadsheet(id) / deleteSpreadsheet(id) / revokeAccess(id, user)
+ *     / shareWith(user, id?)                     an editor more (Spreadsheet.getEditors)
  *                                                several spreadsheets; later harness operations happen in the used one
  *   gas.grantScopes(user, scopes) / revokeScopes(user, scopes) / grantedScopes(user) / declaredScopes /
  *     authorizationPrompts                       granular consent (options oauthScopes, grantedScopes)
@@ -224,6 +225,11 @@ export class AppsScriptStandIn {
     this.world.document(id).revoked.add(user);
   }
 
+  /** Shares the current spreadsheet (or `id`) with another person as an editor. */
+  shareWith(user: string, id?: string): void {
+    this.world.document(id ?? this.session.docId).editors.add(user);
+  }
+
   /** The user grants these scopes (those the project declares). */
   grantScopes(user: string, scopes: string[]): void {
     this.world.scopes.grant(user, scopes);
@@ -254,6 +260,14 @@ export class AppsScriptStandIn {
     id: string = this.session.docId,
   ): Array<{ id: number; key: string; value: string | null; visibility: MetadataVisibility }> {
     return this.world.document(id).metadata.snapshot();
+  }
+
+  /** Every developer metadata entry of a spreadsheet: its own and every sheet's columns'. */
+  allDeveloperMetadata(
+    id: string = this.session.docId,
+  ): Array<{ id: number; key: string; value: string | null; visibility: MetadataVisibility }> {
+    const doc = this.world.document(id);
+    return [doc.metadata, ...doc.model.sheets.map((s) => s.metadata)].flatMap((m) => m.snapshot());
   }
 
   get installAs(): InstallAs {

@@ -199,6 +199,7 @@ describe('the add-on menu', () => {
           { caption: 'Turn on background checks', functionName: 'startBackground' },
           { caption: 'Turn off background checks', functionName: 'stopBackground' },
           { separator: true },
+          { caption: 'Remove DAPA from this spreadsheet', functionName: 'removeDapa' },
           { caption: 'Help', functionName: 'showHelp' },
         ],
       },
@@ -314,7 +315,12 @@ describe('the add-on menu', () => {
     await gas.run('showHelp');
     const dialog = gas.ui.events[0];
     expect(dialog).toMatchObject({ type: 'dialog', title: 'DAPA help', modal: true });
-    expect(dialog.type === 'dialog' && dialog.html).toMatch(/owner&#39;s key/);
+    expect(dialog.type === 'dialog' && dialog.html).toMatch(
+      /a formula uses the key Google&#39;s properties hold/,
+    );
+    expect(dialog.type === 'dialog' && dialog.html).toMatch(
+      /everyone who can edit the spreadsheet can read your key/,
+    );
     expect(dialog.type === 'dialog' && dialog.html).toMatch(/=DAPA\(A2:A50, &#34;spam,da&#34;, TRUE\)/);
   });
 });

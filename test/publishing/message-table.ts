@@ -3,19 +3,23 @@
 // the core ends a row with. docs/troubleshooting.md must have an entry for each (test/publishing/troubleshooting.test.ts),
 // so a message added later without one fails the test.
 //
-// How a text is found (TypeScript's own parser, so wording and layout do not matter):
+// How a text is found (TypeScript's own parser, so wording and layout do not matter), in every module a user's text
+// can come from: all of shared/, the Sheets shell (apps-script/src and its sidebar) and the n8n node and credential:
 // - every export of apps-script/src/messages.ts (a constant's value, each text a function returns), whether or not
 //   another module uses it yet; path fragments (`..._PATH`, MENU_NAME) are parts of messages, not messages;
-// - in the Sheets code, the n8n node and the core: what is thrown (`new Error(x)`, n8n's NodeOperationError), what a
-//   result or hint says (a `message:` property), what the menu alerts and toasts, what the sidebar fails with
-//   (`fail(x)`), shows as an error (`{ text, error: true }` or `kind: 'error'`) or writes into its panels (`setText`,
-//   `textContent`);
-//   a name or a call in these places is followed to its declaration in the same file;
+// - everywhere: what is thrown (`new Error(x)`, n8n's NodeOperationError), what a result, hint, note or warning says
+//   (a `message:`, `note:` or `warning:` property; an n8n error's `description:` beside its message), what the menu
+//   alerts and toasts, what the sidebar fails with (`fail(x)`), shows (`showMessage`), shows as an error
+//   (`{ text, error: true }` or `kind: 'error'`) or writes into its panels (`setText`, `textContent`);
+//   a name or a call in these places is followed to its declaration: in the same file (at any depth), or through a
+//   relative import into the module it comes from;
 // - the core's wording of outcomes (shared/wording.ts): each text its functions return;
 // - the codes a row or a run can end with, which Sheets shows before a Status and n8n as `reason` (shared/outcome.ts:
 //   ErrorCode, SkipReason).
+// An entry must quote every fixed part of its message whole (each stretch between the parts that vary), not a few
+// words of it: a page that quotes "The script answered" does not cover "The script answered … after … retries".
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 
 const root = join(__dirname, '../..');
@@ -23,8 +27,10 @@ const root = join(__dirname, '../..');
 export interface Message {
   /** Where it is written: file and line. */
   at: string;
-  /** What the troubleshooting page must quote: the message's opening words, or its longest fixed part. */
+  /** What names the message: its opening words, or its longest fixed part. */
   quote: string;
+  /** What the troubleshooting page must quote, each whole: every fixed part with a word in it. */
+  parts: string[];
   /** The whole text with each part that varies shown as `…`. */
   text: string;
 }
@@ -43,29 +49,114 @@ function filesUnder(dir: string, keep: (file: string) => boolean): string[] {
   return out.sort();
 }
 
-function parse(file: string, text = readFileSync(join(root, file), 'utf8')): ts.SourceFile {
-  return ts.createSourceFile(file, text, ts.ScriptTarget.ES2020, true);
+/** Parsed files, by path (a test may put another text of a file here first). */
+const parsed = new Map<string, ts.SourceFile>();
+/** Each file's names (its declarations and what it imports), by path. */
+const scopes = new Map<string, Map<string, ts.Node>>();
+
+function parse(file: string, text?: string): ts.SourceFile {
+  let source = text === undefined ? parsed.get(file) : undefined;
+  if (!source) {
+    source = ts.createSourceFile(
+      file,
+      text ?? readFileSync(join(root, file), 'utf8'),
+      ts.ScriptTarget.ES2020,
+      true,
+    );
+    parsed.set(file, source);
+    scopes.delete(file);
+  }
+  return source;
 }
 
-/** Declarations of the file's top level (and their exports), by name. */
+/** The file a relative import names, when it is one of the project's TypeScript modules. */
+function importedFile(from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const base = join(dirname(from), specifier);
+  for (const candidate of [`${base}.ts`, join(base, 'index.ts')]) {
+    try {
+      if (statSync(join(root, candidate)).isFile()) return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The names a file's texts can use, by name: its top-level declarations (exported or not), the declarations inside its
+ * functions (where no top-level one has the name), and what it imports from the project's own modules.
+ */
 function declarations(source: ts.SourceFile): Map<string, ts.Node> {
+  const known = scopes.get(source.fileName);
+  if (known) return known;
   const found = new Map<string, ts.Node>();
+  scopes.set(source.fileName, found);
+  const nested = new Map<string, ts.Node>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionDeclaration(node) && node.name && !nested.has(node.name.text))
+      nested.set(node.name.text, node);
+    if (
+      ts.isVariableDeclaration(node) &&
+      ts.isIdentifier(node.name) &&
+      node.initializer &&
+      !nested.has(node.name.text)
+    )
+      nested.set(node.name.text, node.initializer);
+    ts.forEachChild(node, visit);
+  };
   for (const statement of source.statements) {
     if (ts.isFunctionDeclaration(statement) && statement.name) found.set(statement.name.text, statement);
     if (ts.isVariableStatement(statement))
       for (const d of statement.declarationList.declarations)
         if (ts.isIdentifier(d.name) && d.initializer) found.set(d.name.text, d.initializer);
+    ts.forEachChild(statement, visit);
+  }
+  for (const [name, node] of nested) if (!found.has(name)) found.set(name, node);
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (!bindings || !ts.isNamedImports(bindings) || statement.importClause?.isTypeOnly) continue;
+    const file = importedFile(source.fileName, statement.moduleSpecifier.text);
+    if (!file) continue;
+    const theirs = declarations(parse(file));
+    for (const element of bindings.elements) {
+      const node = theirs.get((element.propertyName ?? element.name).text);
+      if (node && !found.has(element.name.text)) found.set(element.name.text, node);
+    }
   }
   return found;
 }
+
+/** Whether a declaration (or a variable's initializer) is of its file's top level: a constant, not a local. */
+function isTopLevel(node: ts.Node): boolean {
+  const declaration = ts.isVariableDeclaration(node.parent) ? node.parent : node;
+  const statement = ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
+  return ts.isSourceFile(statement.parent);
+}
+
+/** The names a node's texts can use: those of the file it is written in. */
+const namesAt = (node: ts.Node) => declarations(node.getSourceFile());
 
 /** The texts an expression can produce (each branch of a condition its own), as templates. */
 function textsOf(node: ts.Node, local: Map<string, ts.Node>, seen = new Set<ts.Node>()): Template[] {
   if (seen.has(node)) return [];
   seen.add(node);
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return [node.text];
-  if (ts.isTemplateExpression(node))
-    return [node.head.text + node.templateSpans.map((s) => HOLE + s.literal.text).join('')];
+  if (ts.isTemplateExpression(node)) {
+    // A span that names one fixed text (a menu path, a constant) is part of the fixed text; others vary.
+    let out: Template[] = [node.head.text];
+    for (const span of node.templateSpans) {
+      const declared = ts.isIdentifier(span.expression)
+        ? namesAt(span.expression).get(span.expression.text)
+        : undefined;
+      const fixed =
+        declared && isTopLevel(declared) ? textsOf(declared, namesAt(declared), new Set(seen)) : [];
+      const middle = fixed.length === 1 && !fixed[0].includes(HOLE) ? fixed[0] : HOLE;
+      out = out.map((t) => t + middle + span.literal.text);
+    }
+    return out;
+  }
   if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node))
     return textsOf(node.expression, local, seen);
   if (ts.isConditionalExpression(node))
@@ -82,6 +173,11 @@ function textsOf(node: ts.Node, local: Map<string, ts.Node>, seen = new Set<ts.N
         ts.isTemplateExpression(inner)
       )
         return textsOf(inner, local, seen);
+      // A condition between fixed texts: each branch its own text.
+      if (ts.isConditionalExpression(inner)) {
+        const branches = textsOf(inner, local, seen);
+        if (branches.length > 0) return branches;
+      }
       return [HOLE];
     };
     const left = part(node.left);
@@ -90,9 +186,14 @@ function textsOf(node: ts.Node, local: Map<string, ts.Node>, seen = new Set<ts.N
   }
   if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.BarBarToken)
     return [...textsOf(node.left, local, seen), ...textsOf(node.right, local, seen)];
-  if (ts.isIdentifier(node) && local.has(node.text)) return textsOf(local.get(node.text)!, local, seen);
-  if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && local.has(node.expression.text))
-    return textsOf(local.get(node.expression.text)!, local, seen);
+  if (ts.isIdentifier(node)) {
+    const declared = namesAt(node).get(node.text) ?? local.get(node.text);
+    return declared ? textsOf(declared, namesAt(declared), seen) : [];
+  }
+  if (ts.isCallExpression(node) && ts.isIdentifier(node.expression)) {
+    const declared = namesAt(node).get(node.expression.text) ?? local.get(node.expression.text);
+    return declared ? textsOf(declared, namesAt(declared), seen) : [];
+  }
   if (ts.isFunctionDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node)) {
     if (node.body && !ts.isBlock(node.body)) return textsOf(node.body, local, seen);
     const out: Template[] = [];
@@ -122,6 +223,7 @@ const MESSAGE_ARGUMENT: Record<string, number> = {
   Error: 0, // new Error(message)
   NodeOperationError: 1, // new NodeOperationError(node, message, ...)
   fail: 0, // the sidebar's failure notice
+  showMessage: 1, // the sidebar's notices: showMessage(element id, text, kind)
   toast: 0, // spreadsheet.toast(message, title)
   alert: 1, // ui.alert(title, message, buttons)
   setText: 1, // the sidebar's panels
@@ -143,6 +245,20 @@ function shownAsError(object: ts.ObjectLiteralExpression): boolean {
       ((p.name.text === 'error' && p.initializer.kind === ts.SyntaxKind.TrueKeyword) ||
         (p.name.text === 'kind' && ts.isStringLiteral(p.initializer) && p.initializer.text === 'error')),
   );
+}
+
+/** Whether an object with a `description` is an error's wording: it has a message, or is an n8n error's options. */
+function describesError(object: ts.ObjectLiteralExpression): boolean {
+  const hasMessage = object.properties.some(
+    (p) =>
+      (ts.isPropertyAssignment(p) || ts.isShorthandPropertyAssignment(p)) && p.name.getText() === 'message',
+  );
+  const parent = object.parent;
+  const errorOptions =
+    ts.isNewExpression(parent) &&
+    ['NodeOperationError', 'NodeApiError'].includes(calleeName(parent) ?? '') &&
+    parent.arguments?.indexOf(object) === 2;
+  return hasMessage || errorOptions;
 }
 
 /** The texts a file shows: thrown, alerted, failed with, set in a panel, or given as a `message`. */
@@ -170,7 +286,11 @@ function shownIn(file: string): Array<{ at: string; template: Template }> {
       add(node.right, textsOf(node.right, local));
     if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name)) {
       const object = node.parent;
-      if (node.name.text === 'message') add(node.initializer, textsOf(node.initializer, local));
+      if (['message', 'note', 'warning'].includes(node.name.text))
+        add(node.initializer, textsOf(node.initializer, local));
+      // An n8n error's description, shown under its message: beside a `message`, or in an error's options.
+      if (node.name.text === 'description' && ts.isObjectLiteralExpression(object) && describesError(object))
+        add(node.initializer, textsOf(node.initializer, local));
       if (node.name.text === 'text' && ts.isObjectLiteralExpression(object) && shownAsError(object))
         add(node.initializer, textsOf(node.initializer, local));
     }
@@ -181,9 +301,9 @@ function shownIn(file: string): Array<{ at: string; template: Template }> {
 }
 
 /** Every export of messages.ts that is a message: its texts. */
-function messagesModule(text?: string): Array<{ at: string; template: Template; name: string }> {
+function messagesModule(): Array<{ at: string; template: Template; name: string }> {
   const file = 'apps-script/src/messages.ts';
-  const source = parse(file, text);
+  const source = parse(file);
   const local = declarations(source);
   const out: Array<{ at: string; template: Template; name: string }> = [];
   for (const statement of source.statements) {
@@ -211,27 +331,34 @@ export function isFragment(name: string): boolean {
   return name === 'MENU_NAME' || name.endsWith('_PATH');
 }
 
+const words = (s: string) => (s.match(/[A-Za-z]{2,}/g) ?? []).length;
+
 /**
- * What a page must quote of a template: its opening words, else its longest fixed part (the first sentence of either
- * when it is long); none when what is fixed is too little to recognise it by.
+ * What names a template: its opening words, else its longest fixed part; none when what is fixed is too little to
+ * recognise it by (fewer than three words in every part).
  */
 export function quoteOf(template: Template): string | undefined {
   const parts = template.split(HOLE).map((p) => p.replace(/\s+/g, ' ').trim());
-  const words = (s: string) => (s.match(/[A-Za-z]{2,}/g) ?? []).length;
-  // A long text is recognised by its first sentence.
-  const firstSentence = (s: string) => (s.length > 80 ? (/^.{40,}?[.!?](?= [A-Z])/.exec(s)?.[0] ?? s) : s);
-  if (words(parts[0]) >= 3) return firstSentence(parts[0]);
+  if (words(parts[0]) >= 3) return parts[0];
   const longest = [...parts].sort((a, b) => words(b) - words(a) || b.length - a.length)[0];
-  return words(longest) >= 3 ? firstSentence(longest) : undefined;
+  return words(longest) >= 3 ? longest : undefined;
 }
 
-/** Files the user-facing texts live in. */
-const SOURCES = [
+/** What a page must quote of a template, each whole: every fixed part with a word in it, spaces made single. */
+export function partsOf(template: Template): string[] {
+  return template
+    .split(HOLE)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter((p) => words(p) > 0);
+}
+
+/** Every module a user's text can come from: the core, the Sheets shell with its sidebar, the n8n node. */
+export const SOURCES = [
+  ...filesUnder('shared', (f) => f.endsWith('.ts')),
   ...filesUnder('apps-script/src', (f) => f.endsWith('.ts') && !f.endsWith('messages.ts')),
   ...filesUnder('apps-script/sidebar', (f) => f.endsWith('.ts')),
   ...filesUnder('n8n-node/nodes', (f) => f.endsWith('.ts')),
   ...filesUnder('n8n-node/credentials', (f) => f.endsWith('.ts')),
-  'shared/keyprobe.ts',
 ];
 
 /**
@@ -245,14 +372,18 @@ export const NOT_SHOWN: Record<string, string> = {
   'startJob needs { source: "selection" } or { source: "column", column: "B", headerRow: true }.':
     'job-target.ts: the sidebar always sends one of the two; only a caller of the server function could',
   'saveSettings needs an object.': 'settings.ts: the sidebar always sends an object',
+  'CheckRun: unknown key': 'run.ts: a domain the run was never given; an invariant, never reached',
   'Sample data (made up inside the add-on)':
     'sample.ts: the envelope sample mode answers itself; its cells show SAMPLE',
 };
 
 /** The message table: one entry per text, with where it is written (`messagesSource`: another messages.ts). */
 export function messageTable(options: { messagesSource?: string } = {}): Message[] {
+  parsed.clear();
+  scopes.clear();
+  if (options.messagesSource !== undefined) parse('apps-script/src/messages.ts', options.messagesSource);
   const raw = [
-    ...messagesModule(options.messagesSource),
+    ...messagesModule(),
     ...SOURCES.flatMap(shownIn),
     ...(() => {
       // The core's wording: each text its functions return (outcomeText and the sentences it is made of), and its
@@ -260,19 +391,32 @@ export function messageTable(options: { messagesSource?: string } = {}): Message
       const file = 'shared/wording.ts';
       const source = parse(file);
       const local = declarations(source);
-      return [...local.entries()].flatMap(([name, node]) =>
-        textsOf(node, local).map((template) => ({
-          at: `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${name})`,
-          template,
-        })),
+      const topLevel = new Set(
+        source.statements.flatMap((st) =>
+          ts.isFunctionDeclaration(st) && st.name
+            ? [st.name.text]
+            : ts.isVariableStatement(st)
+              ? st.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []))
+              : [],
+        ),
       );
+      return [...local.entries()]
+        .filter(([name]) => topLevel.has(name))
+        .flatMap(([name, node]) =>
+          textsOf(node, local).map((template) => ({
+            at: `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${name})`,
+            template,
+          })),
+        );
     })(),
   ];
   const table = new Map<string, Message>();
   for (const { at, template } of raw) {
     const quote = quoteOf(template);
     if (!quote || Object.keys(NOT_SHOWN).some((hidden) => quote.startsWith(hidden))) continue;
-    if (!table.has(quote)) table.set(quote, { at, quote, text: template.split(HOLE).join('…') });
+    const text = template.split(HOLE).join('…');
+    const key = partsOf(template).join('…');
+    if (!table.has(key)) table.set(key, { at, quote, parts: partsOf(template), text });
   }
   return [...table.values()];
 }

@@ -1,9 +1,10 @@
 // docs/troubleshooting.md has an entry for every text the product can show and every code a row can end with: the
-// table is built from the code (message-table.ts), so a message added later without an entry fails here, naming the
-// file and line it is written at. An entry quotes the text's opening words and says what it means and what to do.
+// table is built from the code (message-table.ts: every module of shared/, the Sheets shell with its sidebar, the n8n
+// node), so a message added later without an entry fails here, naming the file and line it is written at. An entry
+// quotes every fixed part of the text whole (a few of its words are not enough) and says what it means and what to do.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { codeTable, type Message, messageTable, quoteOf } from './message-table';
+import { codeTable, type Message, messageTable, partsOf, quoteOf, SOURCES } from './message-table';
 
 const root = join(__dirname, '../..');
 const PAGE = 'docs/troubleshooting.md';
@@ -16,15 +17,20 @@ const entries = page
   .slice(1)
   .map((entry) => flat(`### ${entry}`));
 
-/** Whether the page has an entry quoting the message and saying what it means and what to do. */
-function hasEntry(quote: string): boolean {
-  return entries.some(
-    (entry) => entry.includes(quote) && entry.includes('What it means') && entry.includes('What to do'),
+/** Whether one of the entries quotes every fixed part of the message whole and says what it means and what to do. */
+function hasEntry(parts: string[], among = entries): boolean {
+  return among.some(
+    (entry) =>
+      parts.every((part) => entry.includes(part)) &&
+      entry.includes('What it means') &&
+      entry.includes('What to do'),
   );
 }
 
-function missing(table: Message[]): string[] {
-  return table.filter((m) => !hasEntry(m.quote)).map((m) => `${m.at}: "${m.quote}" (whole text: ${m.text})`);
+function missing(table: Message[], among = entries): string[] {
+  return table
+    .filter((m) => !hasEntry(m.parts, among))
+    .map((m) => `${m.at}: "${m.quote}" (whole text: ${m.text})`);
 }
 
 describe('troubleshooting: every message has an entry', () => {
@@ -42,12 +48,28 @@ describe('troubleshooting: every message has an entry', () => {
       'shared/keyprobe.ts',
     ])
       expect({ source, found: from(source) > 0 }).toEqual({ source, found: true });
+    // Every module of the core, the Sheets shell (its sidebar too) and the n8n node is read.
+    for (const dir of [
+      'shared/',
+      'apps-script/src/',
+      'apps-script/sidebar/',
+      'n8n-node/nodes/',
+      'n8n-node/credentials/',
+    ])
+      expect({ dir, read: SOURCES.filter((f) => f.startsWith(dir)).length > 0 }).toEqual({ dir, read: true });
+    expect(SOURCES).toEqual(
+      expect.arrayContaining(['shared/run.ts', 'shared/redact.ts', 'shared/drivers.ts']),
+    );
     // What the brief names, found by the walk: a cell's unfinished text, a sidebar stop, an n8n error, a 401.
     for (const quote of [
-      'unfinished: refresh to finish (',
+      'unfinished: refresh to finish (Extensions → DAPA → Refresh DAPA formulas)',
       'Background checks paused after repeated failures:',
       'Wrong API key: the DAPA service does not accept the key in the DAPA Checker API credential',
       'Incorrect API key: the service answered "incorrect API key provided".',
+      // a note (the job's target), an n8n error's description, a text built in a function's own variable
+      'No header row: the selection starts at row 1.',
+      'Open the credential, paste the correct API key of your plan and use "Test" to check it.',
+      'Saved, but the key test failed:',
     ])
       expect({ quote, inTable: table.some((m) => m.quote === quote) }).toEqual({ quote, inTable: true });
   });
@@ -89,7 +111,23 @@ describe('troubleshooting: every message has an entry', () => {
     ]);
   });
 
-  test('a quote is a message’s opening words, or its longest fixed part when it opens with what varies', () => {
+  test('an entry must quote every fixed part whole: a few of its words, or one part of two, is not an entry', () => {
+    const message: Message = {
+      at: 'x.ts:1',
+      quote: 'The script answered',
+      parts: partsOf('The script answered \u0000 after \u0000 retries: try again later.'),
+      text: 'The script answered … after … retries: try again later.',
+    };
+    expect(message.parts).toEqual(['The script answered', 'after', 'retries: try again later.']);
+    const entry = (quoted: string) => `### x You see: ${quoted} **What it means:** a. **What to do:** b.`;
+    expect(missing([message], [entry('`The script answered ...`')])).toHaveLength(1);
+    expect(missing([message], [entry('`The script answered <n> after <m> retries`')])).toHaveLength(1);
+    expect(
+      missing([message], [entry('`The script answered <n> after <m> retries: try again later.`')]),
+    ).toEqual([]);
+  });
+
+  test('a message is named by its opening words, or its longest fixed part when it opens with what varies', () => {
     expect(quoteOf('Could not read the credits: \u0000')).toBe('Could not read the credits:');
     expect(quoteOf('\u0000 was taken off background checks: it could not be opened (\u0000).')).toBe(
       'was taken off background checks: it could not be opened (',

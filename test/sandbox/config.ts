@@ -27,6 +27,7 @@ const FaultSchema = z.strictObject({
   numericStrings: z.boolean().optional(),
   rateLimitHeaders: z.boolean().optional(),
   blockNetwork: z.boolean().optional(),
+  echoKey: z.boolean().optional(),
   noDataRate: rate.optional(),
 });
 

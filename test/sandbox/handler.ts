@@ -39,6 +39,7 @@ export interface FaultConfig {
   numericStrings?: boolean; // send metrics as numeric strings (default false)
   rateLimitHeaders?: boolean; // Laravel's X-RateLimit-Limit/-Remaining on answers of keys with a request limit, X-RateLimit-Reset on 429
   blockNetwork?: boolean; // answer every request 403 with nginx's HTML page, as the real service does to some datacenters
+  echoKey?: boolean; // a 401's message repeats the request's Authorization header, as a careless server may do
   noDataRate?: number; // 0..1 share of domains (chosen by hash, so always the same ones) whose spam_score is -1 ("no data")
 }
 
@@ -287,20 +288,26 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
 
     // authentication, before anything else
     const key = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '')?.[1];
+    /** With `echoKey`, what a 401's message adds: the request's Authorization header, repeated as it came. */
+    const echoed = () =>
+      faults.echoKey ? ` (request header Authorization: ${header(req, 'authorization') ?? 'none'})` : '';
     const plan =
       key !== undefined && Object.prototype.hasOwnProperty.call(config.keys, key)
         ? config.keys[key]
         : undefined;
     if (!key || !plan) {
       label = key ? '(unknown)' : '(missing)';
-      return reply(401, { type: 'invalid_request', message: 'incorrect API key provided' });
+      return reply(401, { type: 'invalid_request', message: `incorrect API key provided${echoed()}` });
     }
     label = key;
     const period = credits.get(key) ?? { since: now, used: 0 };
     if (now - period.since >= CREDIT_PERIOD_MS) Object.assign(period, { since: now, used: 0 });
     credits.set(key, period);
     if (plan.expired || (plan.monthlyCredits !== undefined && period.used >= plan.monthlyCredits))
-      return reply(401, { type: 'invalid_request', message: 'you are not premium for this request' });
+      return reply(401, {
+        type: 'invalid_request',
+        message: `you are not premium for this request${echoed()}`,
+      });
 
     // requests per minute: sliding window; a 429'd request is not counted
     const times = recent(requestTimes, key, now);

@@ -1,6 +1,7 @@
 // Google's granular consent: a user may grant only some of the add-on's scopes. What each feature needs, whether the
 // user granted it (ScriptApp.getAuthorizationInfo with those scopes), and the request for what is missing
-// (ScriptApp.requireScopes, from a user action only: it ends the execution and shows Google's prompt).
+// (ScriptApp.requireScopes, from a user action only: it ends the execution and shows Google's prompt). CONSENT is the
+// one table of features × Google's consent boxes: the user guide's table is rendered from it (a test holds them equal).
 /// <reference types="google-apps-script" />
 
 const AUTH = 'https://www.googleapis.com/auth/';
@@ -9,16 +10,85 @@ export const SCOPES = {
   request: AUTH + 'script.external_request',
   sheets: AUTH + 'spreadsheets',
   triggers: AUTH + 'script.scriptapp',
+  ui: AUTH + 'script.container.ui',
 } as const;
 
-/** Formulas need none (a custom function runs without the user's authorization). */
-export type Feature = 'background' | 'sidebar' | 'key';
+export type Box = keyof typeof SCOPES;
+
+/** Google's consent boxes: a short name, and what the screen says (Google's wording, which it may change). */
+export const BOXES: Record<Box, { label: string; screen: string }> = {
+  sheets: {
+    label: 'Spreadsheets',
+    screen: 'See, edit, create, and delete all your Google Sheets spreadsheets',
+  },
+  request: { label: 'External service', screen: 'Connect to an external service' },
+  ui: {
+    label: 'Sidebars and dialogs',
+    screen: 'Display and run third-party web content in prompts and sidebars inside Google applications',
+  },
+  triggers: { label: 'In the background', screen: 'Allow this application to run when you are not present' },
+};
+
+/** What a user action asks Google for when a box is missing (requireFor). Formulas ask for nothing: see CONSENT. */
+export type Feature = 'background' | 'sidebar' | 'key' | 'sheet' | 'ui';
 
 const NEEDS: Record<Feature, string[]> = {
   background: [SCOPES.request, SCOPES.sheets, SCOPES.triggers],
   sidebar: [SCOPES.request, SCOPES.sheets],
   key: [SCOPES.request],
+  sheet: [SCOPES.sheets],
+  ui: [SCOPES.ui],
 };
+
+/** One row of the consent table: a feature as users name it, the boxes it uses, and what happens without one. */
+export interface FeatureConsent {
+  feature: string;
+  uses: readonly Box[];
+  /** What DAPA does when a box it uses is unticked (the texts are in docs/troubleshooting.md). */
+  unticked: string;
+}
+
+export const CONSENT: readonly FeatureConsent[] = [
+  {
+    feature: '`=DAPA` formulas',
+    uses: [],
+    unticked:
+      'none asked: Google runs a formula without a screen. Where Google still refuses its request ("Connect to an external service" unticked), the cell says `Google did not let DAPA reach the DAPA service: ...`',
+  },
+  {
+    feature: '**Try with sample data**',
+    uses: ['sheets'],
+    unticked: "Google's screen comes back for the missing box",
+  },
+  {
+    feature: '**Refresh DAPA formulas**, **Check DAPA formulas again**',
+    uses: ['sheets'],
+    unticked: "Google's screen comes back for the missing box",
+  },
+  {
+    feature: '**Set API key**, **Test key**',
+    uses: ['request', 'ui'],
+    unticked: "Google's screen comes back for the missing box",
+  },
+  {
+    feature: 'the sidebar, **Check selection**',
+    uses: ['request', 'sheets', 'ui'],
+    unticked:
+      "the sidebar says `Checks from the sidebar need your permission to ...`; **Start** brings Google's screen back",
+  },
+  {
+    feature: 'background checks, scheduled **Refresh**',
+    uses: ['request', 'sheets', 'triggers'],
+    unticked:
+      "the sidebar says `Background checks need your permission to ...`; **Turn on** brings Google's screen back",
+  },
+  {
+    feature: 'every menu item that opens the sidebar or a dialog',
+    uses: ['ui'],
+    unticked:
+      "a notice in the spreadsheet says `DAPA cannot open its sidebar or dialogs: ...`, and Google's screen comes back for that box",
+  },
+];
 
 interface AuthorizationInfo {
   getAuthorizationStatus(): unknown;

@@ -2,6 +2,7 @@
 // LockService), kept stateless: what an execution remembers of them is the store session's (stores/session.ts).
 /// <reference types="google-apps-script" />
 import type { HttpAnswer, HttpRequest } from '../../../shared';
+import { removeKeyFromAnswer, removeKeyFromError } from '../../../shared/redact';
 import { type DailyLimit, dailyLimitText } from '../messages';
 
 export type Properties = GoogleAppsScript.Properties.Properties;
@@ -80,6 +81,17 @@ export function sha256(text: string): string {
   return Utilities.base64EncodeWebSafe(bytes);
 }
 
+/** HMAC-SHA-256 of a text under a key, as web-safe base64 (stores/key-digest.ts is its one caller; the store session remembers). */
+export function hmacSha256(text: string, key: string): string {
+  const bytes = Utilities.computeHmacSha256Signature(text, key, Utilities.Charset.UTF_8);
+  return Utilities.base64EncodeWebSafe(bytes);
+}
+
+/** A random salt (two UUIDs' worth of randomness, 64 hex characters). */
+export function newSalt(): string {
+  return (Utilities.getUuid() + Utilities.getUuid()).replace(/-/g, '');
+}
+
 /** UrlFetchApp's options for one request of the core, with the user's key added as a Bearer header. */
 function fetchOptions(request: HttpRequest, apiKey: string): GoogleAppsScript.URL_Fetch.URLFetchRequest {
   const headers: Record<string, string> = {};
@@ -99,12 +111,23 @@ function fetchOptions(request: HttpRequest, apiKey: string): GoogleAppsScript.UR
   };
 }
 
-function answerOf(response: GoogleAppsScript.URL_Fetch.HTTPResponse): HttpAnswer {
-  return {
+/** The answer as the core reads it, with the user's key removed from it (a server may repeat the request). */
+function answerOf(response: GoogleAppsScript.URL_Fetch.HTTPResponse, apiKey: string): HttpAnswer {
+  const answer = {
     status: response.getResponseCode(),
     headers: response.getAllHeaders() as Record<string, string | string[]>,
     body: response.getContentText(),
   };
+  return removeKeyFromAnswer(answer, apiKey);
+}
+
+/** Runs a fetch; a transport failure is thrown again without the key in its message. */
+function keyless<T>(apiKey: string, fetch: () => T): T {
+  try {
+    return fetch();
+  } catch (error) {
+    throw removeKeyFromError(error, apiKey);
+  }
 }
 
 /**
@@ -112,12 +135,16 @@ function answerOf(response: GoogleAppsScript.URL_Fetch.HTTPResponse): HttpAnswer
  * throw, and the driver turns those into network failures.
  */
 export function fetchAnswer(request: HttpRequest, apiKey: string): HttpAnswer {
-  return answerOf(UrlFetchApp.fetch(request.url, fetchOptions(request, apiKey)));
+  return keyless(apiKey, () =>
+    answerOf(UrlFetchApp.fetch(request.url, fetchOptions(request, apiKey)), apiKey),
+  );
 }
 
 /** Sends several requests side by side (UrlFetchApp.fetchAll): the network time is paid once, not per request. */
 export function fetchAnswers(requests: readonly HttpRequest[], apiKey: string): HttpAnswer[] {
-  return UrlFetchApp.fetchAll(requests.map((r) => fetchOptions(r, apiKey))).map(answerOf);
+  return keyless(apiKey, () =>
+    UrlFetchApp.fetchAll(requests.map((r) => fetchOptions(r, apiKey))).map((r) => answerOf(r, apiKey)),
+  );
 }
 
 // ---- Google's daily quotas ------------------------------------------------------------------------------------

@@ -21,14 +21,16 @@ import {
 } from '../formula/dapa';
 import { SAMPLE_PATH, SET_KEY_PATH } from '../messages';
 import { now } from '../platform/gas';
+import { requireFor } from '../platform/consent';
 import { activeSpreadsheet } from '../stores/session';
+import { SAMPLE_SHEET } from '../stores/storage-keys';
 
 /** Where the sample's requests would go: a name no network resolves, so nothing could ever be sent there. */
 export const SAMPLE_BASE_URL = 'https://sample.dapa-checker.invalid';
 /** What every made-up metric cell starts with. */
 export const SAMPLE_MARK = 'SAMPLE';
 /** The sheet "Try with sample data" writes (its own, rewritten each time). */
-export const SAMPLE_SHEET = 'DAPA sample';
+export { SAMPLE_SHEET };
 
 /** A list as users keep one: full URLs, a re-spelled duplicate, a blank and an entry that is no domain. */
 export const SAMPLE_URLS = [
@@ -116,6 +118,7 @@ export function DAPA_SAMPLE(urls: unknown, metrics?: unknown, header?: unknown):
 
 /** The menu's "Try with sample data": a sheet of its own with sample URLs, =DAPA_SAMPLE beside them and a note. */
 export function trySampleData(): void {
+  requireFor('sheet');
   const spreadsheet = activeSpreadsheet();
   const sheet = spreadsheet.getSheetByName(SAMPLE_SHEET) ?? spreadsheet.insertSheet(SAMPLE_SHEET);
   sheet.getDataRange().clear();

@@ -99,6 +99,7 @@ export function stopBackground(): BackgroundInfo {
 
 /** "Check again": every formula's domains are checked anew in the background, ignoring kept results. */
 export function checkFormulasAgain(): BackgroundInfo {
+  requireFor('sheet');
   const id = activeSpreadsheet().getId();
   updateBackground(id, (state) => (state.refreshSince = now()));
   wakeBackground(id, now());

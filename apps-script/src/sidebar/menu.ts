@@ -7,6 +7,9 @@ import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
+import { sharedKeyWarning } from './key-sharing';
+import { uiAllowed } from './menu-consent';
+import { requireFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
 import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
@@ -26,6 +29,7 @@ export function onOpen(_event?: unknown): void {
     .addItem('Turn on background checks', 'startBackground')
     .addItem('Turn off background checks', 'stopBackground')
     .addSeparator()
+    .addItem('Remove DAPA from this spreadsheet', 'removeDapa')
     .addItem('Help', 'showHelp')
     .addToUi();
 }
@@ -35,6 +39,7 @@ export function onInstall(event?: unknown): void {
 }
 
 export function showSidebar(): void {
+  uiAllowed();
   const html = HtmlService.createHtmlOutputFromFile('Sidebar').setTitle('DAPA checker');
   SpreadsheetApp.getUi().showSidebar(html);
 }
@@ -44,6 +49,7 @@ function errorText(error: unknown): string {
 }
 
 export function promptApiKey(): void {
+  uiAllowed();
   const ui = SpreadsheetApp.getUi();
   const settings = readSettings();
   const current = settings.hasKey ? `The current key is ${settings.keyHint}. ` : 'No key is set yet. ';
@@ -66,15 +72,14 @@ export function promptApiKey(): void {
     return;
   }
   const result = testKey();
-  ui.alert(
-    MENU_NAME,
-    result.ok ? `Saved. ${result.message}` : `Saved, but the key test failed: ${result.message}`,
-    ui.ButtonSet.OK,
-  );
+  const warning = sharedKeyWarning();
+  const saved = result.ok ? `Saved. ${result.message}` : `Saved, but the key test failed: ${result.message}`;
+  ui.alert(MENU_NAME, warning ? `${saved}\n\n${warning}` : saved, ui.ButtonSet.OK);
 }
 
 /** Starts a job over the selection and opens the sidebar, which drives it. */
 export function checkSelection(): void {
+  uiAllowed();
   try {
     startJob({ source: 'selection' });
   } catch (error) {
@@ -90,6 +95,7 @@ export function checkSelection(): void {
  * kept, through their version cells (as the background does), and wakes background checks when domains are left.
  */
 export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
+  requireFor('sheet');
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet);
@@ -156,11 +162,12 @@ const HELP = [
   ],
   [
     'Your key',
-    `Set it in ${SET_KEY_PATH}; it is stored in your own user properties. In a shared sheet, DAPA formulas run with the sheet owner's key, while the sidebar always uses the key of the person using it.`,
+    `Set it in ${SET_KEY_PATH}; it is stored in your own user properties. The sidebar, the menu and background checks always use the key of the person using them; a formula uses the key Google's properties hold for it (the user guide, "Shared spreadsheets"). In a copy you installed yourself, everyone who can edit the spreadsheet can read your key.`,
   ],
 ];
 
 export function showHelp(): void {
+  uiAllowed();
   const items = HELP.map(
     ([title, text]) => `<dt><b>${escapeHtml(title)}</b></dt><dd>${escapeHtml(text)}</dd>`,
   ).join('');

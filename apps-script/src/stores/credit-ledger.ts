@@ -8,7 +8,8 @@
 // custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
 // into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
 import { type Cache, now } from '../platform/gas';
-import { cacheKeyDigest, documentCache } from './session';
+import { keyedDigest } from './key-digest';
+import { documentCache } from './session';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
@@ -108,7 +109,7 @@ function pendingKeys(ledger: Ledger, apiKey: string): string[] {
 }
 
 function cacheKey(of: string): string {
-  return 'dapa.credits.' + cacheKeyDigest('credits\n' + of);
+  return 'dapa.credits.' + keyedDigest('credits', of);
 }
 
 /** Where formulas refused the ledger's write leave their lists: the document's cache (none outside a document). */

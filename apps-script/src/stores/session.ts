@@ -207,6 +207,13 @@ export function digestOf(text: string): string {
   return digest;
 }
 
+/** A digest made once an execution under `name` by `make` (the keyed digests of key-digest.ts: service calls too). */
+export function rememberedDigest(name: string, make: () => string): string {
+  let digest = current.digests.get(name);
+  if (digest === undefined) current.digests.set(name, (digest = make()));
+  return digest;
+}
+
 /**
  * The digest every cache key is derived from (the record caches, the formulas' queue, the credit lists): the one
  * place that decides how a cache key hides what it is made of.

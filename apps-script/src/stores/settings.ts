@@ -2,6 +2,7 @@
 import { BASE_URLS, baseUrlFor, type Environment } from '../../../shared';
 import type { Settings, SettingsChange } from '../../sidebar/contract';
 import { NO_KEY } from '../messages';
+import { saltToSave } from './key-digest';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
 import { documentCache } from './session';
@@ -142,6 +143,7 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
     const key = cleanKey(change.apiKey);
     keyChanged = key !== (storedApiKey() ?? '');
     updates[USER_PROPERTY.apiKey] = key || undefined;
+    if (key) Object.assign(updates, saltToSave());
   }
   writeTexts('user', updates);
   dropFormulaBaseUrl();

@@ -8,6 +8,8 @@
 /** UserProperties keys. The API key is stored here and nowhere else. */
 export const USER_PROPERTY = {
   apiKey: 'dapa.apiKey',
+  /** A random salt of this user's, the key of every cache-key digest of a secret (key-digest.ts). */
+  digestSalt: 'dapa.digestSalt',
   environment: 'dapa.environment',
   customBaseUrl: 'dapa.customBaseUrl',
   /** + sha256(base URL): the plan limits learned against that service with the current key. */
@@ -52,6 +54,9 @@ export const DOCUMENT_PROPERTY = {
  * id | record JSON | checked-at ms), claims (claimed-at ms | "claim:" name | holder | until ms).
  */
 export const STORE_SHEET = '_dapa_results';
+
+/** The visible sheet "Try with sample data" writes (sample.ts), and "Remove DAPA" deletes (remove-all.ts). */
+export const SAMPLE_SHEET = 'DAPA sample';
 
 /** The hidden sheet of the formulas' version slots: one column, a fixed number of rows (formula-versions.ts). */
 export const VERSIONS_SHEET = '_dapa_versions';

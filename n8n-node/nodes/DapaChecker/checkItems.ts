@@ -112,7 +112,8 @@ async function prepare(context: IExecuteFunctions) {
   if (keyProblem) return keyProblem;
   const baseUrl = resolveBaseUrl(credentials);
   if (typeof baseUrl !== 'string') return baseUrl;
-  return { settings, baseUrl, storageKey: windowKey(baseUrl, String(credentials.apiKey)) };
+  const apiKey = String(credentials.apiKey);
+  return { settings, baseUrl, apiKey, storageKey: windowKey(baseUrl, apiKey) };
 }
 
 type Prepared = Exclude<Awaited<ReturnType<typeof prepare>>, SettingProblem>;
@@ -127,7 +128,7 @@ async function check(
   prepared: Prepared,
   creditsLeft: number | undefined,
 ): Promise<Report> {
-  const { settings, baseUrl, storageKey } = prepared;
+  const { settings, baseUrl, apiKey, storageKey } = prepared;
   // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early. As an AI
   // agent's tool, a run with no Time Limit of its own stops after TOOL_TIME_LIMIT_SECONDS.
   const limitSeconds = timeLimitSeconds(settings, context.getNode().type);
@@ -145,7 +146,7 @@ async function check(
     creditBudget: creditsLeft,
   });
   const share = () => rememberWindow(storageKey, run.window(Date.now()), Date.now());
-  const send = sendWithCredential(context, () => deadline - Date.now());
+  const send = sendWithCredential(context, () => deadline - Date.now(), apiKey);
   const signal = context.getExecutionCancelSignal?.();
   const report = await runAsync(run, {
     send: async (request) => {

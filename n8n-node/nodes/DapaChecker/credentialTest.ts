@@ -9,6 +9,7 @@ import type {
   INodeCredentialTestResult,
 } from 'n8n-workflow';
 import { keyProbeRequest, readKeyProbe } from '../../../shared/index';
+import { removeKey, removeKeyFromAnswer } from '../../../shared/redact';
 import { credentialProblem, resolveBaseUrl } from './settings';
 
 const PROBE_TIMEOUT_MS = 20_000;
@@ -59,15 +60,19 @@ export async function testDapaCheckerCredential(
       body: probe.body,
       signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
     });
-    answer = {
-      status: response.status,
-      headers: Object.fromEntries(response.headers.entries()),
-      body: await response.text(),
-    };
+    answer = removeKeyFromAnswer(
+      {
+        status: response.status,
+        headers: Object.fromEntries(response.headers.entries()),
+        body: await response.text(),
+      },
+      String(data.apiKey),
+    );
   } catch (error) {
+    const reason = removeKey(failureReason(error), String(data.apiKey));
     return {
       status: 'Error',
-      message: `Could not reach the DAPA service at ${baseUrl} (${failureReason(error)}). Check the environment and the base URL.`,
+      message: `Could not reach the DAPA service at ${baseUrl} (${reason}). Check the environment and the base URL.`,
     };
   }
   const result = readKeyProbe(answer, Date.now());

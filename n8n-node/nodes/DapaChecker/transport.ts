@@ -2,6 +2,7 @@
 // credential's Bearer header. Every HTTP status comes back as an answer (the core decides what it means).
 import type { IDataObject, IExecuteFunctions, IN8nHttpFullResponse } from 'n8n-workflow';
 import type { HttpAnswer, HttpRequest } from '../../../shared/index';
+import { removeKeyFromAnswer, removeKeyFromError } from '../../../shared/redact';
 import { CREDENTIAL_NAME } from './description';
 
 /** Longest single request; a slower answer counts as a network failure (and is retried like one). */
@@ -36,24 +37,33 @@ export function toHttpAnswer(response: IN8nHttpFullResponse): HttpAnswer {
   };
 }
 
-/** A `send` for the core's driver; `msLeft` says how long the run may still take, to bound each request. */
+/**
+ * A `send` for the core's driver; `msLeft` says how long the run may still take, to bound each request. The answer
+ * (and a transport failure's message) reaches the core with the credential's key removed: a server may repeat it.
+ */
 export function sendWithCredential(
   context: IExecuteFunctions,
   msLeft: () => number,
+  apiKey: string,
 ): (request: HttpRequest) => Promise<HttpAnswer> {
   return async (request) => {
     const timeout = Math.max(SHORTEST_TIMEOUT_MS, Math.min(REQUEST_TIMEOUT_MS, msLeft()));
-    const response = (await context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_NAME, {
-      method: request.method,
-      url: request.url,
-      headers: { ...request.headers },
-      body: request.body,
-      encoding: 'text',
-      json: false,
-      returnFullResponse: true,
-      ignoreHttpStatusErrors: true,
-      timeout,
-    })) as IN8nHttpFullResponse;
-    return toHttpAnswer(response);
+    let response: IN8nHttpFullResponse;
+    try {
+      response = (await context.helpers.httpRequestWithAuthentication.call(context, CREDENTIAL_NAME, {
+        method: request.method,
+        url: request.url,
+        headers: { ...request.headers },
+        body: request.body,
+        encoding: 'text',
+        json: false,
+        returnFullResponse: true,
+        ignoreHttpStatusErrors: true,
+        timeout,
+      })) as IN8nHttpFullResponse;
+    } catch (error) {
+      throw removeKeyFromError(error, apiKey);
+    }
+    return removeKeyFromAnswer(toHttpAnswer(response), apiKey);
   };
 }

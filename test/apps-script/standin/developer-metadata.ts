@@ -154,11 +154,15 @@ export class DeveloperMetadataFinder extends AppsScriptObject {
   private id?: number;
   private visibility?: MetadataVisibility;
 
+  private readonly stores: DeveloperMetadataStore[];
+
+  /** One store, or several (a spreadsheet's finder: the spreadsheet's own and every sheet's columns). */
   constructor(
-    private readonly store: DeveloperMetadataStore,
+    stores: DeveloperMetadataStore | DeveloperMetadataStore[],
     private readonly execution: Execution,
   ) {
     super();
+    this.stores = Array.isArray(stores) ? stores : [stores];
   }
 
   withKey(key: unknown): this {
@@ -178,15 +182,17 @@ export class DeveloperMetadataFinder extends AppsScriptObject {
     return this;
   }
   find(): DeveloperMetadata[] {
-    return this.store.entries
-      .filter(
-        (e) =>
-          (this.key === undefined || e.key === this.key) &&
-          (this.value === undefined || e.value === this.value) &&
-          (this.id === undefined || e.id === this.id) &&
-          (this.visibility === undefined || e.visibility === this.visibility),
-      )
-      .map((e) => new DeveloperMetadata(this.store, e, this.execution));
+    return this.stores.flatMap((store) =>
+      store.entries
+        .filter(
+          (e) =>
+            (this.key === undefined || e.key === this.key) &&
+            (this.value === undefined || e.value === this.value) &&
+            (this.id === undefined || e.id === this.id) &&
+            (this.visibility === undefined || e.visibility === this.visibility),
+        )
+        .map((e) => new DeveloperMetadata(store, e, this.execution)),
+    );
   }
 }
 

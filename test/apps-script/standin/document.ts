@@ -15,6 +15,8 @@ export class SpreadsheetDocument {
   deleted = false;
   /** Users whose access was taken away: openById fails for them. */
   readonly revoked = new Set<string>();
+  /** Other people the spreadsheet is shared with as editors (Spreadsheet.getEditors adds whoever runs the script). */
+  readonly editors = new Set<string>();
 
   constructor(id: string, name: string, clock: SharedClock, cacheRules?: CacheRules) {
     this.model = new SpreadsheetModel(id, name);

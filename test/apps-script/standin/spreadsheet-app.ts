@@ -493,6 +493,17 @@ function rangeOf(
   return new Range(context, execution, sheet, row, column, rows, columns);
 }
 
+/** A user as Spreadsheet.getEditors returns one. */
+class Editor extends AppsScriptObject {
+  readonly kind = 'User';
+  constructor(private readonly email: string) {
+    super();
+  }
+  getEmail(): string {
+    return this.email;
+  }
+}
+
 export class Spreadsheet extends AppsScriptObject {
   readonly kind = 'Spreadsheet';
 
@@ -516,6 +527,11 @@ export class Spreadsheet extends AppsScriptObject {
   getUrl(): string {
     return this.context.doc.url;
   }
+  /** The spreadsheet's editors: whoever runs the script and everyone it is shared with for editing. */
+  getEditors(): Editor[] {
+    const emails = new Set([this.execution.user, ...this.context.doc.editors]);
+    return [...emails].filter((e) => e !== '').map((email) => new Editor(email));
+  }
   addDeveloperMetadata(...args: unknown[]): this {
     addDeveloperMetadata(this.context.doc.metadata, this.execution, args);
     return this;
@@ -523,8 +539,10 @@ export class Spreadsheet extends AppsScriptObject {
   getDeveloperMetadata(): DeveloperMetadata[] {
     return new DeveloperMetadataFinder(this.context.doc.metadata, this.execution).find();
   }
+  /** Google: "By default this considers all metadata associated with the spreadsheet, sheets, rows, and columns." */
   createDeveloperMetadataFinder(): DeveloperMetadataFinder {
-    return new DeveloperMetadataFinder(this.context.doc.metadata, this.execution);
+    const sheets = this.context.model.sheets.map((s) => s.metadata);
+    return new DeveloperMetadataFinder([this.context.doc.metadata, ...sheets], this.execution);
   }
   getSheets(): Sheet[] {
     return this.context.model.sheets.map((s) => new Sheet(this.context, this.execution, s));

@@ -223,6 +223,13 @@ class Realm {
       if (!name) throw this.error('Exception', 'Invalid argument: algorithm');
       return this.signed(crypto.createHash(name).update(this.bytesOf(value, 'value')).digest());
     };
+    u.computeHmacSha256Signature = (value: unknown, key: unknown) =>
+      this.signed(
+        crypto
+          .createHmac('sha256', typeof key === 'string' ? Buffer.from(key, 'utf8') : this.bytesOf(key, 'key'))
+          .update(typeof value === 'string' ? Buffer.from(value, 'utf8') : this.bytesOf(value, 'value'))
+          .digest(),
+      );
     u.base64Encode = (data: unknown) => this.bytesOf(data, 'data').toString('base64');
     u.base64EncodeWebSafe = (data: unknown) =>
       this.bytesOf(data, 'data').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
