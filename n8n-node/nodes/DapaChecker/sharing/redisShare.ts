@@ -20,11 +20,14 @@ export const LEASE_MS = 60_000;
 /** An answer kept for executions waiting on it, when Reuse Results For is 0. */
 const WAITERS_MS = 60_000;
 const PLAN_MS = 7 * 24 * 3600 * 1000;
-const SENDS_KEPT = 500;
+export const SENDS_KEPT = 500;
 /** Domains per MGET (the URL stays short). */
 const CHUNK = 50;
 
 export class RedisShare {
+  /** The words of the last failure (n8n's errors may reword a network cause; these say which setting to check). */
+  problem?: string;
+
   constructor(
     private readonly node: INode,
     private readonly http: StoreHttp,
@@ -35,8 +38,9 @@ export class RedisShare {
 
   private async run(...args: Array<string | number>): Promise<Reply> {
     const reply = await runCommand(this.http, this.base, args);
-    if (isStoreProblem(reply)) throw new NodeOperationError(this.node, reply.message);
-    return reply;
+    if (!isStoreProblem(reply)) return reply;
+    this.problem = reply.message;
+    throw new NodeOperationError(this.node, reply.message);
   }
 
   /** Answers kept for these domains (younger than `reuseMs` when given), by domain. */

@@ -313,11 +313,12 @@ export class ShareSession {
   }
 
   private async guard(op: () => Promise<void>): Promise<void> {
-    if (!this.remote) return;
+    const remote = this.remote;
+    if (!remote) return;
     try {
       await op();
     } catch (error) {
-      this.down(error instanceof Error ? error.message : String(error));
+      this.down(remote.problem ?? (error instanceof Error ? error.message : String(error)));
     }
   }
 
