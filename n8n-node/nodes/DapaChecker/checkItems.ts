@@ -193,13 +193,17 @@ async function check(
       received: (records) => session.received(records, Date.now()),
       send: async (request) => {
         // Counted as in flight at once, in the same turn as the decision to send it.
-        const token = session.sending(urlsIn(request.body));
+        const urls = urlsIn(request.body);
+        const token = session.sending(urls);
+        let reserved: string | undefined;
         try {
           share();
           await session.tick(Date.now());
+          reserved = await session.reserve(urls, deadline);
           return await send(request);
         } finally {
           session.answered(token);
+          session.unreserve(reserved);
         }
       },
       sleep: async (ms) => {

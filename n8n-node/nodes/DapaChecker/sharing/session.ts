@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { sleep, sleepWithAbort } from 'n8n-workflow';
 import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
 import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
+import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
 import { LEASE_MS, type RedisShare } from './redisShare';
 import {
@@ -77,6 +78,7 @@ export class ShareSession {
   private learner = false;
   private remoteLearner = false;
   private answers = 0;
+  private reserved = 1;
   private remoteOps: Promise<void> = Promise.resolve();
   private wake?: () => void;
   private woke = false;
@@ -139,13 +141,18 @@ export class ShareSession {
     this.take(split.reused);
     run.setAside(split.busy);
     for (const key of split.mine) this.mine.add(key);
+    await this.claimInStore(run, split.mine, now);
+    // Nothing of its own to send: the turn to learn the maximum goes to the next execution at once.
+    if ([...this.mine].every((key) => this.remoteBusy.has(key))) this.answers += 1;
+  }
+
+  private async claimInStore(run: SharingRun, keys: string[], now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || split.mine.length === 0) return;
+    if (!remote || keys.length === 0) return;
     await this.guard(async () => {
-      const found =
-        this.setup.reuseMs > 0 ? await remote.answers(split.mine, now, this.setup.reuseMs) : new Map();
+      const found = this.setup.reuseMs > 0 ? await remote.answers(keys, now, this.setup.reuseMs) : new Map();
       this.take(found, true);
-      for (const key of split.mine.filter((k) => !found.has(k))) {
+      for (const key of keys.filter((k) => !found.has(k))) {
         if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
         else this.remoteBusy.add(key);
       }
@@ -202,6 +209,50 @@ export class ShareSession {
     this.answers += 1;
   }
 
+  /**
+   * Before a request goes, with the store: it is reserved among every worker's requests in flight, and waits while
+   * the plan's window (this run's, with every worker's sends and the requests reserved before it: the core's
+   * PlanWindow answers) has no room for it, within a minute, the run's deadline and cancel. Another worker's send
+   * between two reads of the store is then seen before this request goes. Returns the reservation, to free.
+   */
+  async reserve(urls: number, deadline: number): Promise<string | undefined> {
+    const remote = this.remote;
+    const run = this.run;
+    if (!remote || !run || urls === 0) return undefined;
+    const entry = `${this.owner}:${this.reserved++}:${urls}:${Date.now()}`;
+    const giveUpAt = Math.min(deadline, Date.now() + WINDOW_MS + 5000);
+    await this.guard(async () => {
+      let before = await remote.reserve(entry, Date.now());
+      for (;;) {
+        const now = Date.now();
+        await this.readRemoteWindow(now, true);
+        const window = mergeWindows(run.window(now), this.window(now));
+        const slot = new PlanWindow(window).plan(now, urls, Infinity, before);
+        if ((slot.at <= now && slot.urls >= urls) || slot.probe || now >= giveUpAt) return;
+        await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now));
+        if (this.setup.signal?.aborted) return;
+        before = await remote.flightBefore(entry, Date.now());
+      }
+    });
+    return entry;
+  }
+
+  /** The request was answered: its reservation is freed (in order, behind the other store operations). */
+  unreserve(entry: string | undefined): void {
+    const remote = this.remote;
+    if (entry !== undefined && remote) this.later(() => remote.unreserve(entry));
+  }
+
+  private async pause(ms: number): Promise<void> {
+    try {
+      if (typeof sleepWithAbort === 'function' && this.setup.signal)
+        await sleepWithAbort(ms, this.setup.signal);
+      else await sleep(ms);
+    } catch {
+      // Cancelled: the caller looks at the signal.
+    }
+  }
+
   /** Between the run's steps: the learning turn passed on, and the store brought up to date both ways. */
   async tick(now: number): Promise<void> {
     if (this.learner && this.answers > 0) {
@@ -214,11 +265,12 @@ export class ShareSession {
       await this.remoteOps;
       const sends = this.unsentSends.splice(0);
       await remote.addSends(sends);
-      const limits = this.run?.window(now).limits ?? {};
-      const plan = JSON.stringify(Object.entries(limits).map(([name, l]) => [name, l?.value, l?.exact]));
-      if (plan !== this.keptPlan) {
+      const window = this.run?.window(now);
+      const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
+      const plan = JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
+      if (window && plan !== this.keptPlan) {
         this.keptPlan = plan;
-        await remote.keepPlan(limits, now);
+        await remote.keepPlan(window, now);
       }
       if (this.remoteLearner && this.answers > 0) {
         this.remoteLearner = false;
