@@ -53,11 +53,16 @@ function budgetSummary(budget: number, run: BudgetUse, execution: BudgetUse): st
   );
 }
 
+/** The domains other executions (or the shared store) answered for this one, at no credit. */
+function reusedPart(reused: number): string {
+  return reused > 0 ? `, ${reused} domains reused from other executions (0 credits)` : '';
+}
+
 function summary(totals: Totals, budget?: { budget: number; run: BudgetUse; execution: BudgetUse }): string {
   const waited = totals.waitedMs > 0 ? `, waited ${Math.ceil(totals.waitedMs / 1000)} s for rate limits` : '';
   return (
     `${totals.inputs} items, ${totals.distinct} distinct domains: ${totals.requests} requests, ` +
-    `${totals.billed} billed, ${totals.retries} retries${waited}. ` +
+    `${totals.billed} billed, ${totals.retries} retries${waited}${reusedPart(totals.cached)}. ` +
     `${totals.records} results, ${totals.skips + totals.errors} skipped.` +
     (budget ? budgetSummary(budget.budget, budget.run, budget.execution) : '')
   );
