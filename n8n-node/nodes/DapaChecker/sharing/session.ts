@@ -276,12 +276,17 @@ export class ShareSession {
         this.remoteLearner = false;
         await remote.learnedBy(this.owner);
       }
-      if (now - this.renewedAt >= RENEW_MS) {
-        this.renewedAt = now;
-        await remote.renew([...this.remoteMine]);
-      }
+      await this.renewDue(now);
       await this.readRemoteWindow(now);
     });
+  }
+
+  /** Renews this execution's claims in the store when a third of their lease has passed. */
+  private async renewDue(now: number): Promise<void> {
+    const remote = this.remote;
+    if (!remote || now - this.renewedAt < RENEW_MS) return;
+    this.renewedAt = now;
+    await remote.renew([...this.remoteMine]);
   }
 
   /** The store's window, read again at most once a POLL_MS. */
@@ -319,7 +324,8 @@ export class ShareSession {
     const signal = this.setup.signal;
     this.woke = false;
     for (let left = ms; left > 0 && !this.woke && !signal?.aborted; left = until - Date.now()) {
-      const slice = this.remote && this.remoteBusy.size > 0 ? Math.min(left, POLL_MS) : left;
+      // With the store, a long wait is cut in slices: claims are renewed, and other workers' domains asked about.
+      const slice = !this.remote ? left : Math.min(left, this.remoteBusy.size > 0 ? POLL_MS : RENEW_MS);
       const woken = new AbortController();
       this.wake = () => woken.abort();
       const signals = signal ? [signal, woken.signal] : [woken.signal];
@@ -331,7 +337,10 @@ export class ShareSession {
       }
       this.wake = undefined;
       if (!this.woke) await this.pollRemote(Date.now());
-      if (this.remote) await this.readRemoteWindow(Date.now());
+      await this.guard(async () => {
+        await this.renewDue(Date.now());
+        await this.readRemoteWindow(Date.now());
+      });
     }
   }
 
