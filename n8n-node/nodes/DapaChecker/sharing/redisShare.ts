@@ -57,10 +57,22 @@ export class RedisShare {
     return found;
   }
 
-  /** Claims a domain for `owner`; false when another execution holds it. */
-  async claim(key: string, owner: string): Promise<boolean> {
+  /**
+   * Claims a domain for `owner`: true, or false when another execution holds it, or the answer when one came in
+   * between (it was published after this execution looked for it: the claim is given up, nothing is sent twice).
+   */
+  async claim(key: string, owner: string): Promise<boolean | Answer> {
     const reply = await this.run('SET', `${this.prefix}:c:${key}`, owner, 'NX', 'PX', LEASE_MS);
-    return reply !== null && reply !== false;
+    if (reply === null || reply === false) return false;
+    const answer = readAnswer(await this.run('GET', `${this.prefix}:r:${key}`));
+    if (!answer) return true;
+    await this.run('DEL', `${this.prefix}:c:${key}`);
+    return answer;
+  }
+
+  /** Passes a claim this execution holds to another execution of its process (it hands the domain over). */
+  async transfer(key: string, owner: string): Promise<void> {
+    await this.run('SET', `${this.prefix}:c:${key}`, owner, 'PX', LEASE_MS);
   }
 
   /** Renews the claims of domains still being checked. */

@@ -153,8 +153,10 @@ export class ShareSession {
       const found = this.setup.reuseMs > 0 ? await remote.answers(keys, now, this.setup.reuseMs) : new Map();
       this.take(found, true);
       for (const key of keys.filter((k) => !found.has(k))) {
-        if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
-        else this.remoteBusy.add(key);
+        const claimed = await remote.claim(key, this.owner);
+        if (claimed === true) this.remoteMine.add(key);
+        else if (claimed === false) this.remoteBusy.add(key);
+        else this.take(new Map([[key, claimed]]), true);
       }
       run.setAside(this.remoteBusy);
     });
@@ -171,15 +173,14 @@ export class ShareSession {
     this.run?.addCached(records);
   }
 
-  private onWake(key: string, answer: Answer | undefined): void {
+  private onWake(key: string, answer: Answer | undefined, inStore = false): void {
     if (answer) this.checkedAt.set(key, answer.checkedAt);
     else this.mine.add(key);
-    this.run?.resolveAside(key, answer?.record);
-    if (!answer && this.remote) {
-      const remote = this.remote;
-      this.later(async () => {
-        if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
-      });
+    // Handed over without the store's claim (another worker holds it): waited for there, like the run's own.
+    if (!answer && this.remote && !inStore) this.remoteBusy.add(key);
+    else {
+      if (!answer && this.remote) this.remoteMine.add(key);
+      this.run?.resolveAside(key, answer?.record);
     }
     this.nudge();
   }
@@ -309,10 +310,12 @@ export class ShareSession {
         this.run?.resolveAside(key, answer.record);
       }
       for (const key of keys.filter((k) => !found.has(k))) {
-        if (!(await remote.claim(key, this.owner))) continue;
+        const claimed = await remote.claim(key, this.owner);
+        if (claimed === false) continue;
         this.remoteBusy.delete(key);
-        this.remoteMine.add(key);
-        this.run?.resolveAside(key);
+        if (claimed === true) this.remoteMine.add(key);
+        else this.published(key, claimed, false);
+        this.run?.resolveAside(key, claimed === true ? undefined : claimed.record);
       }
       if (found.size > 0 || this.remoteBusy.size < keys.length) this.woke = true;
     });
@@ -354,16 +357,15 @@ export class ShareSession {
     stopWaiting(this.share, this.owner);
     if (this.learner) learned(this.share, this.owner);
     const unanswered = [...this.mine];
-    release(this.share, unanswered, this.owner);
     const remote = this.remote;
+    const handed = release(this.share, unanswered, this.owner, (k) => !!remote && this.remoteMine.has(k));
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
       await remote.addSends(this.unsentSends.splice(0));
-      await remote.release(
-        unanswered.filter((k) => this.remoteMine.has(k)),
-        this.owner,
-      );
+      for (const [key, owner] of handed) if (this.remoteMine.has(key)) await remote.transfer(key, owner);
+      const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
+      await remote.release(mineInStore, this.owner);
       if (this.remoteLearner) await remote.learnedBy(this.owner);
     });
   }
