@@ -236,7 +236,9 @@ describe('DAPA Checker node', () => {
       });
 
       midRun.sandbox.configure(plan);
-      const continued = createExecuteContext({ ...setup, continueOnFail: true });
+      // Results of the first execution are not reused here: the second meets the expiry at the same point.
+      const options = { ...setup.options, reuseResultsHours: 0 };
+      const continued = createExecuteContext({ ...setup, options, continueOnFail: true });
       const [withErrors, none] = await new DapaChecker().execute.call(continued.context);
       expect(none).toEqual([]);
       expect(withErrors.map((item) => [pairedIndex(item), item.json.error === undefined])).toEqual([
@@ -518,9 +520,19 @@ describe('DAPA Checker node', () => {
       options: { includeInputFields: false },
     });
     expect(Object.keys(results[0].json).sort()).toEqual(
-      ['domain', 'no_data', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
+      [
+        'checked_at',
+        'domain',
+        'no_data',
+        'reused',
+        'site_da',
+        'site_mr',
+        'site_pa',
+        'spam_score',
+        'url',
+      ].sort(),
     );
-    expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'url']);
+    expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'reused', 'url']);
   });
 
   test('binary data of an input item stays with it on Results and Skipped, unless input fields are off', async () => {
