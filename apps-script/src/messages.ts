@@ -1,5 +1,7 @@
 // The texts a user reads, worded by the Sheets shell from the core's codes (never parsed back): what happened and
 // where to fix it.
+// Over 300 lines: every text of the Sheets shell in one module, so each is worded once and the troubleshooting page's
+// test reads them in one place.
 import { type Fatal, type Outcome, outcomeText } from '../../shared';
 import type { JobCounts, JobStatus } from '../sidebar/contract';
 
