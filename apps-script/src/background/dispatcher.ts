@@ -6,7 +6,7 @@
 import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
 import { now, sleep } from '../platform/gas';
-import { activeSpreadsheet, inSpreadsheet } from '../stores/session';
+import { activeSpreadsheet, currentSpreadsheet, inSpreadsheet } from '../stores/session';
 import {
   type BackgroundState,
   dayOf,
@@ -22,6 +22,7 @@ import {
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
+import { upkeep } from '../stores/store-compaction';
 import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { observeLateness } from './planner';
@@ -164,6 +165,9 @@ export function dapaOnEdit(event?: unknown): void {
  * spent, or Google dropped the trigger), so work resumes by itself, the next day at worst.
  */
 export function dapaBackgroundWatch(_event?: unknown): void {
+  // A bound script's store has its upkeep here too (nobody may open the spreadsheet; no step may be wanted).
+  const here = currentSpreadsheet();
+  if (here) upkeep(here);
   const d = loadDispatcher();
   const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;
   if (stale && listGoingOn(d).some(({ state }) => whenNext(state.wanted) !== undefined)) armDispatcher(true);
