@@ -139,6 +139,38 @@ describe('a published add-on: its time-driven trigger has no active spreadsheet'
   );
 });
 
+describe('a published add-on left alone', () => {
+  /** The result store's rows: [checked at (ms), is a claim] for each row under the header. */
+  function storeRows(): Array<{ at: number; claim: boolean }> {
+    const last = gas.sheet.lastRow('_dapa_results');
+    const rows = last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:D${last}`) : [];
+    return rows.map(([, service, , at]) => ({ at: Number(at), claim: String(service).startsWith('claim:') }));
+  }
+
+  it('keeps nothing past the 30 days the privacy policy states, and its hidden sheet stays small, with nobody opening it', async () => {
+    await open({ installAs: 'addon' });
+    await gas.run('startBackground');
+    const t0 = gas.clock.now();
+    const range = await formula(domains(100, 'alone'));
+    await gas.runTriggers({ until: t0 + 3 * HOUR, stop: () => filled(range) === 100 });
+    expect(filled(range)).toBe(100);
+    const kept = storeRows().filter((r) => !r.claim);
+    expect(kept.length).toBeGreaterThan(0);
+    // 35 days of the hourly dispatcher and nobody: no menu, no sidebar, no formula recalculated.
+    const day = 86_400_000;
+    await gas.runTriggers({ until: t0 + 35 * day });
+    const rows = storeRows();
+    const results = rows.filter((r) => !r.claim);
+    console.log(
+      `left alone 35 days: ${rows.length} rows in the store (${results.length} results, ` +
+        `${rows.length - results.length} claims); ${kept.length} result rows on the first day`,
+    );
+    expect(results.filter((r) => r.at < gas.clock.now() - 30 * day)).toEqual([]);
+    expect(rows.length).toBeLessThan(50);
+    expect(failedTriggers()).toEqual([]);
+  });
+});
+
 describe('two people writing one sheet at once', () => {
   async function editorChecks(list: readonly string[], column: string, at: number): Promise<JobState> {
     await gas.runWith({ user: EDITOR, at }, 'saveSettings', {

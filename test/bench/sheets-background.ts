@@ -627,7 +627,9 @@ async function main(): Promise<void> {
 
   // Issue 34: Google's Properties quota spent mid-fill, a 50,000-row range, a published add-on left alone 30 days.
   const quotas: Array<{ name: string; result: PerCellResult; targets: PerCellTargets }> = [];
-  for (const run of issue34Runs()) {
+  // The 50,000-row range takes the stand-in long (every step recalculates 50,000 rows): in the full run only with
+  // SHEETS_HEAVY=1; alone with SHEETS_ONLY=range-50000.
+  for (const run of issue34Runs().filter((r) => process.env.SHEETS_HEAVY || r.name !== 'range-50000')) {
     try {
       const result = await perCellScenario(run.setup);
       console.log(`issue 34, ${run.name}: ${(result.realMs / 1000).toFixed(1)} s of real time`);
@@ -799,7 +801,8 @@ ${scaleTable}
 The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's other spreadsheets have already used 49,500
 of the day's 50,000 Properties calls, so Google's quota runs out mid-fill; no cell may show Google's text, and the rest
 must fill by itself within an hour of Google's reset (24 hours after the owner's first call) plus 1.25 × the plan's
-bound. \`range-50000\`: one \`=DAPA(A2:A50001)\` (bound 50,000 / 60 minutes). \`addon-30-days\`: 500 cells of a
+bound. \`range-50000\` (in this table only when the run had \`SHEETS_HEAVY=1\`): one \`=DAPA(A2:A50001)\` (bound
+50,000 / 60 minutes). \`addon-30-days\`: 500 cells of a
 published add-on, then 31 days in which nobody opens the spreadsheet (only its triggers run): the hidden sheets' cells
 and the stored results older than the 30-day retention at the end. The per-filled-cell column counts every Properties
 call (all users, all days of the row), every item written into a cache, and the seconds of every execution.

@@ -6,7 +6,7 @@
 import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
 import { type DailyLimit, dailyLimitOf, now, sleep } from '../platform/gas';
-import { activeSpreadsheet, inSpreadsheet, noteDailyLimit } from '../stores/session';
+import { activeSpreadsheet, currentSpreadsheet, inSpreadsheet, noteDailyLimit } from '../stores/session';
 import {
   type BackgroundState,
   dayOf,
@@ -24,6 +24,7 @@ import {
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
+import { upkeep } from '../stores/store-compaction';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { observeLateness } from './planner';
@@ -196,6 +197,9 @@ function onEditStep(event: unknown): void {
  */
 export function dapaBackgroundWatch(_event?: unknown): void {
   try {
+    // A bound script's store has its upkeep here too (nobody may open the spreadsheet; no step may be wanted).
+    const here = currentSpreadsheet();
+    if (here) upkeep(here);
     const resumed = resumeAfterDailyLimit();
     const d = loadDispatcher();
     const stale = d.dueAt === undefined || d.dueAt < now() - 600_000;

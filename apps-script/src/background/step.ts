@@ -28,7 +28,7 @@ import { loadWindow } from '../stores/plan-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
-import { upkeep } from '../stores/store-compaction';
+import { upkeep, upkeepDueAt } from '../stores/store-compaction';
 import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
 import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
@@ -234,14 +234,16 @@ function refreshShown(look: Look, outcome: StepOutcome): void {
 }
 
 /** Shows what the step brought (refreshShown) and writes its one outcome: counts, why it stopped, the wanted table. */
-function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Context): StepResult {
-  const { spreadsheet } = look;
+function closeStep(look: Look, outcome: StepOutcome, context: Context, holder: string): StepResult {
+  const [{ spreadsheet }, { turn, startedAt }] = [look, context];
   try {
     refreshShown(look, outcome);
   } catch (error) {
     // The formulas show it at their next recalculation; the step's outcome is written whatever happens here.
     console.warn(`DAPA: formulas not refreshed (${error instanceof Error ? error.message : String(error)})`);
   }
+  upkeep(spreadsheet, { lease: holder, legacyFree: look.legacyFree }); // the store's upkeep: the lease holder's
+  const upkeepAt = upkeepDueAt(spreadsheet);
   const name = spreadsheet.getName();
   let result: StepResult | undefined;
   updateBackground(spreadsheet.getId(), (s) => {
@@ -258,7 +260,7 @@ function closeStep(look: Look, outcome: StepOutcome, { turn, startedAt }: Contex
     const stopped = outcome.stopped ?? (s.failures >= MAX_FAILURES ? SERVICE_KEPT_FAILING : undefined);
     if (stopped) s.stopped = stopped;
     const status = backgroundStatus(s, turn.dispatcher);
-    const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt };
+    const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt, upkeep: upkeepAt };
     s.wanted = goesOn(status) ? wanted : {};
     result = { ...outcome, stopped, status, nextAt: whenNext(wanted)?.at };
   });
@@ -289,10 +291,9 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
       stopped: apiKey ? undefined : NO_KEY,
       answeredLately: (look.state.answeredAt ?? -Infinity) > now() - ANSWERED_LATELY_MS,
     });
-    return closeStep(look, drive(run, context), context);
+    return closeStep(look, drive(run, context), context, holder);
   } finally {
-    // The store's upkeep is the lease holder's, whoever it is (the dispatcher too: it needs no document lock).
-    upkeep(spreadsheet, { lease: holder, legacyFree: look?.legacyFree });
+    upkeep(spreadsheet, { lease: holder, legacyFree: look?.legacyFree }); // if closeStep did not (weighed once)
     returnStepLease(holder);
   }
 }

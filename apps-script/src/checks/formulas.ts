@@ -4,6 +4,7 @@
 /// <reference types="google-apps-script" />
 import { type DomainRecord, toEntry } from '../../../shared';
 import { dailyLimitOf } from '../platform/gas';
+import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords, storeRecords } from '../stores/result-store';
 import { isAddOnSheet } from '../stores/store-sheet';
 import { isDapaFormula, parseDapaCall, type RangeRef } from './formula-text';
@@ -190,7 +191,13 @@ function shownUnkept(
   for (const c of cells) for (const { key, record } of c.showing ?? []) showing.set(key, record);
   if (showing.size === 0) return [];
   const kept = readStoredRecords(baseUrl, [...showing.keys()]);
-  return [...showing].filter(([key]) => !kept.has(key)).map(([key, record]) => ({ key, record }));
+  // Only what was fetched within the cache's 6 hours: a result shown for longer is as old as it is, and keeping it
+  // as new would stretch the retention the privacy policy states.
+  const fresh = readCachedRecords(
+    baseUrl,
+    [...showing.keys()].filter((k) => !kept.has(k)),
+  );
+  return [...fresh].map(([key, record]) => ({ key, record }));
 }
 
 /** Keeps what the formulas show and the store does not (a refusal for the day goes on up; anything else is logged). */

@@ -113,7 +113,7 @@ function nextStepAt(
   d: DispatcherState,
 ): number | undefined {
   if (!goesOn(status)) return undefined;
-  const wanted = whenNext(state.wanted)?.at;
+  const wanted = whenNext(state.wanted, false)?.at; // the store's upkeep is not a step the user waits for
   if (wanted === undefined) return status === 'hourly' ? d.dueAt : undefined;
   return d.dueAt !== undefined && d.dueAt >= wanted ? d.dueAt : wanted;
 }

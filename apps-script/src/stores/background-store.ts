@@ -4,6 +4,7 @@
 // today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
 // change happens under the shared lock.
 import { type DailyLimit, now, userCache } from '../platform/gas';
+import { installMode } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -46,10 +47,14 @@ export interface BackgroundState {
 
 /**
  * The one answer to "when next" for a spreadsheet: the earliest entry of its wanted table, and why. The user's
- * trigger, the dispatcher's list and the open sidebar's next call all ask it.
+ * trigger, the dispatcher's list and the open sidebar's next call all ask it. The store's upkeep entry counts where a
+ * published add-on's dispatcher serves it (`withUpkeep`); a bound script's hourly watch does that upkeep itself.
  */
-export function whenNext(wanted: Wanted): { at: number; cause: WantCause } | undefined {
-  return earliest(wanted);
+export function whenNext(
+  wanted: Wanted,
+  withUpkeep = installMode() === 'addon',
+): { at: number; cause: WantCause } | undefined {
+  return earliest(withUpkeep ? wanted : { ...wanted, upkeep: undefined });
 }
 
 /** Makes a step wanted for `cause` by `at` at the latest (an earlier entry of that cause stays). */

@@ -7,7 +7,7 @@
 // meanwhile loses nothing: its rows are below every row this compaction read, and only rows it read as dead go.
 import { now, type Spreadsheet } from '../platform/gas';
 import { claimRow, deadClaimRows, walkClaims } from './claims';
-import { deadResultRows } from './result-rows';
+import { deadResultRows, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { session } from './session';
 import { returnStepLease, STEP_CLAIM, takeStepLease } from './step-lease';
@@ -92,6 +92,25 @@ function worthIt(spreadsheet: Spreadsheet, legacyFree: boolean): boolean {
   if (dead.length > deadResultRows(rows, -Infinity).length + deadClaimRows(rows, at).length) return true;
   const sheet = legacyFree ? storeSheet(spreadsheet, false) : null;
   return sheet !== null && sheet.getMaxColumns() > STORE_COLUMNS;
+}
+
+/** An upkeep for the retention comes this long after the oldest result passes it (never sooner than this from now). */
+const UPKEEP_SLACK_MS = 60_000;
+
+/**
+ * When the store's upkeep is wanted next for the retention: when the oldest result kept passes it (undefined: none
+ * kept). The background's wanted table holds it, so an add-on nobody opens keeps nothing past the retention.
+ */
+export function upkeepDueAt(spreadsheet: Spreadsheet): number | undefined {
+  let oldest = Infinity;
+  try {
+    for (const kept of new ResultIndex(storeRows(spreadsheet)).catchUp().all())
+      oldest = Math.min(oldest, kept.at);
+  } catch {
+    return undefined; // the next step's look says
+  }
+  if (!Number.isFinite(oldest)) return undefined;
+  return Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS;
 }
 
 /** What an upkeep is told: the step lease its caller holds (else it takes one for itself), and the legacy columns. */

@@ -4,9 +4,10 @@
 /**
  * Why a spreadsheet wants its next step: `window`, the plan's window frees; `work`, work is waiting (a start, an edit,
  * a check, rows left); `retry`, after a failed step; `month`, the month's turn frees the credit budget; `schedule`, a
- * scheduled refresh is due.
+ * scheduled refresh is due; `upkeep`, the oldest result kept passes the retention (the store's upkeep deletes it,
+ * whether anyone opens the spreadsheet or not).
  */
-export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule';
+export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule' | 'upkeep';
 export type Wanted = Partial<Record<WantCause, number>>;
 
 /** The earliest entry of a wanted table (undefined: nothing is wanted). */
