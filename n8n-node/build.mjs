@@ -13,6 +13,7 @@ const dist = at > 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : jo
 const bundles = [
   ['nodes/DapaChecker/DapaChecker.node.ts', 'nodes/DapaChecker/DapaChecker.node.js'],
   ['credentials/DapaCheckerApi.credentials.ts', 'credentials/DapaCheckerApi.credentials.js'],
+  ['credentials/DapaSharedStateApi.credentials.ts', 'credentials/DapaSharedStateApi.credentials.js'],
 ];
 const assets = [
   'nodes/DapaChecker/dapa.svg',

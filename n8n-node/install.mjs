@@ -22,6 +22,7 @@ const INSTALL_FLAGS = ['--legacy-peer-deps', '--no-audit', '--no-fund', '--prefe
 const BUILT = [
   'dist/nodes/DapaChecker/DapaChecker.node.js',
   'dist/credentials/DapaCheckerApi.credentials.js',
+  'dist/credentials/DapaSharedStateApi.credentials.js',
 ];
 
 function fail(message) {

@@ -518,9 +518,19 @@ describe('DAPA Checker node', () => {
       options: { includeInputFields: false },
     });
     expect(Object.keys(results[0].json).sort()).toEqual(
-      ['domain', 'no_data', 'site_da', 'site_mr', 'site_pa', 'spam_score', 'url'].sort(),
+      [
+        'checked_at',
+        'domain',
+        'no_data',
+        'reused',
+        'site_da',
+        'site_mr',
+        'site_pa',
+        'spam_score',
+        'url',
+      ].sort(),
     );
-    expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'url']);
+    expect(Object.keys(skipped[0].json).sort()).toEqual(['message', 'reason', 'reused', 'url']);
   });
 
   test('binary data of an input item stays with it on Results and Skipped, unless input fields are off', async () => {

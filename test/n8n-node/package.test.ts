@@ -48,7 +48,10 @@ describe('n8n-nodes-dapa-checker package', () => {
     expect(manifest.n8n).toEqual({
       n8nNodesApiVersion: 1,
       strict: true,
-      credentials: ['dist/credentials/DapaCheckerApi.credentials.js'],
+      credentials: [
+        'dist/credentials/DapaCheckerApi.credentials.js',
+        'dist/credentials/DapaSharedStateApi.credentials.js',
+      ],
       nodes: ['dist/nodes/DapaChecker/DapaChecker.node.js'],
     });
     expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*' });
@@ -95,9 +98,16 @@ describe('n8n-nodes-dapa-checker package', () => {
     const [results, skipped] = (await node.execute!.call(
       double.context as IExecuteFunctions,
     )) as INodeExecutionData[][];
+    const answeredBy = Date.now();
     expect(results.map((item) => item.json)).toEqual([
-      { url: 'example.com', domain: 'example.com', ...metricsFor('example.com'), no_data: [] },
+      {
+        ...{ url: 'example.com', domain: 'example.com', ...metricsFor('example.com'), no_data: [] },
+        ...{ reused: false, checked_at: expect.any(String) },
+      },
     ]);
+    const checkedAt = Date.parse(String(results[0].json.checked_at));
+    expect(checkedAt).toBeLessThanOrEqual(answeredBy);
+    expect(answeredBy - checkedAt).toBeLessThan(60_000);
     expect(skipped.map((item) => [item.json.reason, item.pairedItem])).toEqual([
       ['invalid_url_format', { item: 1 }],
     ]);

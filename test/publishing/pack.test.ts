@@ -106,6 +106,7 @@ describe('npm pack of n8n-node/', () => {
       'LICENSE',
       'README.md',
       'dist/credentials/DapaCheckerApi.credentials.js',
+      'dist/credentials/DapaSharedStateApi.credentials.js',
       'dist/nodes/DapaChecker/DapaChecker.node.js',
       'dist/nodes/DapaChecker/DapaChecker.node.json',
       'dist/nodes/DapaChecker/dapa.dark.svg',

@@ -11,6 +11,7 @@ import {
 import { checkItems } from './checkItems';
 import { testDapaCheckerCredential } from './credentialTest';
 import { dapaCheckerProperties } from './description';
+import { testSharedStateCredential } from './sharing/credentialTest';
 
 export class DapaChecker implements INodeType {
   description: INodeTypeDescription = {
@@ -35,6 +36,12 @@ export class DapaChecker implements INodeType {
         required: true,
         testedBy: 'dapaCheckerApiTest',
       },
+      {
+        name: 'dapaSharedStateApi',
+        required: true,
+        displayOptions: { show: { shareAcrossWorkers: [true] } },
+        testedBy: 'dapaSharedStateApiTest',
+      },
     ],
     properties: dapaCheckerProperties,
   };
@@ -42,6 +49,7 @@ export class DapaChecker implements INodeType {
   methods = {
     credentialTest: {
       dapaCheckerApiTest: testDapaCheckerCredential,
+      dapaSharedStateApiTest: testSharedStateCredential,
     },
   };
 

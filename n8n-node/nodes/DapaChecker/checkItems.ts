@@ -126,6 +126,7 @@ async function check(
   urls: unknown[],
   prepared: Prepared,
   creditsLeft: number | undefined,
+  checkedAt: Map<string, number>,
 ): Promise<Report> {
   const { settings, baseUrl, storageKey } = prepared;
   // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early. As an AI
@@ -148,6 +149,9 @@ async function check(
   const send = sendWithCredential(context, () => deadline - Date.now());
   const signal = context.getExecutionCancelSignal?.();
   const report = await runAsync(run, {
+    received: (records) => {
+      for (const { key } of records) checkedAt.set(key, Date.now());
+    },
     send: async (request) => {
       share();
       return await send(request);
@@ -172,7 +176,8 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
   // The budget is per execution: earlier runs of this node in it (a loop, several inputs) spent part of it.
   const budget = prepared.settings.creditBudget;
   const creditsLeft = budget === undefined ? undefined : Math.max(0, budget - budgetUsed(this).billed);
-  const report = await check(this, urls, prepared, creditsLeft);
+  const checkedAt = new Map<string, number>();
+  const report = await check(this, urls, prepared, creditsLeft, checkedAt);
   const continueOnFail = this.continueOnFail();
   let budgetUse: Parameters<typeof summary>[1];
   if (budget !== undefined) {
@@ -201,6 +206,7 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     includeInputFields: prepared.settings.includeInputFields,
     errors,
     creditBudget: budget,
+    checkedAt: (key) => checkedAt.get(key),
   });
   if (budgetUse && budgetUse.run.skipped > 0) {
     this.addExecutionHints?.({

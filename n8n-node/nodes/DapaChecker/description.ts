@@ -5,6 +5,9 @@ import type { INodeProperties } from 'n8n-workflow';
 /** The credential type the node uses (the same name as in the node's `credentials` list). */
 export const CREDENTIAL_NAME = 'dapaCheckerApi';
 
+/** The optional credential of the shared store (webdis in front of Redis), shown when Share Across Workers is on. */
+export const SHARED_STATE_CREDENTIAL = 'dapaSharedStateApi';
+
 /** The options as the node uses them (names as in the "Options" collection below). */
 export interface CheckSettings {
   includeInputFields: boolean;
@@ -13,6 +16,8 @@ export interface CheckSettings {
   waitForRateLimits: boolean;
   maxWaitSeconds: number;
   timeLimitSeconds: number;
+  /** How long an answered domain is reused by later executions with the same key, in hours (0: only in flight). */
+  reuseResultsHours: number;
   /** Credits this execution may spend; undefined: no budget (the option not added, or left empty). */
   creditBudget?: number;
 }
@@ -29,6 +34,7 @@ export const DEFAULT_SETTINGS: CheckSettings = {
   waitForRateLimits: true,
   maxWaitSeconds: 0,
   timeLimitSeconds: 0,
+  reuseResultsHours: 720,
 };
 
 /** The value the editor shows when the Credit Budget option is added (a tenth of the entry plan's month). */
@@ -45,6 +51,14 @@ export const dapaCheckerProperties: INodeProperties[] = [
     placeholder: 'example.com',
     description:
       'The URL or domain to check for each item, such as example.com or https://www.example.com/page. By default it is read from the URL field of the incoming item.',
+  },
+  {
+    displayName: 'Share Across Workers',
+    name: 'shareAcrossWorkers',
+    type: 'boolean',
+    default: false,
+    description:
+      "Whether executions on different n8n processes (queue-mode workers) share what is being checked, what was answered and the plan's limits through Redis, by way of webdis and a DAPA Shared State API credential. Executions in one process always share, without it.",
   },
   {
     displayName:
@@ -103,6 +117,15 @@ export const dapaCheckerProperties: INodeProperties[] = [
         typeOptions: { minValue: 0, maxValue: 10 },
         description:
           'How many times a domain is sent again after the service could not fetch its data ("lookup_failed") or answered without it. Server errors and 429 answers are retried separately.',
+      },
+      {
+        displayName: 'Reuse Results For (Hours)',
+        name: 'reuseResultsHours',
+        type: 'number',
+        default: 720,
+        typeOptions: { minValue: 0, maxValue: 8760 },
+        description:
+          'How long a domain answered by one execution is reused by later executions with the same API key, at no credit (720 hours = 30 days). Kept in this n8n process, and in Redis when Share Across Workers is on. 0 shares only what is being checked at the moment.',
       },
       {
         displayName: 'Time Limit (Seconds)',

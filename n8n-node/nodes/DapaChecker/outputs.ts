@@ -24,6 +24,10 @@ export interface RouteInput {
   errors: ReadonlyMap<number, NodeApiError | NodeOperationError>;
   /** The execution's Credit Budget, named in the message of the items past it. */
   creditBudget?: number;
+  /** When the service answered for a domain (ms), for `checked_at`; absent: now. */
+  checkedAt?: (key: string) => number | undefined;
+  /** Set when the shared store was configured but could not be used: every item says so in `shared_store`. */
+  sharedStore?: string;
 }
 
 export interface RoutedItems {
@@ -32,9 +36,10 @@ export interface RoutedItems {
 }
 
 function baseFields(input: RouteInput, index: number): IDataObject {
-  if (input.includeInputFields) return { ...input.items[index].json };
+  const store: IDataObject = input.sharedStore === undefined ? {} : { shared_store: input.sharedStore };
+  if (input.includeInputFields) return { ...input.items[index].json, ...store };
   const url = input.urls[index];
-  return { url: url === undefined ? null : (url as IDataObject[string]) };
+  return { url: url === undefined ? null : (url as IDataObject[string]), ...store };
 }
 
 function skipMessage(outcome: Extract<Outcome, { kind: 'skip' }>, creditBudget: number | undefined): string {
@@ -45,7 +50,9 @@ function skipMessage(outcome: Extract<Outcome, { kind: 'skip' }>, creditBudget: 
 }
 
 /**
- * Results get the metrics and `no_data`, Skipped gets `reason` (the core's code) and `message` (worded from it). Error outcomes that are not error items (an
+ * Results get the metrics, `no_data`, `reused` (true when the metrics came from another execution or the shared store,
+ * at no credit to this one) and `checked_at` (when the service answered, ISO); Skipped gets `reason` (the core's code),
+ * `message` (worded from it) and `reused: false`. Error outcomes that are not error items (an
  * unfinished or cancelled run, an answer that could not be matched) go to Skipped with their code as reason.
  */
 export function routeOutcomes(input: RouteInput): RoutedItems {
@@ -67,8 +74,14 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
         const { site_da, site_pa, site_mr, spam_score } = outcome.record;
         // Metrics the service marked "no data" are null, and named in `no_data` ([] when all are there).
         const noData = [...(outcome.record.noData ?? [])];
+        const checkedAt = new Date(input.checkedAt?.(outcome.key) ?? Date.now()).toISOString();
+        const reused = outcome.cached === true;
         results.push({
-          json: { ...fields, domain: outcome.key, site_da, site_pa, site_mr, spam_score, no_data: noData },
+          json: {
+            ...fields,
+            ...{ domain: outcome.key, site_da, site_pa, site_mr, spam_score, no_data: noData },
+            ...{ reused, checked_at: checkedAt },
+          },
           ...binary,
           pairedItem,
         });
@@ -80,6 +93,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
             ...fields,
             reason: outcome.reason,
             message: skipMessage(outcome, input.creditBudget),
+            reused: false,
           },
           ...binary,
           pairedItem,
@@ -87,7 +101,7 @@ export function routeOutcomes(input: RouteInput): RoutedItems {
         return;
       case 'error':
         skipped.push({
-          json: { ...fields, reason: outcome.code, message: outcomeText(outcome) },
+          json: { ...fields, reason: outcome.code, message: outcomeText(outcome), reused: false },
           ...binary,
           pairedItem,
         });

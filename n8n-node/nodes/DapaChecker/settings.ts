@@ -34,12 +34,14 @@ export interface SettingProblem {
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
 
-type NumberOption = 'maxUrlsPerRequest' | 'retries' | 'maxWaitSeconds' | 'timeLimitSeconds';
+type NumberOption =
+  'maxUrlsPerRequest' | 'retries' | 'maxWaitSeconds' | 'timeLimitSeconds' | 'reuseResultsHours';
 const NUMBER_RULES: Record<NumberOption, { label: string; min: number; max: number }> = {
   maxUrlsPerRequest: { label: 'Max URLs per Request', min: 0, max: 10_000 },
   retries: { label: 'Retries', min: 0, max: 10 },
   maxWaitSeconds: { label: 'Maximum Total Wait (Seconds)', min: 0, max: 86_400 },
   timeLimitSeconds: { label: 'Time Limit (Seconds)', min: 0, max: 86_400 },
+  reuseResultsHours: { label: 'Reuse Results For (Hours)', min: 0, max: 8_760 },
 };
 
 function readNumber(options: IDataObject, name: NumberOption): number | SettingProblem {
