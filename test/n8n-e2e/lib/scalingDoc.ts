@@ -1,0 +1,181 @@
+// The scaling-out bench rows (issue 35): the four figures before and after, at 1 process and at 5 x 2 workers, as
+// the scaling section of BENCH.md and, rendered from that table, the figures block of n8n-node/README.md. A jest test
+// (test/publishing/scaling-figures.test.ts) renders the block from the committed BENCH.md and compares.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as prettier from 'prettier';
+import { BENCH_FILE, sectionsOf, writeSection } from './benchDoc';
+import { REPO_ROOT } from './n8n';
+import type { Figures } from './overlap';
+
+export const README_FILE = path.join(REPO_ROOT, 'n8n-node', 'README.md');
+const BLOCK_START = '<!-- scaling-figures:start -->';
+const BLOCK_END = '<!-- scaling-figures:end -->';
+
+export interface ScalingRow {
+  setup: string;
+  node: string;
+  f: Figures;
+}
+
+/** One row as the table holds it (and as the test reads it back). */
+export interface TableRow {
+  setup: string;
+  node: string;
+  executions: number;
+  distinct: number;
+  billed: number;
+  limitExceeded: number;
+  allRefused: number;
+  tooMany: number;
+  lastS: number;
+  pace: number;
+  lost: number;
+}
+
+export function tableRow(r: ScalingRow): TableRow {
+  return {
+    setup: r.setup,
+    node: r.node,
+    executions: r.f.executions,
+    distinct: r.f.distinct,
+    billed: r.f.billed,
+    limitExceeded: r.f.limitExceeded,
+    allRefused: r.f.allRateLimited,
+    tooMany: r.f.tooMany,
+    lastS: Number((r.f.lastMs / 1000).toFixed(1)),
+    pace: Number((r.f.lastMs / r.f.needMs).toFixed(2)),
+    lost: r.f.lost,
+  };
+}
+
+const HEADER = [
+  'Setup',
+  'Node',
+  'Executions',
+  'Distinct domains',
+  'Credits billed',
+  '422 Limit Exceeded',
+  'Requests all refused (rate_limit_reached)',
+  '429s',
+  'Last done (s)',
+  'Pace (last / time the distinct need)',
+  'Items lost',
+];
+
+export function table(rows: TableRow[]): string {
+  const cells = (r: TableRow) => [
+    r.setup,
+    r.node,
+    r.executions,
+    r.distinct,
+    r.billed,
+    r.limitExceeded,
+    r.allRefused,
+    r.tooMany,
+    r.lastS.toFixed(1),
+    r.pace.toFixed(2),
+    r.lost,
+  ];
+  return [
+    `| ${HEADER.join(' | ')} |`,
+    `| ${HEADER.map((_h, i) => (i < 2 ? '---' : '--:')).join(' | ')} |`,
+    ...rows.map((r) => `| ${cells(r).join(' | ')} |`),
+  ].join('\n');
+}
+
+/** The rows of the table in a scaling section (the inverse of `table`). */
+export function parseTable(section: string): TableRow[] {
+  const lines = section.split('\n').filter((l) => /^\|/.test(l.trim()));
+  const at = lines.findIndex((l) => l.includes('Requests all refused'));
+  if (at < 0) return [];
+  return lines.slice(at + 2).map((l) => {
+    const c = l
+      .split('|')
+      .slice(1, -1)
+      .map((x) => x.trim());
+    const n = c.map(Number);
+    return {
+      setup: c[0],
+      node: c[1],
+      executions: n[2],
+      distinct: n[3],
+      billed: n[4],
+      limitExceeded: n[5],
+      allRefused: n[6],
+      tooMany: n[7],
+      lastS: n[8],
+      pace: n[9],
+      lost: n[10],
+    };
+  });
+}
+
+/** The README's figures block, rendered from the table's rows. */
+export function readmeBlock(rows: TableRow[]): string {
+  const pick = (r: TableRow) =>
+    `${r.billed} credits for ${r.distinct} domains, ${r.limitExceeded} "Limit Exceeded", ${r.allRefused} requests refused whole, ` +
+    `${r.pace.toFixed(2)} x the time the domains need, ${r.lost} items lost`;
+  const setups = [...new Set(rows.map((r) => r.setup))];
+  return setups
+    .map((setup) => {
+      const of = rows.filter((r) => r.setup === setup);
+      const n = of[0];
+      const by = (node: string) => of.find((r) => r.node === node);
+      const before = by('before');
+      const after = by('after');
+      return (
+        `- ${setup}, ${n.executions} executions of lists of 10 overlapping by half at once, entry plan: ` +
+        `before ${before ? pick(before) : 'not measured'}; with sharing ${after ? pick(after) : 'not measured'}.`
+      );
+    })
+    .join('\n');
+}
+
+/** The README's figures block as it stands (between the markers), or undefined. */
+export function readmeBlockOf(readme: string): string | undefined {
+  const from = readme.indexOf(BLOCK_START);
+  const to = readme.indexOf(BLOCK_END);
+  if (from < 0 || to < from) return undefined;
+  return readme.slice(from + BLOCK_START.length, to).trim();
+}
+
+/** The scaling section of the committed BENCH.md, if any. */
+export function benchSection(file = BENCH_FILE): string | undefined {
+  return existsSync(file) ? sectionsOf(readFileSync(file, 'utf8')).get('scaling') : undefined;
+}
+
+/** Prints the rows; with `write`, rewrites BENCH.md's scaling section and the README's figures block from them. */
+export async function writeScaling(rows: ScalingRow[], write: boolean): Promise<void> {
+  const parsed = rows.map(tableRow);
+  const doc = `## Scaling out: one key, many executions (issue 35)
+
+Generated by \`test/n8n-e2e/shared.ts bench\` (\`npm run bench:n8n:scale\`); do not edit by hand.
+
+- Date: ${new Date().toISOString()}; machine: ${os.cpus().length} cores, Node ${process.version}; n8n 2.41.1
+- The entry plan (5 URLs/request, 60 URLs/min), one sandbox key per row; executions of lists of 10 domains, each
+  overlapping its neighbour by half, all posted at once to a production webhook
+- 1 process: one \`n8n start\` (regular mode). ${rows.find((r) => r.setup !== '1 process')?.setup ?? ''}: one main and
+  that many \`n8n worker --concurrency\` on Bull (Debian's redis-server); after: Share Across Workers on, through
+  Debian's webdis in front of that Redis
+- Before: the node packed from main before issue 35 (commit 993815d), nothing shared between executions but the
+  plan's window in each process; after: this tree's node (1 process: without the store; workers: with it)
+
+${table(parsed)}
+
+Credits, 422s, 429s and the requests whose URLs were all refused as \`rate_limit_reached\` (another execution had spent
+the minute) are the sandbox's own counters; pace is the last execution's answer, from posting, over the time the
+distinct domains need at 60 a minute; an item is lost when it came out without a result or a reason, or not paired.`;
+  console.log(`\n${table(parsed)}\n`);
+  if (!write) return;
+  await writeSection('scaling', doc);
+  const readme = readFileSync(README_FILE, 'utf8');
+  if (readmeBlockOf(readme) === undefined) throw new Error(`${README_FILE} has no ${BLOCK_START} block`);
+  const next = readme.replace(
+    new RegExp(`${BLOCK_START}[\\s\\S]*?${BLOCK_END}`),
+    `${BLOCK_START}\n\n${readmeBlock(parsed)}\n\n${BLOCK_END}`,
+  );
+  const options = (await prettier.resolveConfig(README_FILE)) ?? {};
+  writeFileSync(README_FILE, await prettier.format(next, { ...options, filepath: README_FILE }));
+}
