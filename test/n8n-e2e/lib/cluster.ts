@@ -88,6 +88,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const main = await n8n.startProcess(['start'], path.join(logs, 'main.log'));
     procs.push({ pid: main.child.pid ?? 0, output: main.output, stop: main.stop });
     await waitFor('the main process', () => /Editor is now accessible/.test(main.output()), 240_000);
+    await webhooksRegistered(`http://127.0.0.1:${port}/webhook`, opts.workflows);
     const workers: Proc[] = [];
     for (let w = 0; w < (opts.queue?.workers ?? 0); w++) {
       const worker = await n8n.startProcess(
@@ -110,6 +111,40 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     await stop();
     throw error;
   }
+}
+
+/**
+ * n8n 2.41.1 registers the published workflows' webhooks only after "Editor is now accessible": a GET on a POST-only
+ * webhook tells a registered one ("not registered for GET requests", "did you mean") from an unknown one, without
+ * starting an execution.
+ */
+async function webhooksRegistered(base: string, workflows: WorkflowJson[]): Promise<void> {
+  const paths = workflows.flatMap((wf) =>
+    wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook').map((n) => String(n.parameters.path)),
+  );
+  for (const p of paths) {
+    await waitFor(
+      `the webhook ${p}`,
+      async () => {
+        const answer = await get(`${base}/${p}`);
+        return answer.status !== 404 || /not registered for GET|did you mean/i.test(answer.text);
+      },
+      120_000,
+    );
+  }
+}
+
+function get(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve) => {
+    const request = http.get(url, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+    });
+    request.on('error', (error) => resolve({ status: 0, text: String(error) }));
+  });
 }
 
 /** Ends a process group at once (SIGKILL): a worker dying with its claims held. */

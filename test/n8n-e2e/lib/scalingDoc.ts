@@ -1,17 +1,16 @@
 // The scaling-out bench rows (issue 35): the four figures before and after, at 1 process and at 5 x 2 workers, as
 // the scaling section of BENCH.md and, rendered from that table, the figures block of n8n-node/README.md. A jest test
 // (test/publishing/scaling-figures.test.ts) renders the block from the committed BENCH.md and compares.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as prettier from 'prettier';
-import { BENCH_FILE, sectionsOf, writeSection } from './benchDoc';
+import { writeSection } from './benchDoc';
 import { REPO_ROOT } from './n8n';
 import type { Figures } from './overlap';
+import { BLOCK_END, BLOCK_START, readmeBlock, readmeBlockOf, table, type TableRow } from './scalingFigures';
 
 export const README_FILE = path.join(REPO_ROOT, 'n8n-node', 'README.md');
-const BLOCK_START = '<!-- scaling-figures:start -->';
-const BLOCK_END = '<!-- scaling-figures:end -->';
 
 export interface ScalingRow {
   setup: string;
@@ -20,20 +19,6 @@ export interface ScalingRow {
 }
 
 /** One row as the table holds it (and as the test reads it back). */
-export interface TableRow {
-  setup: string;
-  node: string;
-  executions: number;
-  distinct: number;
-  billed: number;
-  limitExceeded: number;
-  allRefused: number;
-  tooMany: number;
-  lastS: number;
-  pace: number;
-  lost: number;
-}
-
 export function tableRow(r: ScalingRow): TableRow {
   return {
     setup: r.setup,
@@ -48,102 +33,6 @@ export function tableRow(r: ScalingRow): TableRow {
     pace: Number((r.f.lastMs / r.f.needMs).toFixed(2)),
     lost: r.f.lost,
   };
-}
-
-const HEADER = [
-  'Setup',
-  'Node',
-  'Executions',
-  'Distinct domains',
-  'Credits billed',
-  '422 Limit Exceeded',
-  'Requests all refused (rate_limit_reached)',
-  '429s',
-  'Last done (s)',
-  'Pace (last / time the distinct need)',
-  'Items lost',
-];
-
-export function table(rows: TableRow[]): string {
-  const cells = (r: TableRow) => [
-    r.setup,
-    r.node,
-    r.executions,
-    r.distinct,
-    r.billed,
-    r.limitExceeded,
-    r.allRefused,
-    r.tooMany,
-    r.lastS.toFixed(1),
-    r.pace.toFixed(2),
-    r.lost,
-  ];
-  return [
-    `| ${HEADER.join(' | ')} |`,
-    `| ${HEADER.map((_h, i) => (i < 2 ? '---' : '--:')).join(' | ')} |`,
-    ...rows.map((r) => `| ${cells(r).join(' | ')} |`),
-  ].join('\n');
-}
-
-/** The rows of the table in a scaling section (the inverse of `table`). */
-export function parseTable(section: string): TableRow[] {
-  const lines = section.split('\n').filter((l) => /^\|/.test(l.trim()));
-  const at = lines.findIndex((l) => l.includes('Requests all refused'));
-  if (at < 0) return [];
-  return lines.slice(at + 2).map((l) => {
-    const c = l
-      .split('|')
-      .slice(1, -1)
-      .map((x) => x.trim());
-    const n = c.map(Number);
-    return {
-      setup: c[0],
-      node: c[1],
-      executions: n[2],
-      distinct: n[3],
-      billed: n[4],
-      limitExceeded: n[5],
-      allRefused: n[6],
-      tooMany: n[7],
-      lastS: n[8],
-      pace: n[9],
-      lost: n[10],
-    };
-  });
-}
-
-/** The README's figures block, rendered from the table's rows. */
-export function readmeBlock(rows: TableRow[]): string {
-  const pick = (r: TableRow) =>
-    `${r.billed} credits for ${r.distinct} domains, ${r.limitExceeded} "Limit Exceeded", ${r.allRefused} requests refused whole, ` +
-    `${r.pace.toFixed(2)} x the time the domains need, ${r.lost} items lost`;
-  const setups = [...new Set(rows.map((r) => r.setup))];
-  return setups
-    .map((setup) => {
-      const of = rows.filter((r) => r.setup === setup);
-      const n = of[0];
-      const by = (node: string) => of.find((r) => r.node === node);
-      const before = by('before');
-      const after = by('after');
-      return (
-        `- ${setup}, ${n.executions} executions of lists of 10 overlapping by half at once, entry plan: ` +
-        `before ${before ? pick(before) : 'not measured'}; with sharing ${after ? pick(after) : 'not measured'}.`
-      );
-    })
-    .join('\n');
-}
-
-/** The README's figures block as it stands (between the markers), or undefined. */
-export function readmeBlockOf(readme: string): string | undefined {
-  const from = readme.indexOf(BLOCK_START);
-  const to = readme.indexOf(BLOCK_END);
-  if (from < 0 || to < from) return undefined;
-  return readme.slice(from + BLOCK_START.length, to).trim();
-}
-
-/** The scaling section of the committed BENCH.md, if any. */
-export function benchSection(file = BENCH_FILE): string | undefined {
-  return existsSync(file) ? sectionsOf(readFileSync(file, 'utf8')).get('scaling') : undefined;
 }
 
 /** Prints the rows; with `write`, rewrites BENCH.md's scaling section and the README's figures block from them. */
