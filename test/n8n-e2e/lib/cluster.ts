@@ -1,7 +1,9 @@
 // A real n8n behind production webhooks: one `n8n start` (regular mode) or one main and N `n8n worker` processes
 // (queue mode, Redis for Bull), the credentials and workflows imported with n8n's CLI and published first. Workers
 // start one after another (each ready before the next: 2 cores), and one can be SIGKILLed by the tests.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import { N8nCli, freePort, n8nVersion, tail, type CredentialJson, type WorkflowJson } from './n8n';
@@ -150,6 +152,26 @@ function get(url: string): Promise<{ status: number; text: string }> {
 /** Ends a process group at once (SIGKILL): a worker dying with its claims held. */
 export function killGroup(proc: Proc): void {
   process.kill(-proc.pid, 'SIGKILL');
+}
+
+/** Resident memory of the cluster's process groups (n8n and its task runners), in MB, and the load average. */
+export function footprint(c: Cluster): { mb: number; text: string } {
+  const groups = new Set([c.main, ...c.workers].map((p) => String(p.pid)));
+  const ps = spawnSync('ps', ['-eo', 'pgid=,rss='], { encoding: 'utf8' }).stdout ?? '';
+  let kb = 0;
+  for (const row of ps.split('\n')) {
+    const [pgid, rss] = row.trim().split(/\s+/);
+    if (groups.has(pgid)) kb += Number(rss) || 0;
+  }
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  const mb = Math.round(kb / 1024);
+  return {
+    mb,
+    text: `${groups.size} n8n process groups: ${mb} MB resident; load average ${load} on ${os.cpus().length} cores`,
+  };
 }
 
 /** Executions a worker started and finished, by its log. */

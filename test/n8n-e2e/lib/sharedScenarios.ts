@@ -4,7 +4,7 @@
 // wrong auth (and the right auth, with the ACL of the README's webdis.json); (b) a worker SIGKILLed holding claims.
 import type { Started } from './sharedStore';
 import { redisCli, redisKeys, startWebdis, type RunningWebdis } from './sharedStore';
-import { killGroup, post, waitFor, workerCounts, type Cluster } from './cluster';
+import { footprint, killGroup, post, waitFor, workerCounts, type Cluster } from './cluster';
 import { freePort } from './n8n';
 import {
   checkDelivered,
@@ -270,7 +270,14 @@ export async function queueScenarios(
     const c = await cluster(ctx, 'queue', workflows, creds, { redis });
     stops.unshift(c.stop);
     const f: Flows = { c, url: (key, suffix = '') => `${c.base}/${key}${suffix}` };
-    const a = await overlapping(ctx, f);
+    ctx.log(`queue cluster at rest: ${footprint(c).text}`);
+    let peak = footprint(c);
+    const sampler = setInterval(() => {
+      const now = footprint(c);
+      if (now.mb > peak.mb) peak = now;
+    }, 5000);
+    const a = await overlapping(ctx, f).finally(() => clearInterval(sampler));
+    ctx.log(`queue cluster at its largest during the 40 executions: ${peak.text}`);
     if (opts.onlyLoad) return a;
     await anHourLater(ctx, f, redis, started);
     await Promise.all([storeDown(ctx, f, down), badInput(ctx, f, redis)]);
