@@ -6,6 +6,7 @@
 //   regular  20 overlapping executions started together through a webhook on one `n8n start`
 //   bench    the four figures before (the node packed from main, E2E_BEFORE_TARBALL) and after, at 1 process and
 //            at 5 x 2 workers; writes the scaling section of BENCH.md and the figures block of n8n-node/README.md
+//   before   only the before rows, printed (E2E_BEFORE_TARBALL)
 // Ends with `N passed, N failed`.
 import { startSandbox } from '../sandbox/server';
 import { startRedis, type Started } from './lib/sharedStore';
@@ -93,6 +94,11 @@ async function main(): Promise<number> {
       const redis = await startRedis();
       stops.push(redis.stop);
       await queueScenarios(ctx, redis, WORK);
+    } else if (mode === 'before') {
+      // Only the before rows (a look at the old node's figures; no file written).
+      const redis = await startRedis();
+      stops.push(redis.stop);
+      await Promise.all([queueBefore(ctx, redis), regularRun(ctx, true, false)]);
     } else if (mode === 'bench') {
       const redis = await startRedis();
       stops.push(redis.stop);
