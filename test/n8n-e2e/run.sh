@@ -136,7 +136,8 @@ pack_before() {
   git -C "$ROOT" archive "$BEFORE_COMMIT" | tar -x -C "$dir/src" || return 1
   ln -s "$ROOT/node_modules" "$dir/src/node_modules"
   (cd "$dir/src" && node n8n-node/pack.mjs --out "$dir/pack") | tail -n 1 >"$dir/tarball.next" || return 1
-  rm -rf "$dir/src" # only the tarball is kept (a source tree here would be seen by tsc)
+  cp "$dir/src/n8n-node/install.mjs" "$dir/install.mjs" || return 1 # that commit's installer checks that commit's files
+  rm -rf "$dir/src" # only the tarball and its installer are kept (a source tree here would be seen by tsc)
   [ -f "$(cat "$dir/tarball.next")" ] && mv "$dir/tarball.next" "$dir/tarball" && cat "$dir/tarball"
 }
 if [ "$MODE" = "scale" ]; then

@@ -4,7 +4,13 @@ import path from 'node:path';
 import { DEFAULT_CONFIG, type SandboxConfig } from '../../sandbox/handler';
 import type { RunningSandbox } from '../../sandbox/server';
 import { startCluster, type Cluster } from './cluster';
-import { E2E_DIR, snapshotNodePackage, type CredentialJson, type WorkflowJson } from './n8n';
+import {
+  E2E_DIR,
+  installNodeTarball,
+  snapshotNodePackage,
+  type CredentialJson,
+  type WorkflowJson,
+} from './n8n';
 import type { Started } from './sharedStore';
 import type { Tally } from './tally';
 import { dapaCredential } from './workflows';
@@ -46,20 +52,16 @@ export interface Ctx {
   log: (line: string) => void;
 }
 
-/** The node package for a cluster: the one run.sh packed (after), or the one packed from main (before). */
+/** The node package for a cluster: the one run.sh packed (after), or the one packed from main with its install.mjs. */
 async function packageFor(dir: string, before: boolean): Promise<string> {
-  const saved = process.env.E2E_NODE_TARBALL;
+  const tarball = process.env.E2E_BEFORE_TARBALL;
   if (before) {
-    if (!process.env.E2E_BEFORE_TARBALL) throw new Error('E2E_BEFORE_TARBALL is not set (run.sh packs it)');
-    process.env.E2E_NODE_TARBALL = process.env.E2E_BEFORE_TARBALL;
+    if (!tarball) throw new Error('E2E_BEFORE_TARBALL is not set (run.sh packs it)');
+    return installNodeTarball(dir, tarball, path.join(path.dirname(path.dirname(tarball)), 'install.mjs'));
   }
-  try {
-    const copy = await snapshotNodePackage(dir);
-    if (!copy) throw new Error('the node is not built in n8n-node/dist (npm run build)');
-    return copy;
-  } finally {
-    process.env.E2E_NODE_TARBALL = saved;
-  }
+  const copy = await snapshotNodePackage(dir);
+  if (!copy) throw new Error('the node is not built in n8n-node/dist (npm run build)');
+  return copy;
 }
 
 export async function cluster(
