@@ -1,5 +1,6 @@
 // What a caller tells a check run (its deadline, the window it starts from, its budgets), and the defaults filled
 // in once, so that the run reads plain values.
+import type { Outcome } from './outcome';
 import type { WindowSnapshot, Pace } from './window';
 
 export interface RunOptions {
@@ -73,4 +74,13 @@ export function resolve(options: RunOptions, known: number | undefined): Resolve
 /** The options a caller set (an explicit undefined leaves the default). */
 function definedOnly(options: RunOptions): RunOptions {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as RunOptions;
+}
+
+/** What a run keeps per distinct domain: its outcome once settled, and its retries so far. */
+export interface Domain {
+  key: string;
+  outcome?: Outcome;
+  lookupRetries: number;
+  rateRetries: number;
+  missingRetries: number;
 }

@@ -18,7 +18,7 @@ import {
 } from './outcome';
 import { keyOfSkip, matchRecords } from './pairing';
 import { fullJitter, seededRandom } from './random';
-import { type Resolved, type RunOptions, resolve } from './run-options';
+import { type Domain, type Resolved, type RunOptions, resolve } from './run-options';
 import { newCounts, totalsOf } from './totals';
 import { type NetworkFailure, type Step, checkRequest } from './step';
 import { PlanWindow, WINDOW_MS, type WindowSnapshot } from './window';
@@ -35,27 +35,19 @@ import {
 export const DEFAULT_BATCH_SIZE = 100;
 const RATE_LIMIT_RESENDS = 25;
 
-interface Domain {
-  key: string;
-  outcome?: Outcome;
-  lookupRetries: number;
-  rateRetries: number;
-  missingRetries: number;
-}
-
 export class CheckRun {
   private readonly entries: Entry[];
   private readonly domains = new Map<string, Domain>();
-  private queue: string[] = [];
+  protected queue: string[] = [];
   /** Whether any request of the run was answered (or failed): `firstAlone` holds the others until then. */
   private answeredOnce = false;
   /** Requests sent and not answered yet, by id. */
-  private readonly inflight = new Map<number, { keys: string[]; sentAt: number; probe: boolean }>();
+  protected readonly inflight = new Map<number, { keys: string[]; sentAt: number; probe: boolean }>();
   private nextId = 1;
-  private batchSize: number;
-  private readonly options: Resolved;
+  protected batchSize: number;
+  protected readonly options: Resolved;
   /** The plan's window, and the one table of when the next request may go (its sends, limits, server word, hold). */
-  private readonly pacer: PlanWindow;
+  protected pacer: PlanWindow;
   /** The latest time the driver told the run (for the report's window). */
   private lastNow = -Infinity;
   private readonly random: () => number;
@@ -68,8 +60,8 @@ export class CheckRun {
   private freshHanded = 0;
   private fatal?: Fatal;
   /** Set once the run has finished: the outcome of a domain whose request comes back to be sent again. */
-  private finalOutcome?: (key: string) => Outcome;
-  private readonly counts = newCounts();
+  protected finalOutcome?: (key: string) => Outcome;
+  protected readonly counts = newCounts();
   private readonly endpoint: string;
 
   constructor(values: readonly unknown[], options: RunOptions) {
@@ -91,10 +83,9 @@ export class CheckRun {
   addCached(
     records: ReadonlyMap<string, DomainRecord> | Readonly<Record<string, DomainRecord | undefined>>,
   ): void {
-    const get = (key: string) =>
-      records instanceof Map ? records.get(key) : (records as Record<string, DomainRecord | undefined>)[key];
     this.queue = this.queue.filter((key) => {
-      const record = get(key);
+      const record =
+        records instanceof Map ? records.get(key) : (records as Record<string, DomainRecord>)[key];
       if (!record) return true;
       this.settle(key, { kind: 'record', key, record, cached: true });
       this.counts.cached += 1;
@@ -352,7 +343,7 @@ export class CheckRun {
     this.queue = where === 'front' ? keys.concat(this.queue) : this.queue.concat(keys);
   }
 
-  private settle(key: string, outcome: Outcome): void {
+  protected settle(key: string, outcome: Outcome): void {
     this.domain(key).outcome = outcome;
   }
 
@@ -377,7 +368,7 @@ export class CheckRun {
    * Ends every unsettled domain not in flight with the outcome `outcomeOf` gives and marks the run finished; the
    * answers still in flight are taken (what they billed is kept) and end the rest of theirs the same way.
    */
-  private finish(outcomeOf: (key: string) => Outcome): Step {
+  protected finish(outcomeOf: (key: string) => Outcome): Step {
     const inFlight = new Set([...this.inflight.values()].flatMap((r) => r.keys));
     // Past the credits not billed yet, a domain ends on the budget (unless the run stopped on an error for all).
     let credits = this.fatal ? Infinity : this.options.creditBudget - this.counts.billed;

@@ -89,6 +89,7 @@ describe('Credit Budget', () => {
         ...items[pairedIndex(item)],
         reason: 'credit_budget',
         message: creditBudgetMessage(5),
+        reused: false,
       });
     }
     expect(hints.map((hint) => [hint.type, hint.message])).toEqual([

@@ -13,6 +13,7 @@ import type {
 } from 'n8n-workflow';
 import { DapaCheckerApi } from '../../n8n-node/credentials/DapaCheckerApi.credentials';
 import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { forgetShares } from '../../n8n-node/nodes/DapaChecker/sharing/registry';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 
@@ -46,6 +47,9 @@ export interface ContextSetup {
   nodeContext?: IDataObject | null;
   /** Hand the body over as n8n does without `encoding: 'text'` (parsed JSON), to check the node re-reads it. */
   parsedBodies?: boolean;
+  /** Share Across Workers, and the DAPA Shared State API credential it uses (absent: none stored). */
+  shareAcrossWorkers?: boolean;
+  sharedState?: ICredentialDataDecryptedObject;
   /** The node's type as n8n names it; `n8n-nodes-dapa-checker.dapaCheckerTool` when an AI agent uses it as a tool. */
   nodeType?: string;
 }
@@ -53,6 +57,8 @@ export interface ContextSetup {
 export interface ExecuteContext {
   context: IExecuteFunctions;
   sent: SentRequest[];
+  /** What the node sent to the shared store (webdis), apart from `sent`. */
+  storeSent: SentRequest[];
   hints: NodeExecutionHint[];
 }
 
@@ -115,6 +121,7 @@ async function realHttp(
 
 export function createExecuteContext(setup: ContextSetup): ExecuteContext {
   const sent: SentRequest[] = [];
+  const storeSent: SentRequest[] = [];
   const hints: NodeExecutionHint[] = [];
   const items: INodeExecutionData[] = setup.items.map((json, i) =>
     setup.binaries?.[i] ? { json, binary: setup.binaries[i] } : { json },
@@ -153,13 +160,19 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
     getNodeParameter(name: string, itemIndex: number, fallback?: unknown) {
       if (name === 'url') return urlOf(items[itemIndex].json, itemIndex);
       if (name === 'options') return setup.options ?? fallback ?? {};
+      if (name === 'shareAcrossWorkers') return setup.shareAcrossWorkers ?? false;
       throw new Error(`The double has no parameter "${name}"`);
     },
     async getCredentials(type: string) {
-      if (type !== 'dapaCheckerApi') throw new Error(`Unknown credential type ${type}`);
+      if (type === 'dapaSharedStateApi' && setup.sharedState) return { ...setup.sharedState };
+      if (type !== 'dapaCheckerApi') throw new Error(`Node does not have any credentials set for "${type}"`);
       return { ...setup.credentials };
     },
     helpers: {
+      // Plain HTTP (the shared store's webdis): recorded apart from the service's requests.
+      async httpRequest(options: IHttpRequestOptions) {
+        return await realHttp(options, storeSent, false);
+      },
       async httpRequestWithAuthentication(type: string, options: IHttpRequestOptions) {
         if (type !== 'dapaCheckerApi') throw new Error(`Unknown credential type ${type}`);
         const withAuth: IHttpRequestOptions = {
@@ -172,7 +185,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
       },
     },
   };
-  return { context: context as unknown as IExecuteFunctions, sent, hints };
+  return { context: context as unknown as IExecuteFunctions, sent, storeSent, hints };
 }
 
 /**
@@ -191,5 +204,6 @@ export function useSandboxServer(started: (server: RunningSandbox) => void): voi
   beforeEach(() => {
     server?.sandbox.configure(DEFAULT_CONFIG);
     forgetRememberedWindows();
+    forgetShares();
   });
 }

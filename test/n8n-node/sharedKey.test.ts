@@ -4,6 +4,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { forgetShares } from '../../n8n-node/nodes/DapaChecker/sharing/registry';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { createExecuteContext } from './executeContext';
@@ -19,6 +20,11 @@ jest.mock('n8n-workflow', () => {
 });
 
 const realNow = Date.now.bind(Date);
+/** What a new n8n process starts with: nothing in memory (neither the windows nor the shared answers). */
+function freshProcess() {
+  forgetRememberedWindows();
+  forgetShares();
+}
 let server: RunningSandbox;
 /** A plan of 5 URLs per request and 20 URLs a minute. */
 const KEY = 'twenty-per-minute';
@@ -37,7 +43,7 @@ beforeEach(() => {
     ...DEFAULT_CONFIG,
     keys: { ...DEFAULT_CONFIG.keys, [KEY]: { maxUrlsPerRequest: 5, urlsPerMinute: 20 } },
   });
-  forgetRememberedWindows();
+  freshProcess();
 });
 
 async function execute(tag: string, count: number, staticData: IDataObject = {}, options: IDataObject = {}) {
@@ -63,7 +69,7 @@ describe('DAPA Checker node: a key shared with other executions', () => {
   test('an execution squeezed into a minute another worker spent is not slower than the plan: it does not crawl at its share', async () => {
     // Another worker (another process: nothing of it is in this one's memory) spends 15 of the minute's 20 URLs.
     await execute('other', 15);
-    forgetRememberedWindows();
+    freshProcess();
     // This execution gets the minute's last 5 URLs, meets the limit, and sees only its own 5 in its window.
     const squeezed = await execute('squeezed', 25);
     expect(squeezed.results).toHaveLength(25);
@@ -78,7 +84,7 @@ describe('DAPA Checker node: a key shared with other executions', () => {
   test('an inferred rate is kept, labelled inferred; a later lone execution probes it up and keeps the plan’s pace', async () => {
     const staticData: IDataObject = {};
     await execute('other', 15);
-    forgetRememberedWindows();
+    freshProcess();
     // Waiting off: this execution stops at the limit, having seen only its own 5 URLs in the crowded minute.
     const squeezed = await execute('squeezed', 6, staticData, { waitForRateLimits: false });
     expect(squeezed.results).toHaveLength(5);
@@ -88,7 +94,7 @@ describe('DAPA Checker node: a key shared with other executions', () => {
     expect(JSON.stringify(staticData)).not.toContain(KEY);
 
     skipped += MINUTE; // a minute later, alone (in a restarted process: only the static data is left)
-    forgetRememberedWindows();
+    freshProcess();
     const alone = await execute('alone', 40, staticData);
     expect(alone.results).toHaveLength(40);
     // The plan's pace for 40 URLs on a free key: 20 now, 20 a minute later.

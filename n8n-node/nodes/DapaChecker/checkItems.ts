@@ -10,7 +10,7 @@ import {
   type NodeApiError,
   type NodeOperationError,
 } from 'n8n-workflow';
-import { CheckRun, runAsync, type Report, type Totals } from '../../../shared/index';
+import { mergeWindows, runAsync, toEntry, type Report, type Totals } from '../../../shared/index';
 import { addBudgetUse, budgetUsed, type BudgetUse } from './creditBudget';
 import { CREDENTIAL_NAME } from './description';
 import { settingError, stoppedRunError, stoppedRunWords } from './errors';
@@ -24,6 +24,9 @@ import {
   type SettingProblem,
   timeLimitSeconds,
 } from './settings';
+import { SharingRun } from '../../../shared/sharing-run';
+import { openSession } from './sharing/open';
+import type { ShareSession } from './sharing/session';
 import { sendWithCredential } from './transport';
 
 type ItemError = NodeApiError | NodeOperationError;
@@ -117,54 +120,102 @@ async function prepare(context: IExecuteFunctions) {
 
 type Prepared = Exclude<Awaited<ReturnType<typeof prepare>>, SettingProblem>;
 
+/** Resolves at the run's deadline or when the execution is cancelled (what bounds a wait for other executions). */
+function stopped(deadline: number, signal: AbortSignal | undefined, done: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    signal?.addEventListener('abort', () => resolve());
+    done.addEventListener('abort', () => resolve());
+    if (Number.isFinite(deadline)) void pause(Math.max(0, deadline - Date.now()), done).then(resolve);
+  });
+}
+
+/** The URLs a request carries (its body is the core's JSON). */
+function urlsIn(body: string): number {
+  try {
+    return ((JSON.parse(body) as { urls?: unknown[] }).urls ?? []).length;
+  } catch {
+    return 0;
+  }
+}
+
 /**
- * Runs the check from the plan's window as earlier executions left it; while it runs, its window is merged into
- * this process's copy at every request and wait, and at the end it is kept (planWindow.ts).
+ * Runs the check from the plan's window as earlier executions left it, sharing its key with the executions that run
+ * beside it (sharing/session.ts): domains answered or being checked elsewhere are not sent; while it runs, its window
+ * is merged into this process's copy at every request and wait, and at the end it is kept (planWindow.ts).
  */
 async function check(
   context: IExecuteFunctions,
   urls: unknown[],
   prepared: Prepared,
   creditsLeft: number | undefined,
-  checkedAt: Map<string, number>,
-): Promise<Report> {
+): Promise<{ report: Report; session: ShareSession }> {
   const { settings, baseUrl, storageKey } = prepared;
   // 0 means "as long as the plan needs": only n8n's own execution timeout or a cancel ends the run early. As an AI
   // agent's tool, a run with no Time Limit of its own stops after TOOL_TIME_LIMIT_SECONDS.
   const limitSeconds = timeLimitSeconds(settings, context.getNode().type);
   const deadline = limitSeconds > 0 ? Date.now() + limitSeconds * 1000 : Infinity;
   const staticData = context.getWorkflowStaticData('node');
-  const run = new CheckRun(urls, {
-    baseUrl,
-    deadline,
-    maxUrlsPerRequest: settings.maxUrlsPerRequest > 0 ? settings.maxUrlsPerRequest : undefined,
-    window: readWindow(staticData, storageKey, Date.now()),
-    retries: settings.retries,
-    waitForRateLimits: settings.waitForRateLimits,
-    maxWaitMs: settings.maxWaitSeconds > 0 ? settings.maxWaitSeconds * 1000 : undefined,
-    seed: Date.now() % 2_147_483_647,
-    creditBudget: creditsLeft,
-  });
-  const share = () => rememberWindow(storageKey, run.window(Date.now()), Date.now());
-  const send = sendWithCredential(context, () => deadline - Date.now());
   const signal = context.getExecutionCancelSignal?.();
-  const report = await runAsync(run, {
-    received: (records) => {
-      for (const { key } of records) checkedAt.set(key, Date.now());
-    },
-    send: async (request) => {
-      share();
-      return await send(request);
-    },
-    sleep: async (ms) => {
-      share();
-      await pause(ms, signal);
-    },
-    now: () => Date.now(),
-    cancelled: () => signal?.aborted === true,
-  });
-  keepWindow(staticData, storageKey, report.window, Date.now());
-  return report;
+  const maximumSet = settings.maxUrlsPerRequest > 0;
+  const reuseHours = settings.reuseResultsHours;
+  const session = await openSession(context, { storageKey, reuseHours, maximumSet, signal });
+  const done = new AbortController();
+  try {
+    await session.awaitPlan(stopped(deadline, signal, done.signal));
+    const startWindow = mergeWindows(
+      readWindow(staticData, storageKey, Date.now()),
+      session.window(Date.now()),
+    );
+    const run = new SharingRun(
+      urls,
+      {
+        baseUrl,
+        deadline,
+        maxUrlsPerRequest: maximumSet ? settings.maxUrlsPerRequest : undefined,
+        window: startWindow,
+        retries: settings.retries,
+        waitForRateLimits: settings.waitForRateLimits,
+        maxWaitMs: settings.maxWaitSeconds > 0 ? settings.maxWaitSeconds * 1000 : undefined,
+        seed: Date.now() % 2_147_483_647,
+        creditBudget: creditsLeft,
+      },
+      (now) => session.view(now),
+    );
+    const keys = new Set<string>();
+    for (const url of urls) {
+      const entry = toEntry(url);
+      if (entry.kind === 'candidate') keys.add(entry.key);
+    }
+    await session.start(run, [...keys], Date.now());
+    const share = () => rememberWindow(storageKey, run.window(Date.now()), Date.now());
+    const send = sendWithCredential(context, () => deadline - Date.now());
+    const report = await runAsync(run, {
+      received: (records) => session.received(records, Date.now()),
+      send: async (request) => {
+        // Counted as in flight at once, in the same turn as the decision to send it.
+        const token = session.sending(urlsIn(request.body));
+        try {
+          share();
+          await session.tick(Date.now());
+          return await send(request);
+        } finally {
+          session.answered(token);
+        }
+      },
+      sleep: async (ms) => {
+        share();
+        await session.tick(Date.now());
+        await session.sleep(ms);
+      },
+      now: () => Date.now(),
+      cancelled: () => signal?.aborted === true,
+    });
+    keepWindow(staticData, storageKey, report.window, Date.now());
+    return { report, session };
+  } finally {
+    done.abort();
+    await session.end();
+  }
 }
 
 export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -176,8 +227,7 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
   // The budget is per execution: earlier runs of this node in it (a loop, several inputs) spent part of it.
   const budget = prepared.settings.creditBudget;
   const creditsLeft = budget === undefined ? undefined : Math.max(0, budget - budgetUsed(this).billed);
-  const checkedAt = new Map<string, number>();
-  const report = await check(this, urls, prepared, creditsLeft, checkedAt);
+  const { report, session } = await check(this, urls, prepared, creditsLeft);
   const continueOnFail = this.continueOnFail();
   let budgetUse: Parameters<typeof summary>[1];
   if (budget !== undefined) {
@@ -206,7 +256,8 @@ export async function checkItems(this: IExecuteFunctions): Promise<INodeExecutio
     includeInputFields: prepared.settings.includeInputFields,
     errors,
     creditBudget: budget,
-    checkedAt: (key) => checkedAt.get(key),
+    checkedAt: (key) => session.checkedAt.get(key),
+    sharedStore: session.problem,
   });
   if (budgetUse && budgetUse.run.skipped > 0) {
     this.addExecutionHints?.({

@@ -36,6 +36,11 @@ export function readWindow(staticData: IDataObject, key: string, now: number): W
   return mergeWindows(restoreWindow(staticData[key], now), restoreWindow(remembered.get(key), now));
 }
 
+/** The window of the executions in this process (their sends of the last minute, the limits they learned). */
+export function processWindow(key: string, now: number): WindowSnapshot | undefined {
+  return restoreWindow(remembered.get(key), now);
+}
+
 /** Merges a running execution's window into this process's memory (cheap: a minute of sends at most). */
 export function rememberWindow(key: string, window: WindowSnapshot, now: number): void {
   const merged = mergeWindows(restoreWindow(remembered.get(key), now), restoreWindow(window, now));

@@ -1,0 +1,334 @@
+// One execution's part in sharing its key with the executions that run beside it: in this n8n process always
+// (registry.ts), and across workers through Redis when the node's Share Across Workers is on (redisShare.ts). It
+// claims the execution's domains (or finds them answered, or being checked by another execution: then the run sets
+// them aside and waits), publishes each answer the moment it comes, hands the merged window of the others to the run
+// before each decision, lets one execution at a time learn the plan's per-request maximum, and at the end hands back
+// what it claimed and did not answer. The first failure of the store turns the store off for this execution (it
+// goes on sharing within its process) and is said on every output item (`problem`).
+import { randomUUID } from 'node:crypto';
+import { sleep, sleepWithAbort } from 'n8n-workflow';
+import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
+import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
+import { processWindow } from '../planWindow';
+import { LEASE_MS, type RedisShare } from './redisShare';
+import {
+  answered,
+  claim,
+  learned,
+  learnOrWait,
+  othersInFlight,
+  publish,
+  release,
+  sending,
+  shareOf,
+  stopWaiting,
+  type Answer,
+  type KeyShare,
+} from './registry';
+
+/** How often the store is asked about domains other workers are checking, and its window read again. */
+const POLL_MS = 1000;
+const RENEW_MS = LEASE_MS / 3;
+
+export interface SessionSetup {
+  /** The process's storage key of the window (a digest of the API key and the address). */
+  storageKey: string;
+  reuseMs: number;
+  /** The user set the per-request maximum: nothing to learn. */
+  maximumSet: boolean;
+  signal?: AbortSignal;
+  remote?: RedisShare;
+  /** Why the store was not usable from the start (the credential), if so. */
+  problem?: string;
+}
+
+/** The multiset difference a - b of sends. */
+function sendsNotIn(a: ReadonlyArray<[number, number]>, b: ReadonlyArray<[number, number]>) {
+  const count = new Map<string, number>();
+  for (const s of b) count.set(s.join(), (count.get(s.join()) ?? 0) + 1);
+  return a.filter((s) => {
+    const n = count.get(s.join()) ?? 0;
+    if (n > 0) count.set(s.join(), n - 1);
+    return n === 0;
+  });
+}
+
+export class ShareSession {
+  readonly owner = randomUUID();
+  /** When the service answered for each domain this execution got, for `checked_at`. */
+  readonly checkedAt = new Map<string, number>();
+  /** Why the shared store was not used, in the words every output item carries. */
+  problem?: string;
+  private readonly share: KeyShare;
+  private remote?: RedisShare;
+  private run?: SharingRun;
+  /** Domains this execution claimed and has not answered. */
+  private readonly mine = new Set<string>();
+  /** Of those, the ones it holds in Redis too. */
+  private readonly remoteMine = new Set<string>();
+  /** Domains set aside because another worker holds them in Redis. */
+  private readonly remoteBusy = new Set<string>();
+  private remoteWindow?: WindowSnapshot;
+  private remoteReadAt = -Infinity;
+  private renewedAt = Date.now();
+  private seen: Array<[number, number]> = [];
+  private readonly unsentSends: Array<[number, number]> = [];
+  private keptPlan = '';
+  private learner = false;
+  private remoteLearner = false;
+  private answers = 0;
+  private remoteOps: Promise<void> = Promise.resolve();
+  private wake?: () => void;
+  private woke = false;
+
+  constructor(private readonly setup: SessionSetup) {
+    this.share = shareOf(setup.storageKey);
+    this.remote = setup.remote;
+    if (setup.problem) this.down(setup.problem);
+  }
+
+  /** The window to start from: this process's and, with the store, every worker's. */
+  window(now: number): WindowSnapshot | undefined {
+    return mergeWindows(processWindow(this.setup.storageKey, now), this.remoteWindow);
+  }
+
+  private maximumKnown(): boolean {
+    return this.setup.maximumSet || this.window(Date.now())?.limits.maxUrlsPerRequest !== undefined;
+  }
+
+  /**
+   * Before the run starts: while the plan's per-request maximum is unknown, one execution at a time learns it (its
+   * first request), in this process and across workers; the others wait, within `stop` (time limit, cancel).
+   */
+  async awaitPlan(stop: Promise<void>): Promise<void> {
+    await this.guard(() => this.readRemoteWindow(Date.now(), true));
+    this.learner = await learnOrWait(this.share, this.owner, () => this.maximumKnown(), stop);
+    let stopped = false;
+    void stop.then(() => (stopped = true));
+    while (this.remote && !stopped && !this.maximumKnown() && !this.remoteLearner) {
+      const remote = this.remote;
+      await this.guard(async () => {
+        this.remoteLearner = await remote.learn(this.owner);
+        if (!this.remoteLearner) {
+          await Promise.race([sleep(POLL_MS / 2), stop]);
+          await this.readRemoteWindow(Date.now(), true);
+        }
+      });
+    }
+  }
+
+  /** The others' window and requests in flight, for the run's next decision (no I/O: what was last read). */
+  view(now: number): OthersView {
+    const run = this.run;
+    const window = this.window(now);
+    if (run) {
+      const own = run.window(now).sends;
+      if (this.remote) this.unsentSends.push(...sendsNotIn(own, this.seen));
+      this.seen = mergeWindows(run.window(now), window)?.sends ?? own;
+    }
+    return { window, inFlight: othersInFlight(this.share, this.owner) };
+  }
+
+  /** Claims the run's domains: answered ones are taken as cached, others' are set aside to wait for. */
+  async start(run: SharingRun, keys: readonly string[], now: number): Promise<void> {
+    this.run = run;
+    this.seen = run.window(now).sends;
+    const split = claim(this.share, keys, this.owner, now, this.setup.reuseMs, (key, answer) =>
+      this.onWake(key, answer),
+    );
+    this.take(split.reused);
+    run.setAside(split.busy);
+    for (const key of split.mine) this.mine.add(key);
+    const remote = this.remote;
+    if (!remote || split.mine.length === 0) return;
+    await this.guard(async () => {
+      const found =
+        this.setup.reuseMs > 0 ? await remote.answers(split.mine, now, this.setup.reuseMs) : new Map();
+      this.take(found, true);
+      for (const key of split.mine.filter((k) => !found.has(k))) {
+        if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
+        else this.remoteBusy.add(key);
+      }
+      run.setAside(this.remoteBusy);
+    });
+  }
+
+  /** Answers found elsewhere: this run takes them as cached; those from the store also reach this process. */
+  private take(found: ReadonlyMap<string, Answer>, fromStore = false): void {
+    const records = new Map<string, DomainRecord>();
+    for (const [key, answer] of found) {
+      records.set(key, answer.record);
+      this.checkedAt.set(key, answer.checkedAt);
+      if (fromStore) this.published(key, answer, false);
+    }
+    this.run?.addCached(records);
+  }
+
+  private onWake(key: string, answer: Answer | undefined): void {
+    if (answer) this.checkedAt.set(key, answer.checkedAt);
+    else this.mine.add(key);
+    this.run?.resolveAside(key, answer?.record);
+    if (!answer && this.remote) {
+      const remote = this.remote;
+      this.later(async () => {
+        if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
+      });
+    }
+    this.nudge();
+  }
+
+  /** This run's records as they come: kept and told to every execution waiting for them, here and on other workers. */
+  received(records: ReadonlyArray<{ key: string; record: DomainRecord }>, now: number): void {
+    for (const { key, record } of records) this.published(key, { record, checkedAt: now }, true);
+  }
+
+  private published(key: string, answer: Answer, toStore: boolean): void {
+    this.checkedAt.set(key, answer.checkedAt);
+    this.mine.delete(key);
+    publish(this.share, key, answer, this.owner, this.setup.reuseMs);
+    const remote = this.remote;
+    if (!toStore || !remote) return;
+    this.remoteMine.delete(key);
+    this.later(() => remote.publish(key, answer, this.setup.reuseMs));
+  }
+
+  /** A request goes out (synchronously with the run's decision): the others count its URLs from now. */
+  sending(urls: number): number {
+    return sending(this.share, this.owner, urls);
+  }
+
+  answered(token: number): void {
+    answered(this.share, token);
+    this.answers += 1;
+  }
+
+  /** Between the run's steps: the learning turn passed on, and the store brought up to date both ways. */
+  async tick(now: number): Promise<void> {
+    if (this.learner && this.answers > 0) {
+      this.learner = false;
+      learned(this.share, this.owner);
+    }
+    const remote = this.remote;
+    if (!remote) return;
+    await this.guard(async () => {
+      await this.remoteOps;
+      const sends = this.unsentSends.splice(0);
+      await remote.addSends(sends);
+      const limits = this.run?.window(now).limits ?? {};
+      const plan = JSON.stringify(Object.entries(limits).map(([name, l]) => [name, l?.value, l?.exact]));
+      if (plan !== this.keptPlan) {
+        this.keptPlan = plan;
+        await remote.keepPlan(limits, now);
+      }
+      if (this.remoteLearner && this.answers > 0) {
+        this.remoteLearner = false;
+        await remote.learnedBy(this.owner);
+      }
+      if (now - this.renewedAt >= RENEW_MS) {
+        this.renewedAt = now;
+        await remote.renew([...this.remoteMine]);
+      }
+      await this.readRemoteWindow(now);
+    });
+  }
+
+  /** The store's window, read again at most once a POLL_MS. */
+  private async readRemoteWindow(now: number, force = false): Promise<void> {
+    if (!this.remote || (!force && now - this.remoteReadAt < POLL_MS)) return;
+    this.remoteReadAt = now;
+    this.remoteWindow = await this.remote.window(now);
+  }
+
+  /** Domains other workers are checking: answered (taken), or free again (claimed by this run, which sends them). */
+  private async pollRemote(now: number): Promise<void> {
+    const remote = this.remote;
+    if (!remote || this.remoteBusy.size === 0) return;
+    await this.guard(async () => {
+      const keys = [...this.remoteBusy];
+      const found = await remote.answers(keys, now);
+      for (const [key, answer] of found) {
+        this.remoteBusy.delete(key);
+        this.published(key, answer, false);
+        this.run?.resolveAside(key, answer.record);
+      }
+      for (const key of keys.filter((k) => !found.has(k))) {
+        if (!(await remote.claim(key, this.owner))) continue;
+        this.remoteBusy.delete(key);
+        this.remoteMine.add(key);
+        this.run?.resolveAside(key);
+      }
+      if (found.size > 0 || this.remoteBusy.size < keys.length) this.woke = true;
+    });
+  }
+
+  /** The run's wait: ends early when a domain waited for is answered or handed over, or the execution is stopped. */
+  async sleep(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    const signal = this.setup.signal;
+    this.woke = false;
+    for (let left = ms; left > 0 && !this.woke && !signal?.aborted; left = until - Date.now()) {
+      const slice = this.remote && this.remoteBusy.size > 0 ? Math.min(left, POLL_MS) : left;
+      const woken = new AbortController();
+      this.wake = () => woken.abort();
+      const signals = signal ? [signal, woken.signal] : [woken.signal];
+      try {
+        if (typeof sleepWithAbort === 'function') await sleepWithAbort(slice, AbortSignal.any(signals));
+        else await sleep(Math.min(slice, POLL_MS));
+      } catch {
+        // Woken or cancelled: the loop's condition says which.
+      }
+      this.wake = undefined;
+      if (!this.woke) await this.pollRemote(Date.now());
+      if (this.remote) await this.readRemoteWindow(Date.now());
+    }
+  }
+
+  private nudge(): void {
+    this.woke = true;
+    this.wake?.();
+  }
+
+  /** The end, whatever happened: what this execution claimed and did not answer goes back to the others. */
+  async end(): Promise<void> {
+    stopWaiting(this.share, this.owner);
+    if (this.learner) learned(this.share, this.owner);
+    const unanswered = [...this.mine];
+    release(this.share, unanswered, this.owner);
+    const remote = this.remote;
+    if (!remote) return;
+    await this.guard(async () => {
+      await this.remoteOps;
+      await remote.addSends(this.unsentSends.splice(0));
+      await remote.release(
+        unanswered.filter((k) => this.remoteMine.has(k)),
+        this.owner,
+      );
+      if (this.remoteLearner) await remote.learnedBy(this.owner);
+    });
+  }
+
+  /** Queues a store operation behind the others (awaited at the next step); a failure turns the store off. */
+  private later(op: () => Promise<void>): void {
+    this.remoteOps = this.remoteOps.then(async () => await this.guard(op));
+  }
+
+  private async guard(op: () => Promise<void>): Promise<void> {
+    if (!this.remote) return;
+    try {
+      await op();
+    } catch (error) {
+      this.down(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** The store failed: this execution shares within its process from now on, and its items say so. */
+  private down(message: string): void {
+    this.problem ??= `${message}: this execution shared only within its n8n process.`;
+    this.remote = undefined;
+    this.remoteWindow = undefined;
+    for (const key of this.remoteBusy) this.run?.resolveAside(key);
+    this.remoteBusy.clear();
+    this.remoteMine.clear();
+    this.nudge();
+  }
+}

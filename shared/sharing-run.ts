@@ -1,0 +1,86 @@
+// A check run that shares its key with other executions running at the same time (n8n executions in one process or
+// on several workers): domains another execution is checking are set aside, awaited and never sent, until they are
+// answered there (taken like a cached answer: no credit) or handed back (queued again, to be sent by this run); and
+// before each decision the others' window (their answered sends, their requests in flight, the limits they learned)
+// is merged into this run's, so that every execution paces to the same minute of the key's sends.
+import { unfinished } from './outcome';
+import { CheckRun } from './run';
+import type { RunOptions } from './run-options';
+import type { Step } from './step';
+import { PlanWindow, type Slot } from './window';
+import { mergeWindows, type WindowSnapshot } from './window-snapshot';
+import type { DomainRecord } from './wire';
+
+/** While only domains set aside are left, the run asks to wait at most this long, then looks again. */
+export const AWAIT_SLICE_MS = 1000;
+
+/** What the other executions of the key show now: their window, and the URLs of each request they have in flight. */
+export interface OthersView {
+  window?: WindowSnapshot;
+  inFlight: number[];
+}
+
+/** The plan's window with the other executions' requests in flight counted as sent now, like the run's own. */
+class SharedWindow extends PlanWindow {
+  others: readonly number[] = [];
+
+  override plan(now: number, wanted: number, left = Infinity, inFlight: readonly number[] = []): Slot {
+    return super.plan(now, wanted, left, inFlight.concat(this.others));
+  }
+}
+
+export class SharingRun extends CheckRun {
+  private readonly aside = new Set<string>();
+
+  constructor(
+    values: readonly unknown[],
+    options: RunOptions,
+    private readonly others: (now: number) => OthersView = () => ({ inFlight: [] }),
+  ) {
+    super(values, options);
+  }
+
+  /** Domains another execution is checking: this run waits for them instead of sending them. */
+  setAside(keys: Iterable<string>): void {
+    const set = new Set(keys);
+    for (const key of this.queue) if (set.has(key)) this.aside.add(key);
+    this.queue = this.queue.filter((key) => !set.has(key));
+  }
+
+  /** The domains set aside and not resolved yet. */
+  awaited(): string[] {
+    return [...this.aside];
+  }
+
+  /**
+   * A domain set aside was answered by the other execution (its record: reused, no credit), or handed back
+   * (no record: this run sends it, or ends it like the rest when it has finished).
+   */
+  resolveAside(key: string, record?: DomainRecord): void {
+    if (!this.aside.delete(key)) return;
+    if (record) {
+      this.settle(key, { kind: 'record', key, record, cached: true });
+      this.counts.cached += 1;
+    } else if (this.finalOutcome) this.settle(key, this.finalOutcome(key));
+    else this.queue.push(key);
+  }
+
+  override next(now: number): Step {
+    this.absorb(this.others(now), now);
+    if (!this.finalOutcome && this.aside.size > 0 && this.queue.length === 0 && this.inflight.size === 0) {
+      if (now >= this.options.deadline) return this.finish(unfinished({ why: 'deadline' }));
+      return { type: 'wait', ms: Math.max(1, Math.min(AWAIT_SLICE_MS, this.options.deadline - now)) };
+    }
+    return super.next(now);
+  }
+
+  /** The others' window merged into this run's (each send counted once); a maximum they learned is kept to. */
+  private absorb(view: OthersView, now: number): void {
+    const window = new SharedWindow(mergeWindows(this.pacer.snapshot(now), view.window), this.options.pace);
+    window.observedSince = this.pacer.observedSince;
+    window.others = view.inFlight;
+    this.pacer = window;
+    const maximum = this.pacer.learned().maxUrlsPerRequest;
+    if (maximum !== undefined && maximum < this.batchSize) this.batchSize = maximum;
+  }
+}

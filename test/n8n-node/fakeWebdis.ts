@@ -1,0 +1,132 @@
+// A stand-in for webdis in front of Redis, for unit tests (the end-to-end tests run the real ones): an HTTP server on
+// a free loopback port speaking webdis's URL protocol (`/SET/key/value/NX/PX/30000.json`, arguments URL-encoded,
+// JSON replies such as {"SET":[true,"OK"]} and {"GET":null}) over an in-memory Redis of the commands the node uses,
+// with expiries on the server's clock. It can ask for HTTP Basic auth (401 otherwise) and refuse commands (403).
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+type Value = string | string[];
+
+export interface FakeWebdisOptions {
+  /** `user:password` the server asks for. */
+  auth?: string;
+  /** Commands answered 403, as webdis's ACL does for disabled ones. */
+  disabled?: string[];
+}
+
+export interface FakeWebdis {
+  url: string;
+  /** Commands received, in order, as [COMMAND, ...args]. */
+  commands: string[][];
+  /** The stored value of a key (undefined when absent or expired). */
+  get(key: string): Value | undefined;
+  /** Stores a value directly, with an expiry in ms. */
+  set(key: string, value: string, px?: number): void;
+  keys(): string[];
+  options: FakeWebdisOptions;
+  close(): Promise<void>;
+}
+
+export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<FakeWebdis> {
+  const data = new Map<string, { value: Value; until: number }>();
+  const commands: string[][] = [];
+  const live = (key: string) => {
+    const entry = data.get(key);
+    if (entry && entry.until <= Date.now()) data.delete(key);
+    return data.get(key);
+  };
+  const list = (key: string): string[] => {
+    const value = live(key)?.value;
+    return Array.isArray(value) ? value : [];
+  };
+  const run = (args: string[]): unknown => {
+    const [command, ...rest] = args;
+    switch (command) {
+      case 'PING':
+        return [true, 'PONG'];
+      case 'SET': {
+        const [key, value, ...flags] = rest;
+        const upper = flags.map((f) => f.toUpperCase());
+        if (upper.includes('NX') && live(key)) return null;
+        const px = upper.indexOf('PX');
+        const until = px >= 0 ? Date.now() + Number(flags[px + 1]) : Infinity;
+        data.set(key, { value, until });
+        return [true, 'OK'];
+      }
+      case 'GET': {
+        const value = live(rest[0])?.value;
+        return typeof value === 'string' ? value : null;
+      }
+      case 'MGET':
+        return rest.map((key) => {
+          const value = live(key)?.value;
+          return typeof value === 'string' ? value : null;
+        });
+      case 'DEL':
+        return rest.filter((key) => live(key) !== undefined && data.delete(key)).length;
+      case 'PEXPIRE': {
+        const entry = live(rest[0]);
+        if (!entry) return 0;
+        entry.until = Date.now() + Number(rest[1]);
+        return 1;
+      }
+      case 'RPUSH': {
+        const entry = live(rest[0]);
+        const items = [...list(rest[0]), ...rest.slice(1)];
+        data.set(rest[0], { value: items, until: entry?.until ?? Infinity });
+        return items.length;
+      }
+      case 'LRANGE': {
+        const items = list(rest[0]);
+        const at = (i: number) => (i < 0 ? items.length + i : i);
+        return items.slice(Math.max(0, at(Number(rest[1]))), at(Number(rest[2])) + 1);
+      }
+      case 'LTRIM': {
+        const entry = live(rest[0]);
+        if (!entry) return [true, 'OK'];
+        const items = list(rest[0]);
+        const at = (i: number) => (i < 0 ? items.length + i : i);
+        entry.value = items.slice(Math.max(0, at(Number(rest[1]))), at(Number(rest[2])) + 1);
+        return [true, 'OK'];
+      }
+      default:
+        return [false, `ERR unknown command '${command}'`];
+    }
+  };
+  const server = http.createServer((req, res) => {
+    const parts = (req.url ?? '/').split('?')[0].split('/').slice(1);
+    if (parts.length > 0) parts[parts.length - 1] = parts[parts.length - 1].replace(/\.json$/, '');
+    const args = parts.map((p) => decodeURIComponent(p));
+    args[0] = (args[0] ?? '').toUpperCase();
+    const expected = fake.options.auth
+      ? `Basic ${Buffer.from(fake.options.auth).toString('base64')}`
+      : undefined;
+    if (expected && req.headers.authorization !== expected) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="webdis"' }).end('');
+      return;
+    }
+    if ((fake.options.disabled ?? []).includes(args[0])) {
+      res.writeHead(403).end('');
+      return;
+    }
+    commands.push(args);
+    const body = JSON.stringify({ [args[0]]: run(args) });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const fake: FakeWebdis = {
+    url: `http://127.0.0.1:${port}`,
+    commands,
+    options,
+    get: (key) => live(key)?.value,
+    set: (key, value, px) => data.set(key, { value, until: px ? Date.now() + px : Infinity }),
+    keys: () => [...data.keys()].filter((key) => live(key) !== undefined),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return fake;
+}
