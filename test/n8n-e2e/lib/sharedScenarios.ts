@@ -44,7 +44,7 @@ async function overlapping(ctx: Ctx, f: Flows): Promise<Figures> {
     overlappingLists(QUEUE_EXECUTIONS, 'scale-q'),
   );
   ctx.log(`${s}: ${line(figures)}`);
-  checkShared(ctx.t, s, figures, PACE_FACTOR);
+  checkShared(ctx.t, s, figures, { factor: PACE_FACTOR });
   ctx.t.equal(s, 'no domain billed twice', billedTwice(ctx, 'scale-q'), []);
   return figures;
 }
