@@ -2,7 +2,7 @@
 // (apt-get when missing), each on 127.0.0.1 and a free port chosen at run time, webdis with its own JSON config
 // pointing at that Redis; readiness is waited for, and `stop()` ends exactly the process that was started.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { REPO_ROOT, freePort, tail } from './n8n';
@@ -133,6 +133,7 @@ export async function startWebdis(opts: WebdisOptions): Promise<RunningWebdis> {
     verbosity: 3,
     logfile: path.join(opts.dir, `${opts.name}.log`),
   };
+  mkdirSync(opts.dir, { recursive: true });
   const file = path.join(opts.dir, `${opts.name}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
   const child = spawn('webdis', [file], { stdio: ['ignore', 'pipe', 'pipe'] });
