@@ -9,6 +9,7 @@
 //   before   only the before rows, printed (E2E_BEFORE_TARBALL)
 // Ends with `N passed, N failed`.
 import { startSandbox } from '../sandbox/server';
+import { startPostgres } from './lib/postgres';
 import { startRedis, type Started } from './lib/sharedStore';
 import {
   CONCURRENCY,
@@ -88,6 +89,10 @@ async function main(): Promise<number> {
   const ctx: Ctx = { t, sandbox, log: (text) => console.log(`        ${text}`) };
   const stops: Array<() => Promise<void>> = [];
   try {
+    if (mode !== 'regular') {
+      ctx.pg = await startPostgres();
+      stops.push(ctx.pg.stop);
+    }
     if (mode === 'regular') {
       await regularRun(ctx, false, true);
     } else if (mode === 'queue') {

@@ -32,6 +32,8 @@ export interface ClusterOptions {
   workflows: WorkflowJson[];
   /** Queue mode with this Redis (Bull) and these workers; absent: regular mode, one process. */
   queue?: { redisPort: number; workers: number; concurrency: number };
+  /** The database settings (lib/postgres.ts); absent: n8n's SQLite file in the user folder. */
+  database?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -69,11 +71,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           // Bull's keys of this instance only (two instances may share one Redis, one after the other).
           QUEUE_BULL_PREFIX: `bull-${path.basename(opts.workDir)}`,
           QUEUE_HEALTH_CHECK_ACTIVE: 'false',
-          // One SQLite file for main and workers, in WAL mode (n8n warns that queue mode is meant for PostgreSQL).
           DB_SQLITE_POOL_SIZE: '4',
           OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
         }
       : {}),
+    ...opts.database,
   };
   await n8n.importCredentials(opts.credentials);
   await n8n.importWorkflows(opts.workflows.map((wf) => ({ ...wf, active: true })));

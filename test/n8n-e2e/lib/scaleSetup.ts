@@ -11,6 +11,7 @@ import {
   type CredentialJson,
   type WorkflowJson,
 } from './n8n';
+import type { RunningPostgres } from './postgres';
 import type { Started } from './sharedStore';
 import type { Tally } from './tally';
 import { dapaCredential } from './workflows';
@@ -50,6 +51,8 @@ export interface Ctx {
   t: Tally;
   sandbox: RunningSandbox;
   log: (line: string) => void;
+  /** PostgreSQL for the queue-mode clusters (one database each). */
+  pg?: RunningPostgres;
 }
 
 /** The node package for a cluster: the one run.sh packed (after), or the one packed from main with its install.mjs. */
@@ -82,10 +85,11 @@ export async function cluster(
     queue: opts.redis
       ? { redisPort: opts.redis.port, workers: WORKERS, concurrency: CONCURRENCY }
       : undefined,
+    database: opts.redis && ctx.pg ? ctx.pg.database(`n8n_${name.replace(/\W/g, '_')}`) : undefined,
     log: ctx.log,
   });
   ctx.log(
-    `${name}: n8n ${c.version}, ${opts.redis ? `main + ${WORKERS} workers x ${CONCURRENCY}` : 'one process (regular mode)'}` +
+    `${name}: n8n ${c.version}, ${opts.redis ? `main + ${WORKERS} workers x ${CONCURRENCY}, PostgreSQL` : 'one process (regular mode), SQLite'}` +
       `${opts.before ? ', the node as on main' : ''}, ready in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
   return c;
