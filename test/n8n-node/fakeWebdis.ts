@@ -89,6 +89,13 @@ export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<
         entry.value = items.slice(Math.max(0, at(Number(rest[1]))), at(Number(rest[2])) + 1);
         return [true, 'OK'];
       }
+      case 'LREM': {
+        const items = list(rest[0]);
+        const at = items.indexOf(rest[2]);
+        if (at < 0) return 0;
+        items.splice(at, 1);
+        return 1;
+      }
       default:
         return [false, `ERR unknown command '${command}'`];
     }

@@ -32,7 +32,7 @@ export async function startHeldService(): Promise<HeldService> {
         if (typeof value === 'string') headers[name] = value;
       const send = (status: number, text: string, extra: Record<string, string> = {}) =>
         res.writeHead(status, { 'content-type': 'application/json', ...extra }).end(text);
-      let urls: string[] = [];
+      let urls: string[];
       try {
         urls = (JSON.parse(body) as { urls: string[] }).urls;
       } catch {
@@ -41,7 +41,10 @@ export async function startHeldService(): Promise<HeldService> {
       const held: Held = {
         urls,
         answer: () => {
-          const out = sandbox.handle({ method: req.method ?? 'POST', path: req.url ?? '/', headers, body }, Date.now());
+          const out = sandbox.handle(
+            { method: req.method ?? 'POST', path: req.url ?? '/', headers, body },
+            Date.now(),
+          );
           send(out.status, out.body, out.headers);
         },
         refuse: (status, text) => send(status, text),

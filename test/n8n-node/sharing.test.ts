@@ -2,6 +2,8 @@
 // plan's per-request maximum is learned once, a domain another execution is checking is awaited at no credit, an
 // execution that fails or is cancelled hands its domains back, answers are reused for "Reuse Results For" and no
 // longer, and what the process keeps is bounded.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { windowKey } from '../../n8n-node/nodes/DapaChecker/planWindow';
@@ -13,6 +15,7 @@ import {
   release,
   shareOf,
 } from '../../n8n-node/nodes/DapaChecker/sharing/registry';
+import { LEASE_MS, SENDS_KEPT } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
 import { metricsFor } from '../sandbox/handler';
 import type { RunningSandbox } from '../sandbox/server';
 import { createExecuteContext, useSandboxServer, type ContextSetup } from './executeContext';
@@ -56,7 +59,10 @@ describe('executions of one key in one process', () => {
       expect(run.skipped).toEqual([]);
       expect(run.results.map(pairedIndex)).toEqual(lists[i].map((_item, j) => j));
       for (const item of run.results) {
-        expect(item.json).toMatchObject({ ...metricsFor(String(item.json.url)), checked_at: expect.any(String) });
+        expect(item.json).toMatchObject({
+          ...metricsFor(String(item.json.url)),
+          checked_at: expect.any(String),
+        });
         expect(item.json.shared_store).toBeUndefined();
       }
     });
@@ -122,7 +128,9 @@ describe('a domain another execution is checking', () => {
       ['c.com', true],
     ]);
     expect(a.results.map((item) => item.json.reused)).toEqual([false, false, false]);
-    expect(b.results.map((item) => item.json.checked_at)).toEqual(a.results.map((item) => item.json.checked_at));
+    expect(b.results.map((item) => item.json.checked_at)).toEqual(
+      a.results.map((item) => item.json.checked_at),
+    );
     expect(held.sandbox.stats()['sandbox-basic'].billed).toBe(3);
   });
 
@@ -168,7 +176,11 @@ describe('a domain another execution is checking', () => {
     const request = await held.next();
     const second = await execute({ items, options: { ...options, timeLimitSeconds: 1 } }, held.url);
     expect(second.sent).toEqual([]);
-    expect(second.skipped.map((item) => item.json.reason)).toEqual(['unfinished', 'unfinished', 'unfinished']);
+    expect(second.skipped.map((item) => item.json.reason)).toEqual([
+      'unfinished',
+      'unfinished',
+      'unfinished',
+    ]);
     request.answer();
     expect((await first).results).toHaveLength(3);
   });
@@ -179,7 +191,13 @@ describe('what the process keeps', () => {
     const share = shareOf('bounded-test');
     const record = { domain: 'x', site_da: 1, site_pa: 1, site_mr: 1, spam_score: 1 };
     for (let i = 0; i < MAX_ANSWERS + 10; i++)
-      publish(share, `k${i}.com`, { record: { ...record, domain: `k${i}.com` }, checkedAt: 1 }, 'o', 3600_000);
+      publish(
+        share,
+        `k${i}.com`,
+        { record: { ...record, domain: `k${i}.com` }, checkedAt: 1 },
+        'o',
+        3600_000,
+      );
     expect(share.answers.size).toBe(MAX_ANSWERS);
     expect(share.answers.has('k0.com')).toBe(false);
     expect(share.answers.has(`k${MAX_ANSWERS + 9}.com`)).toBe(true);
@@ -201,5 +219,18 @@ describe('what the process keeps', () => {
     expect(woken).toEqual(['B:yours', 'C:answer']);
     expect(share.claims.has('x.com')).toBe(false);
     expect(share.answers.has('x.com')).toBe(false); // Reuse Results For 0: only those waiting get it
+  });
+});
+
+describe('the documents', () => {
+  test('the figures the README and developers.md give for what is kept are the code’s', () => {
+    const readme = readFileSync(join(__dirname, '../../n8n-node/README.md'), 'utf8').replace(/\s+/g, ' ');
+    const developers = readFileSync(join(__dirname, '../../docs/developers.md'), 'utf8').replace(/\s+/g, ' ');
+    const answers = MAX_ANSWERS.toLocaleString('en-US');
+    expect(readme).toContain(`${answers} answers per key (the oldest go first), ${MAX_KEYS} keys`);
+    expect(readme).toContain(`SET … NX PX ${LEASE_MS}`);
+    expect(developers).toContain(`at most ${answers} per key, the oldest first out; ${MAX_KEYS} keys`);
+    expect(developers).toContain(`(a ${LEASE_MS / 1000} s lease, renewed every ${LEASE_MS / 3000} s`);
+    expect(developers).toContain(`LTRIM to ${SENDS_KEPT}`);
   });
 });

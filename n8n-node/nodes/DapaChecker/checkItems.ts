@@ -53,11 +53,16 @@ function budgetSummary(budget: number, run: BudgetUse, execution: BudgetUse): st
   );
 }
 
+/** The domains other executions (or the shared store) answered for this one, at no credit. */
+function reusedPart(reused: number): string {
+  return reused > 0 ? `, ${reused} domains reused from other executions (0 credits)` : '';
+}
+
 function summary(totals: Totals, budget?: { budget: number; run: BudgetUse; execution: BudgetUse }): string {
   const waited = totals.waitedMs > 0 ? `, waited ${Math.ceil(totals.waitedMs / 1000)} s for rate limits` : '';
   return (
     `${totals.inputs} items, ${totals.distinct} distinct domains: ${totals.requests} requests, ` +
-    `${totals.billed} billed, ${totals.retries} retries${waited}. ` +
+    `${totals.billed} billed, ${totals.retries} retries${waited}${reusedPart(totals.cached)}. ` +
     `${totals.records} results, ${totals.skips + totals.errors} skipped.` +
     (budget ? budgetSummary(budget.budget, budget.run, budget.execution) : '')
   );
@@ -193,13 +198,17 @@ async function check(
       received: (records) => session.received(records, Date.now()),
       send: async (request) => {
         // Counted as in flight at once, in the same turn as the decision to send it.
-        const token = session.sending(urlsIn(request.body));
+        const urls = urlsIn(request.body);
+        const token = session.sending(urls);
+        let reserved: string | undefined;
         try {
           share();
           await session.tick(Date.now());
+          reserved = await session.reserve(urls, deadline);
           return await send(request);
         } finally {
           session.answered(token);
+          session.unreserve(reserved);
         }
       },
       sleep: async (ms) => {

@@ -24,6 +24,7 @@ const COMMANDS: ReadonlyArray<ReadonlyArray<string | number>> = [
   ['RPUSH', `${TEST_KEY}:list`, 'x'],
   ['LRANGE', `${TEST_KEY}:list`, 0, -1],
   ['LTRIM', `${TEST_KEY}:list`, -1, -1],
+  ['LREM', `${TEST_KEY}:list`, 1, 'x'],
   ['DEL', `${TEST_KEY}:list`],
 ];
 
@@ -33,7 +34,7 @@ const NEXT_STEP: Record<StoreProblem['problem'], string> = {
     'Check the Webdis URL (scheme, host, port) and that webdis runs and is reachable from this n8n server.',
   auth: 'Check the User and Password against the http_basic_auth of webdis.json.',
   refused:
-    'Allow the commands PING, SET, GET, MGET, PEXPIRE, DEL, RPUSH, LRANGE and LTRIM for this user in the acl of webdis.json, and check the User and Password.',
+    'Allow the commands PING, SET, GET, MGET, PEXPIRE, DEL, RPUSH, LRANGE, LTRIM and LREM for this user in the acl of webdis.json, and check the User and Password.',
   unexpected: 'Check the Webdis URL: it must be the address of webdis itself.',
 };
 

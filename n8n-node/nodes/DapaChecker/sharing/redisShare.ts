@@ -8,7 +8,6 @@ import {
   mergeWindows,
   restoreWindow,
   type DomainRecord,
-  type PlanLimits,
   type WindowSnapshot,
 } from '../../../../shared/index';
 import type { Answer } from './registry';
@@ -20,11 +19,14 @@ export const LEASE_MS = 60_000;
 /** An answer kept for executions waiting on it, when Reuse Results For is 0. */
 const WAITERS_MS = 60_000;
 const PLAN_MS = 7 * 24 * 3600 * 1000;
-const SENDS_KEPT = 500;
+export const SENDS_KEPT = 500;
 /** Domains per MGET (the URL stays short). */
 const CHUNK = 50;
 
 export class RedisShare {
+  /** The words of the last failure (n8n's errors may reword a network cause; these say which setting to check). */
+  problem?: string;
+
   constructor(
     private readonly node: INode,
     private readonly http: StoreHttp,
@@ -35,8 +37,9 @@ export class RedisShare {
 
   private async run(...args: Array<string | number>): Promise<Reply> {
     const reply = await runCommand(this.http, this.base, args);
-    if (isStoreProblem(reply)) throw new NodeOperationError(this.node, reply.message);
-    return reply;
+    if (!isStoreProblem(reply)) return reply;
+    this.problem = reply.message;
+    throw new NodeOperationError(this.node, reply.message);
   }
 
   /** Answers kept for these domains (younger than `reuseMs` when given), by domain. */
@@ -54,10 +57,22 @@ export class RedisShare {
     return found;
   }
 
-  /** Claims a domain for `owner`; false when another execution holds it. */
-  async claim(key: string, owner: string): Promise<boolean> {
+  /**
+   * Claims a domain for `owner`: true, or false when another execution holds it, or the answer when one came in
+   * between (it was published after this execution looked for it: the claim is given up, nothing is sent twice).
+   */
+  async claim(key: string, owner: string): Promise<boolean | Answer> {
     const reply = await this.run('SET', `${this.prefix}:c:${key}`, owner, 'NX', 'PX', LEASE_MS);
-    return reply !== null && reply !== false;
+    if (reply === null || reply === false) return false;
+    const answer = readAnswer(await this.run('GET', `${this.prefix}:r:${key}`));
+    if (!answer) return true;
+    await this.run('DEL', `${this.prefix}:c:${key}`);
+    return answer;
+  }
+
+  /** Passes a claim this execution holds to another execution of its process (it hands the domain over). */
+  async transfer(key: string, owner: string): Promise<void> {
+    await this.run('SET', `${this.prefix}:c:${key}`, owner, 'PX', LEASE_MS);
   }
 
   /** Renews the claims of domains still being checked. */
@@ -80,7 +95,7 @@ export class RedisShare {
     }
   }
 
-  /** The window all workers share: the minute's sends and the plan's limits. */
+  /** The window all workers share: the minute's sends, the plan's limits and when a limit last pushed back. */
   async window(now: number): Promise<WindowSnapshot | undefined> {
     const sends = await this.run('LRANGE', `${this.prefix}:sends`, 0, -1);
     const plan = await this.run('GET', `${this.prefix}:plan`);
@@ -88,13 +103,16 @@ export class RedisShare {
       .map((entry) => String(entry).split(':').map(Number))
       .filter((p): p is [number, number] => p.length >= 2 && p.every(Number.isFinite))
       .map((p): [number, number] => [p[0], p[1]]);
-    let limits: PlanLimits;
+    let kept: Partial<Pick<WindowSnapshot, 'limits' | 'pressure'>>;
     try {
-      limits = typeof plan === 'string' ? (JSON.parse(plan) as PlanLimits) : {};
+      kept = typeof plan === 'string' ? (JSON.parse(plan) as typeof kept) : {};
     } catch {
-      limits = {};
+      kept = {};
     }
-    return restoreWindow({ v: 1, at: now, sends: list, limits }, now);
+    return restoreWindow(
+      { v: 1, at: now, sends: list, limits: kept.limits ?? {}, pressure: kept.pressure },
+      now,
+    );
   }
 
   /** Adds this execution's sends (answer time, URLs) to the shared minute. */
@@ -106,11 +124,46 @@ export class RedisShare {
     await this.run('PEXPIRE', name, 2 * 60_000);
   }
 
-  /** Keeps the plan's limits, merged with what is there (exact beats inferred, newer beats older). */
-  async keepPlan(limits: PlanLimits, now: number): Promise<void> {
+  /**
+   * Reserves a request about to go: its entry joins the list of requests in flight on every worker, and the URLs of
+   * the entries before it (reserved earlier, not answered yet) are returned: they count as sent before this one.
+   */
+  async reserve(entry: string, now: number): Promise<number[]> {
+    const name = `${this.prefix}:flight`;
+    await this.run('RPUSH', name, entry);
+    await this.run('PEXPIRE', name, 2 * 60_000);
+    return await this.flightBefore(entry, now);
+  }
+
+  /** The URLs of the requests reserved before `entry` and not answered yet. */
+  async flightBefore(entry: string, now: number): Promise<number[]> {
+    const list = await this.run('LRANGE', `${this.prefix}:flight`, 0, -1);
+    const entries = (Array.isArray(list) ? list : []).map(String);
+    const before = entries.slice(0, Math.max(0, entries.indexOf(entry)));
+    // Entries of a worker that died are ignored after the longest request (two minutes).
+    return before
+      .map((e) => e.split(':').map(Number))
+      .filter((p) => p.length >= 4 && p[3] > now - 2 * 60_000)
+      .map((p) => p[2]);
+  }
+
+  /** The request is answered: its entry leaves the list. */
+  async unreserve(entry: string): Promise<void> {
+    await this.run('LREM', `${this.prefix}:flight`, 1, entry);
+  }
+
+  /** Keeps the plan's limits and pushbacks, merged with what is there (exact beats inferred, newer beats older). */
+  async keepPlan(window: WindowSnapshot, now: number): Promise<void> {
     const stored = await this.window(now);
-    const merged = mergeWindows(stored, { v: 1, at: now, sends: [], limits });
-    const json = JSON.stringify(merged?.limits ?? limits);
+    const mine: WindowSnapshot = {
+      v: 1,
+      at: now,
+      sends: [],
+      limits: window.limits,
+      pressure: window.pressure,
+    };
+    const merged = mergeWindows(stored, mine) ?? mine;
+    const json = JSON.stringify({ limits: merged.limits, pressure: merged.pressure });
     await this.run('SET', `${this.prefix}:plan`, json, 'PX', PLAN_MS);
   }
 

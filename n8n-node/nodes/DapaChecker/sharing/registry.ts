@@ -14,8 +14,11 @@ export interface Answer {
   checkedAt: number;
 }
 
-/** Told when a domain waited for is answered (its answer), or handed to this waiter to check (undefined). */
-export type Wake = (key: string, answer: Answer | undefined) => void;
+/**
+ * Told when a domain waited for is answered (its answer), or handed to this waiter to check (undefined; `inStore`:
+ * whether the execution that hands it over held its claim in the shared store too, which then passes to this one).
+ */
+export type Wake = (key: string, answer: Answer | undefined, inStore?: boolean) => void;
 
 interface Claim {
   owner: string;
@@ -113,8 +116,15 @@ export function publish(share: KeyShare, key: string, answer: Answer, owner: str
 /**
  * Hands back the domains `owner` claimed and did not answer (it failed, was stopped, or ran out of time): each goes
  * to its first waiter, who checks it; the others wait for that one. Nothing is lost, and nothing is sent twice.
+ * Returns the new owner of each domain handed over.
  */
-export function release(share: KeyShare, keys: Iterable<string>, owner: string): void {
+export function release(
+  share: KeyShare,
+  keys: Iterable<string>,
+  owner: string,
+  inStore: (key: string) => boolean = () => false,
+): Map<string, string> {
+  const handed = new Map<string, string>();
   for (const key of keys) {
     const held = share.claims.get(key);
     if (!held || held.owner !== owner) continue;
@@ -124,8 +134,10 @@ export function release(share: KeyShare, keys: Iterable<string>, owner: string):
       continue;
     }
     held.owner = next.owner;
-    next.wake(key, undefined);
+    handed.set(key, next.owner);
+    next.wake(key, undefined, inStore(key));
   }
+  return handed;
 }
 
 /** An execution that ends stops waiting: it is taken off every waiting list. */

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { sleep, sleepWithAbort } from 'n8n-workflow';
 import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
 import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
+import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
 import { LEASE_MS, type RedisShare } from './redisShare';
 import {
@@ -77,6 +78,7 @@ export class ShareSession {
   private learner = false;
   private remoteLearner = false;
   private answers = 0;
+  private reserved = 1;
   private remoteOps: Promise<void> = Promise.resolve();
   private wake?: () => void;
   private woke = false;
@@ -139,15 +141,22 @@ export class ShareSession {
     this.take(split.reused);
     run.setAside(split.busy);
     for (const key of split.mine) this.mine.add(key);
+    await this.claimInStore(run, split.mine, now);
+    // Nothing of its own to send: the turn to learn the maximum goes to the next execution at once.
+    if ([...this.mine].every((key) => this.remoteBusy.has(key))) this.answers += 1;
+  }
+
+  private async claimInStore(run: SharingRun, keys: string[], now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || split.mine.length === 0) return;
+    if (!remote || keys.length === 0) return;
     await this.guard(async () => {
-      const found =
-        this.setup.reuseMs > 0 ? await remote.answers(split.mine, now, this.setup.reuseMs) : new Map();
+      const found = this.setup.reuseMs > 0 ? await remote.answers(keys, now, this.setup.reuseMs) : new Map();
       this.take(found, true);
-      for (const key of split.mine.filter((k) => !found.has(k))) {
-        if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
-        else this.remoteBusy.add(key);
+      for (const key of keys.filter((k) => !found.has(k))) {
+        const claimed = await remote.claim(key, this.owner);
+        if (claimed === true) this.remoteMine.add(key);
+        else if (claimed === false) this.remoteBusy.add(key);
+        else this.take(new Map([[key, claimed]]), true);
       }
       run.setAside(this.remoteBusy);
     });
@@ -164,15 +173,14 @@ export class ShareSession {
     this.run?.addCached(records);
   }
 
-  private onWake(key: string, answer: Answer | undefined): void {
+  private onWake(key: string, answer: Answer | undefined, inStore = false): void {
     if (answer) this.checkedAt.set(key, answer.checkedAt);
     else this.mine.add(key);
-    this.run?.resolveAside(key, answer?.record);
-    if (!answer && this.remote) {
-      const remote = this.remote;
-      this.later(async () => {
-        if (await remote.claim(key, this.owner)) this.remoteMine.add(key);
-      });
+    // Handed over without the store's claim (another worker holds it): waited for there, like the run's own.
+    if (!answer && this.remote && !inStore) this.remoteBusy.add(key);
+    else {
+      if (!answer && this.remote) this.remoteMine.add(key);
+      this.run?.resolveAside(key, answer?.record);
     }
     this.nudge();
   }
@@ -202,6 +210,50 @@ export class ShareSession {
     this.answers += 1;
   }
 
+  /**
+   * Before a request goes, with the store: it is reserved among every worker's requests in flight, and waits while
+   * the plan's window (this run's, with every worker's sends and the requests reserved before it: the core's
+   * PlanWindow answers) has no room for it, within a minute, the run's deadline and cancel. Another worker's send
+   * between two reads of the store is then seen before this request goes. Returns the reservation, to free.
+   */
+  async reserve(urls: number, deadline: number): Promise<string | undefined> {
+    const remote = this.remote;
+    const run = this.run;
+    if (!remote || !run || urls === 0) return undefined;
+    const entry = `${this.owner}:${this.reserved++}:${urls}:${Date.now()}`;
+    const giveUpAt = Math.min(deadline, Date.now() + WINDOW_MS + 5000);
+    await this.guard(async () => {
+      let before = await remote.reserve(entry, Date.now());
+      for (;;) {
+        const now = Date.now();
+        await this.readRemoteWindow(now, true);
+        const window = mergeWindows(run.window(now), this.window(now));
+        const slot = new PlanWindow(window).plan(now, urls, Infinity, before);
+        if ((slot.at <= now && slot.urls >= urls) || slot.probe || now >= giveUpAt) return;
+        await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now));
+        if (this.setup.signal?.aborted) return;
+        before = await remote.flightBefore(entry, Date.now());
+      }
+    });
+    return entry;
+  }
+
+  /** The request was answered: its reservation is freed (in order, behind the other store operations). */
+  unreserve(entry: string | undefined): void {
+    const remote = this.remote;
+    if (entry !== undefined && remote) this.later(() => remote.unreserve(entry));
+  }
+
+  private async pause(ms: number): Promise<void> {
+    try {
+      if (typeof sleepWithAbort === 'function' && this.setup.signal)
+        await sleepWithAbort(ms, this.setup.signal);
+      else await sleep(ms);
+    } catch {
+      // Cancelled: the caller looks at the signal.
+    }
+  }
+
   /** Between the run's steps: the learning turn passed on, and the store brought up to date both ways. */
   async tick(now: number): Promise<void> {
     if (this.learner && this.answers > 0) {
@@ -214,22 +266,28 @@ export class ShareSession {
       await this.remoteOps;
       const sends = this.unsentSends.splice(0);
       await remote.addSends(sends);
-      const limits = this.run?.window(now).limits ?? {};
-      const plan = JSON.stringify(Object.entries(limits).map(([name, l]) => [name, l?.value, l?.exact]));
-      if (plan !== this.keptPlan) {
+      const window = this.run?.window(now);
+      const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
+      const plan = JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
+      if (window && plan !== this.keptPlan) {
         this.keptPlan = plan;
-        await remote.keepPlan(limits, now);
+        await remote.keepPlan(window, now);
       }
       if (this.remoteLearner && this.answers > 0) {
         this.remoteLearner = false;
         await remote.learnedBy(this.owner);
       }
-      if (now - this.renewedAt >= RENEW_MS) {
-        this.renewedAt = now;
-        await remote.renew([...this.remoteMine]);
-      }
+      await this.renewDue(now);
       await this.readRemoteWindow(now);
     });
+  }
+
+  /** Renews this execution's claims in the store when a third of their lease has passed. */
+  private async renewDue(now: number): Promise<void> {
+    const remote = this.remote;
+    if (!remote || now - this.renewedAt < RENEW_MS) return;
+    this.renewedAt = now;
+    await remote.renew([...this.remoteMine]);
   }
 
   /** The store's window, read again at most once a POLL_MS. */
@@ -252,10 +310,12 @@ export class ShareSession {
         this.run?.resolveAside(key, answer.record);
       }
       for (const key of keys.filter((k) => !found.has(k))) {
-        if (!(await remote.claim(key, this.owner))) continue;
+        const claimed = await remote.claim(key, this.owner);
+        if (claimed === false) continue;
         this.remoteBusy.delete(key);
-        this.remoteMine.add(key);
-        this.run?.resolveAside(key);
+        if (claimed === true) this.remoteMine.add(key);
+        else this.published(key, claimed, false);
+        this.run?.resolveAside(key, claimed === true ? undefined : claimed.record);
       }
       if (found.size > 0 || this.remoteBusy.size < keys.length) this.woke = true;
     });
@@ -267,7 +327,8 @@ export class ShareSession {
     const signal = this.setup.signal;
     this.woke = false;
     for (let left = ms; left > 0 && !this.woke && !signal?.aborted; left = until - Date.now()) {
-      const slice = this.remote && this.remoteBusy.size > 0 ? Math.min(left, POLL_MS) : left;
+      // With the store, a long wait is cut in slices: claims are renewed, and other workers' domains asked about.
+      const slice = !this.remote ? left : Math.min(left, this.remoteBusy.size > 0 ? POLL_MS : RENEW_MS);
       const woken = new AbortController();
       this.wake = () => woken.abort();
       const signals = signal ? [signal, woken.signal] : [woken.signal];
@@ -279,7 +340,10 @@ export class ShareSession {
       }
       this.wake = undefined;
       if (!this.woke) await this.pollRemote(Date.now());
-      if (this.remote) await this.readRemoteWindow(Date.now());
+      await this.guard(async () => {
+        await this.renewDue(Date.now());
+        await this.readRemoteWindow(Date.now());
+      });
     }
   }
 
@@ -293,16 +357,15 @@ export class ShareSession {
     stopWaiting(this.share, this.owner);
     if (this.learner) learned(this.share, this.owner);
     const unanswered = [...this.mine];
-    release(this.share, unanswered, this.owner);
     const remote = this.remote;
+    const handed = release(this.share, unanswered, this.owner, (k) => !!remote && this.remoteMine.has(k));
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
       await remote.addSends(this.unsentSends.splice(0));
-      await remote.release(
-        unanswered.filter((k) => this.remoteMine.has(k)),
-        this.owner,
-      );
+      for (const [key, owner] of handed) if (this.remoteMine.has(key)) await remote.transfer(key, owner);
+      const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
+      await remote.release(mineInStore, this.owner);
       if (this.remoteLearner) await remote.learnedBy(this.owner);
     });
   }
@@ -313,11 +376,12 @@ export class ShareSession {
   }
 
   private async guard(op: () => Promise<void>): Promise<void> {
-    if (!this.remote) return;
+    const remote = this.remote;
+    if (!remote) return;
     try {
       await op();
     } catch (error) {
-      this.down(error instanceof Error ? error.message : String(error));
+      this.down(remote.problem ?? (error instanceof Error ? error.message : String(error)));
     }
   }
 

@@ -75,6 +75,11 @@ export async function runCommand(
       'refused',
       `The shared store (webdis) at ${base} refused the command ${command} (HTTP 403): its ACL disables it for this user, or the user and password are wrong`,
     );
+  if (answer.status === 503)
+    return storeProblem(
+      'unreachable',
+      `The shared store (webdis) at ${base} answered 503 to ${command}: webdis runs but cannot reach its Redis`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(answer.body);

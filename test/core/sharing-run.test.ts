@@ -1,0 +1,69 @@
+// SharingRun, the core's run for executions that share a key: domains another execution is checking are set aside
+// (never sent; taken as cached when answered there, sent when handed back), and the others' window (their sends and
+// their requests in flight) is merged into the run's before each decision.
+import { SharingRun, type OthersView } from '../../shared/sharing-run';
+import type { WindowSnapshot } from '../../shared';
+import { metricsFor } from '../sandbox/handler';
+import { ScriptedApi } from '../sandbox/scripted';
+
+const BASE = 'https://api.example.com';
+
+function sendsOf(run: SharingRun, api: ScriptedApi, now: number): string[][] {
+  const sent: string[][] = [];
+  for (;;) {
+    const step = run.next(now);
+    if (step.type !== 'send') return sent;
+    sent.push(step.urls);
+    run.receive(step.id, api.handle(step.request, now), now);
+  }
+}
+
+const record = (domain: string) => ({ domain, ...metricsFor(domain) });
+
+describe('a sharing run', () => {
+  test('sends nothing set aside; an answer from elsewhere is a cached record that costs nothing', () => {
+    const api = new ScriptedApi();
+    const run = new SharingRun(['a.com', 'b.com', 'c.com'], { baseUrl: BASE, deadline: Infinity });
+    run.setAside(['b.com', 'c.com']);
+    expect(sendsOf(run, api, 0)).toEqual([['a.com']]);
+    // Only set-aside domains left: it waits (in slices) rather than ending them.
+    expect(run.next(1)).toEqual({ type: 'wait', ms: 1000 });
+    run.resolveAside('b.com', record('b.com'));
+    run.resolveAside('c.com'); // handed back: this run sends it
+    expect(sendsOf(run, api, 2)).toEqual([['c.com']]);
+    expect(run.next(3)).toEqual({ type: 'done' });
+    const report = run.report();
+    expect(report.outcomes.map((o) => o.kind === 'record' && o.cached)).toEqual([false, true, false]);
+    expect(report.totals.billed).toBe(2);
+    expect(report.totals.cached).toBe(1);
+  });
+
+  test('set-aside domains not answered by the deadline end unfinished, unbilled', () => {
+    const run = new SharingRun(['a.com'], { baseUrl: BASE, deadline: 5000 });
+    run.setAside(['a.com']);
+    expect(run.next(4500)).toEqual({ type: 'wait', ms: 500 });
+    expect(run.next(5000)).toEqual({ type: 'done' });
+    expect(run.report().outcomes[0]).toMatchObject({ kind: 'error', code: 'unfinished' });
+  });
+
+  test('waits for a minute the other executions spent, their requests in flight included', () => {
+    const api = new ScriptedApi();
+    const now = 100_000;
+    const window: WindowSnapshot = {
+      v: 1,
+      at: now,
+      sends: [[now - 30_000, 15]],
+      limits: {
+        urlsPerMinute: { value: 20, exact: true, at: 0 },
+        maxUrlsPerRequest: { value: 5, exact: true, at: 0 },
+      },
+    };
+    let view: OthersView = { window, inFlight: [5] };
+    const run = new SharingRun(['a.com'], { baseUrl: BASE, deadline: Infinity }, () => view);
+    const step = run.next(now);
+    // 15 answered + 5 in flight fill the minute of 20: the run waits for the 15 to leave it (30 s on).
+    expect(step).toEqual({ type: 'wait', ms: 30_001 });
+    view = { window, inFlight: [] };
+    expect(sendsOf(run, api, now)).toEqual([['a.com']]);
+  });
+});
