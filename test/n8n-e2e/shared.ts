@@ -7,6 +7,7 @@
 //   bench    the four figures before (the node packed from main, E2E_BEFORE_TARBALL) and after, at 1 process and
 //            at 5 x 2 workers; writes the scaling section of BENCH.md and the figures block of n8n-node/README.md
 //   before   only the before rows, printed (E2E_BEFORE_TARBALL)
+//   readme   the README's figures block rendered again from the committed BENCH.md
 // Ends with `N passed, N failed`.
 import { startSandbox } from '../sandbox/server';
 import { startPostgres } from './lib/postgres';
@@ -31,7 +32,9 @@ import {
   runLists,
   type Figures,
 } from './lib/overlap';
-import { writeScaling, type ScalingRow } from './lib/scalingDoc';
+import { BENCH_FILE } from './lib/benchDoc';
+import { writeReadmeBlock, writeScaling, type ScalingRow } from './lib/scalingDoc';
+import { benchSection, parseTable } from './lib/scalingFigures';
 import { queueScenarios } from './lib/sharedScenarios';
 import { Tally, runSuite } from './lib/tally';
 
@@ -89,7 +92,7 @@ async function main(): Promise<number> {
   const ctx: Ctx = { t, sandbox, log: (text) => console.log(`        ${text}`) };
   const stops: Array<() => Promise<void>> = [];
   try {
-    if (mode !== 'regular') {
+    if (mode !== 'regular' && mode !== 'readme') {
       ctx.pg = await startPostgres();
       stops.push(ctx.pg.stop);
     }
@@ -99,6 +102,9 @@ async function main(): Promise<number> {
       const redis = await startRedis();
       stops.push(redis.stop);
       await queueScenarios(ctx, redis, WORK);
+    } else if (mode === 'readme') {
+      // The README's figures block again from the committed BENCH.md's table (after a change of its wording).
+      await writeReadmeBlock(parseTable(benchSection(BENCH_FILE) ?? ''));
     } else if (mode === 'before') {
       // Only the before rows (a look at the old node's figures; no file written).
       const redis = await startRedis();

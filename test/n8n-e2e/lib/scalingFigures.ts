@@ -85,7 +85,7 @@ export function parseTable(section: string): TableRow[] {
 /** The README's figures block, rendered from the table's rows. */
 export function readmeBlock(rows: TableRow[]): string {
   const pick = (r: TableRow) =>
-    `${r.billed} credits for ${r.distinct} domains, ${r.limitExceeded} "Limit Exceeded", ${r.allRefused} requests refused whole, ` +
+    `${r.billed} credits for ${r.distinct} domains, ${r.limitExceeded} "Limit Exceeded", ${r.allRefused} requests refused whole as \`rate_limit_reached\`, ` +
     `${r.pace.toFixed(2)} x the time the domains need, ${r.lost} items lost`;
   const setups = [...new Set(rows.map((r) => r.setup))];
   return setups
@@ -96,7 +96,7 @@ export function readmeBlock(rows: TableRow[]): string {
       const before = by('before');
       const after = by('after');
       return (
-        `- ${setup}, ${n.executions} executions of lists of 10 overlapping by half at once, entry plan: ` +
+        `- ${setup}, ${n.executions} executions of lists of 10 overlapping by half, started together, on the entry plan: ` +
         `before ${before ? pick(before) : 'not measured'}; with sharing ${after ? pick(after) : 'not measured'}.`
       );
     })
