@@ -4,7 +4,6 @@
 // rate-limit headers (each case on a key of its own, so that nothing one case learned carries into the next); then
 // one more execution on the last key shows that what the workers learned is not learned again and does not slow it.
 // Run by run.sh on the newer n8n; ends with `N passed, N failed`; `--out <file>` rewrites the queue section of BENCH.md.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import {
 } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { writeSection, BENCH_FILE } from './lib/benchDoc';
+import { startRedis } from './lib/sharedStore';
 import { domainPool, spell } from './lib/datasets';
 import { E2E_DIR, N8nCli, callWebhook, freePort, n8nVersion, snapshotNodePackage, tail } from './lib/n8n';
 import { Tally, clip, runSuite } from './lib/tally';
@@ -116,50 +116,6 @@ function diff(after: KeyStats | undefined, before: KeyStats | undefined, limit42
     limit422,
     tooMany: status(after, '429') - status(before, '429'),
     rateSkips: (after?.rateLimitSkips ?? 0) - (before?.rateLimitSkips ?? 0),
-  };
-}
-
-/** Redis on the loopback address, no persistence; installed from Debian when missing. */
-async function startRedis(): Promise<{ port: number; stop: () => Promise<void> }> {
-  if (spawnSync('sh', ['-c', 'command -v redis-server']).status !== 0) {
-    console.log('redis-server missing: apt-get install -y redis-server');
-    spawnSync(
-      'sh',
-      ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server'],
-      {
-        stdio: 'inherit',
-      },
-    );
-  }
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    [
-      '--bind',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--protected-mode',
-      'yes',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  for (let i = 0; i < 100 && !/Ready to accept connections/.test(out); i++) await sleep(100);
-  if (!/Ready to accept connections/.test(out))
-    throw new Error(`redis-server did not start: ${tail(out, 10)}`);
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  return {
-    port,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
   };
 }
 

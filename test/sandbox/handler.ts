@@ -56,6 +56,10 @@ export interface KeyStats {
   billedByDomain: Record<string, number>; // normalized domain -> times billed
   rateLimitSkips: number;
   lookupFailedSkips: number;
+  /** 422 "Limit Exceeded" answers (more valid URLs than the plan's per-request maximum). */
+  limitExceeded: number;
+  /** Requests with valid URLs every one of which was refused as `rate_limit_reached` (the minute was spent). */
+  allRateLimited: number;
 }
 
 /** Per API key; plus '(missing)', '(unknown)' (keys are never echoed) and '(unrouted)' for 404/405. */
@@ -189,6 +193,8 @@ export function emptyStats(): KeyStats {
     billedByDomain: {},
     rateLimitSkips: 0,
     lookupFailedSkips: 0,
+    limitExceeded: 0,
+    allRateLimited: 0,
   };
 }
 
@@ -353,6 +359,7 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
         faults.limitMessageWithNumber === false
           ? 'Limit Exceeded: too many URLs in one request for your plan.'
           : `Limit Exceeded: at most ${plan.maxUrlsPerRequest} URLs per request are allowed on your plan.`;
+      s.limitExceeded++;
       return reply(422, { error: 'Limit Exceeded', message });
     }
 
@@ -387,6 +394,8 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
         });
       }
     }
+    const refused = skipped.filter((entry) => entry.reason === 'rate_limit_reached').length;
+    if (validCount > 0 && refused === validCount) s.allRateLimited++;
     if (faults.shuffleData) {
       for (let i = data.length - 1; i > 0; i--) {
         const j = Math.floor(random() * (i + 1));

@@ -415,6 +415,17 @@ describe('URLs per minute (spec 2.4, 8)', () => {
       'rate_limit_reached',
     ]);
   });
+
+  test('stats count the requests whose valid URLs were all refused, and the Limit Exceeded answers', async () => {
+    withFaults({}, { k: { maxUrlsPerRequest: 5, urlsPerMinute: 6 } });
+    expect((await check(domains(6, 'a'), 'k')).json.error).toBe('Limit Exceeded');
+    expect((await check(domains(5, 'b'), 'k')).status).toBe(200);
+    expect((await check(domains(3, 'c'), 'k')).json.summary.processed).toBe(1); // partly refused: not counted
+    expect((await check(['bad', ...domains(2, 'd')], 'k')).status).toBe(422); // all valid ones refused
+    expect((await check(['bad'], 'k')).status).toBe(422); // no valid URL: not counted
+    const s = sb.sandbox.stats().k;
+    expect([s.limitExceeded, s.allRateLimited, s.rateLimitSkips]).toEqual([1, 1, 4]);
+  });
 });
 
 describe('lookup_failed (spec 2.4)', () => {
@@ -542,6 +553,8 @@ describe('test endpoints', () => {
       billedByDomain: { 'example.com': 1 },
       rateLimitSkips: 0,
       lookupFailedSkips: 0,
+      limitExceeded: 0,
+      allRateLimited: 0,
     });
   });
 

@@ -1,13 +1,14 @@
-// BENCH.md is written by three programs: bench.ts (the side-by-side table), queue.ts (queue mode) and longlist.ts
-// (the entry plan). Each owns one section between markers and rewrites only that; the rest of the file is kept.
+// BENCH.md is written by four programs: bench.ts (the side-by-side table), queue.ts (queue mode), shared.ts (scaling
+// out, issue 35) and longlist.ts (the entry plan). Each owns one section between markers and rewrites only that;
+// the rest of the file is kept.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';
 import { E2E_DIR } from './n8n';
 
 export const BENCH_FILE = path.join(E2E_DIR, 'BENCH.md');
-export type SectionName = 'queue' | 'entry-plan';
-const ORDER: SectionName[] = ['queue', 'entry-plan'];
+export type SectionName = 'queue' | 'scaling' | 'entry-plan';
+const ORDER: SectionName[] = ['queue', 'scaling', 'entry-plan'];
 
 const start = (name: SectionName) => `<!-- section:${name} (generated, do not edit by hand) -->`;
 const end = (name: SectionName) => `<!-- /section:${name} -->`;

@@ -191,11 +191,15 @@ export async function snapshotNodePackage(workDir: string): Promise<string | und
 /**
  * The tarball installed into `<workDir>/extensions` by n8n-node/install.mjs, the script n8n-node/README.md ("Install
  * from a clone") gives a self-hoster; n8n is then pointed at that folder (N8N_CUSTOM_EXTENSIONS, as the README says
- * for a folder other than ~/.n8n/custom). Throws with the script's output when it fails.
+ * for a folder other than ~/.n8n/custom). Throws with the script's output when it fails. `script`: another copy of
+ * install.mjs (the one of the commit a "before" tarball was packed from).
  */
-function installNodeTarball(workDir: string, tarball: string): string {
+export function installNodeTarball(
+  workDir: string,
+  tarball: string,
+  script = path.join(REPO_ROOT, 'n8n-node', 'install.mjs'),
+): string {
   const extensions = path.join(workDir, 'extensions');
-  const script = path.join(REPO_ROOT, 'n8n-node', 'install.mjs');
   const result = spawnSync(process.execPath, [script, extensions, '--tarball', path.resolve(tarball)], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
