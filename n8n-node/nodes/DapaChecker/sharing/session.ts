@@ -5,6 +5,8 @@
 // before each decision, lets one execution at a time learn the plan's per-request maximum, and at the end hands back
 // what it claimed and did not answer. The first failure of the store turns the store off for this execution (it
 // goes on sharing within its process) and is said on every output item (`problem`).
+// Over 400 lines: the claims, the reservations and the window read and written in one order, which is what keeps two
+// workers from sending the same domain or into the same minute.
 import { randomUUID } from 'node:crypto';
 import { sleep, sleepWithAbort } from 'n8n-workflow';
 import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
@@ -80,6 +82,8 @@ export class ShareSession {
   private answers = 0;
   private reserved = 1;
   private remoteOps: Promise<void> = Promise.resolve();
+  /** Reservations of answered requests, freed after their sends are added (freeAnswered). */
+  private readonly answeredEntries: string[] = [];
   private wake?: () => void;
   private woke = false;
 
@@ -232,16 +236,26 @@ export class ShareSession {
         if ((slot.at <= now && slot.urls >= urls) || slot.probe || now >= giveUpAt) return;
         await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now));
         if (this.setup.signal?.aborted) return;
+        // A wait for room may outlast a lease: the claims are renewed here too, or another worker would take them.
+        await this.renewDue(Date.now());
         before = await remote.flightBefore(entry, Date.now());
       }
     });
     return entry;
   }
 
-  /** The request was answered: its reservation is freed (in order, behind the other store operations). */
+  /**
+   * The request was answered: its reservation is freed once its send is in the shared minute (at the next step's
+   * `tick`, or at the end), so no other worker ever reads a moment where the request counts neither as in flight nor
+   * as sent.
+   */
   unreserve(entry: string | undefined): void {
-    const remote = this.remote;
-    if (entry !== undefined && remote) this.later(() => remote.unreserve(entry));
+    if (entry !== undefined && this.remote) this.answeredEntries.push(entry);
+  }
+
+  /** Frees the reservations of answered requests, after their sends were added to the shared minute. */
+  private async freeAnswered(remote: RedisShare): Promise<void> {
+    for (const entry of this.answeredEntries.splice(0)) await remote.unreserve(entry);
   }
 
   private async pause(ms: number): Promise<void> {
@@ -266,6 +280,7 @@ export class ShareSession {
       await this.remoteOps;
       const sends = this.unsentSends.splice(0);
       await remote.addSends(sends);
+      await this.freeAnswered(remote);
       const window = this.run?.window(now);
       const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
       const plan = JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
@@ -363,6 +378,7 @@ export class ShareSession {
     await this.guard(async () => {
       await this.remoteOps;
       await remote.addSends(this.unsentSends.splice(0));
+      await this.freeAnswered(remote);
       for (const [key, owner] of handed) if (this.remoteMine.has(key)) await remote.transfer(key, owner);
       const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
       await remote.release(mineInStore, this.owner);
