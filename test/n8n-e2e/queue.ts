@@ -17,7 +17,7 @@ import {
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { writeSection, BENCH_FILE } from './lib/benchDoc';
 import { startRedis } from './lib/sharedStore';
-import { domainPool, spell } from './lib/datasets';
+import { domainPool, keylessTag, spell } from './lib/datasets';
 import { E2E_DIR, N8nCli, callWebhook, freePort, n8nVersion, snapshotNodePackage, tail } from './lib/n8n';
 import { Tally, clip, runSuite } from './lib/tally';
 import {
@@ -83,8 +83,8 @@ interface Item {
 /** Execution `e`'s items: the shared half, its own half, a repeat spelled differently, and one non-domain. */
 function itemsFor(e: number, urls: number, tag: string): Item[] {
   const half = Math.floor(urls / 2);
-  const shared = domainPool(half, `${tag}-shared-`);
-  const own = domainPool(urls - half, `${tag}-own${e}-`);
+  const shared = domainPool(half, `${keylessTag(tag)}-shared-`);
+  const own = domainPool(urls - half, `${keylessTag(tag)}-own${e}-`);
   const list = [...shared, ...own].map((d, i) => spell(d, i + e));
   list.push(spell(shared[e % half], 3), 'not a domain');
   return list.map((url, row) => ({ row, url, note: `execution ${e} item ${row}` }));

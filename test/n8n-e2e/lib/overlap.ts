@@ -5,7 +5,7 @@
 import { checkEntry, type KeyStats } from '../../sandbox/handler';
 import type { RunningSandbox } from '../../sandbox/server';
 import { post, type Answer } from './cluster';
-import { domainPool, spell } from './datasets';
+import { domainPool, keylessTag, spell } from './datasets';
 import type { CredentialJson, NodeJson, WorkflowJson } from './n8n';
 import { clip, type Tally } from './tally';
 import {
@@ -30,7 +30,7 @@ export interface ListItem {
 /** Execution e's list: domains 5e … 5e+9 of a pool, spelled as users paste them; `size` 10 by default. */
 export function overlappingLists(executions: number, tag: string, size = 10): ListItem[][] {
   const half = size / 2;
-  const pool = domainPool(half * executions + half, `${tag}-`);
+  const pool = domainPool(half * executions + half, `${keylessTag(tag)}-`);
   return Array.from({ length: executions }, (_v, e) =>
     pool.slice(half * e, half * e + size).map((d, i) => ({
       row: i,
