@@ -9,6 +9,7 @@ import type {
   IHttpRequestOptions,
   INode,
   INodeExecutionData,
+  INodeType,
   NodeExecutionHint,
 } from 'n8n-workflow';
 import { DapaCheckerApi } from '../../n8n-node/credentials/DapaCheckerApi.credentials';
@@ -206,4 +207,15 @@ export function useSandboxServer(started: (server: RunningSandbox) => void): voi
     forgetRememberedWindows();
     forgetShares();
   });
+}
+
+/** The node class as another n8n worker loads it: its own copy of every module, so nothing in memory is shared. */
+export function anotherWorker(): new () => INodeType {
+  let loaded: (new () => INodeType) | undefined;
+  const path = '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
+  jest.isolateModules(() => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    loaded = (require(path) as { DapaChecker: new () => INodeType }).DapaChecker;
+  });
+  return loaded!;
 }

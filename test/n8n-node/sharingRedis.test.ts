@@ -10,7 +10,7 @@ import { windowKey } from '../../n8n-node/nodes/DapaChecker/planWindow';
 import { testSharedStateCredential } from '../../n8n-node/nodes/DapaChecker/sharing/credentialTest';
 import { metricsFor } from '../sandbox/handler';
 import type { RunningSandbox } from '../sandbox/server';
-import { createExecuteContext, useSandboxServer } from './executeContext';
+import { anotherWorker, createExecuteContext, useSandboxServer } from './executeContext';
 import { startFakeWebdis, type FakeWebdis } from './fakeWebdis';
 
 let server: RunningSandbox;
@@ -24,17 +24,6 @@ afterEach(async () => {
 });
 
 type NodeClass = new () => INodeType;
-
-/** The node as loaded by another worker: its own copy of every module, so nothing in memory is shared. */
-function anotherWorker(): NodeClass {
-  let loaded: NodeClass | undefined;
-  jest.isolateModules(() => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    loaded = (require('../../n8n-node/nodes/DapaChecker/DapaChecker.node') as { DapaChecker: NodeClass })
-      .DapaChecker;
-  });
-  return loaded!;
-}
 
 const overlapping = (i: number) => Array.from({ length: 10 }, (_v, j) => ({ url: `w${5 * i + j}.com` }));
 

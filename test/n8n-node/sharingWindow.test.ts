@@ -7,7 +7,7 @@ import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWi
 import { forgetShares } from '../../n8n-node/nodes/DapaChecker/sharing/registry';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
-import { createExecuteContext } from './executeContext';
+import { anotherWorker, createExecuteContext } from './executeContext';
 import { startFakeWebdis, type FakeWebdis } from './fakeWebdis';
 
 let skipped = 0;
@@ -47,17 +47,6 @@ afterEach(async () => {
 });
 
 type NodeClass = new () => INodeType;
-
-/** The node loaded again in isolation: another worker, with nothing of this one's memory. */
-function anotherWorker(): NodeClass {
-  let loaded: NodeClass | undefined;
-  jest.isolateModules(() => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    loaded = (require('../../n8n-node/nodes/DapaChecker/DapaChecker.node') as { DapaChecker: NodeClass })
-      .DapaChecker;
-  });
-  return loaded!;
-}
 
 async function execute(Node: NodeClass, tag: string, count: number, shareAcrossWorkers: boolean) {
   const double = createExecuteContext({
