@@ -1,10 +1,15 @@
 // The key's minute shared by workers through the store, on a skipping clock (the node's waits move Date.now()
 // forward instead of passing, for the node, the sandbox and the webdis stand-in alike): a worker that starts right
 // after another filled the minute knows the plan and the minute's sends from the store, and sends nothing into it.
-import type { INodeType } from 'n8n-workflow';
+import type { INode, INodeType } from 'n8n-workflow';
+import { SharingRun } from '../../shared/sharing-run';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { LEASE_MS, RedisShare } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
 import { forgetShares } from '../../n8n-node/nodes/DapaChecker/sharing/registry';
+import { ShareSession } from '../../n8n-node/nodes/DapaChecker/sharing/session';
+import type { StoreHttp } from '../../n8n-node/nodes/DapaChecker/sharing/webdis';
+import { REQUEST_TIMEOUT_MS } from '../../n8n-node/nodes/DapaChecker/transport';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { anotherWorker, createExecuteContext } from './executeContext';
@@ -77,4 +82,51 @@ describe('the key’s minute across workers', () => {
       expect(server.sandbox.stats()[KEY].billed).toBe(30);
     },
   );
+});
+
+describe('claims while a request waits for room in the shared minute', () => {
+  const node = {
+    id: '1',
+    name: 'DAPA Checker',
+    type: 'dapaChecker',
+    typeVersion: 1,
+    position: [0, 0],
+  } as INode;
+  const http: StoreHttp = async (url) => {
+    const response = await fetch(url);
+    return { status: response.status, body: await response.text() };
+  };
+
+  test('a wait longer than a lease keeps the claims, and a request that goes holds them past its timeout', async () => {
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:test');
+    const now = Date.now();
+    const limit = (value: number) => ({ value, exact: true, at: now });
+    // Another worker spent the key's minute just now: 20 URLs of 20.
+    await remote.addSends(Array.from({ length: 4 }, (): [number, number] => [now, 5]));
+    await remote.keepPlan(
+      { v: 1, at: now, sends: [], limits: { urlsPerMinute: limit(20), maxUrlsPerRequest: limit(5) } },
+      now,
+    );
+    const session = new ShareSession({ storageKey: 'dapaWindow:test', reuseMs: 0, maximumSet: true, remote });
+    await session.awaitPlan(new Promise<void>(() => {}));
+    const run = new SharingRun(['claimed.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
+      session.view(t),
+    );
+    await session.start(run, ['claimed.org'], Date.now());
+    expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
+
+    const waitedFrom = Date.now();
+    const entry = await session.reserve(1, Infinity);
+    // The request waited for the minute to free up (longer than a claim's 60-s lease) ...
+    expect(Date.now() - waitedFrom).toBeGreaterThanOrEqual(LEASE_MS - 1000);
+    expect(entry).toBeDefined();
+    expect(session.problem).toBeUndefined();
+    // ... and still holds its domain: no other worker could have claimed and sent it meanwhile.
+    expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
+    // While it is out (up to its 120-s timeout, with nothing renewing), the claim holds.
+    skipped += REQUEST_TIMEOUT_MS;
+    expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
+    await session.end();
+    expect(webdis.get('dapa:test:c:claimed.org')).toBeUndefined();
+  });
 });

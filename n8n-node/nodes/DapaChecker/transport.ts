@@ -6,7 +6,7 @@ import { removeKeyFromAnswer, removeKeyFromError } from '../../../shared/redact'
 import { CREDENTIAL_NAME } from './description';
 
 /** Longest single request; a slower answer counts as a network failure (and is retried like one). */
-const REQUEST_TIMEOUT_MS = 120_000;
+export const REQUEST_TIMEOUT_MS = 120_000;
 const SHORTEST_TIMEOUT_MS = 5_000;
 
 /** The response body as the text the server sent; n8n may hand over parsed JSON or a Buffer instead. */

@@ -75,9 +75,9 @@ export class RedisShare {
     await this.run('SET', `${this.prefix}:c:${key}`, owner, 'PX', LEASE_MS);
   }
 
-  /** Renews the claims of domains still being checked. */
-  async renew(keys: readonly string[]): Promise<void> {
-    for (const key of keys) await this.run('PEXPIRE', `${this.prefix}:c:${key}`, LEASE_MS);
+  /** Renews the claims of domains still being checked (for a lease, or `ms`: longer while a request is out). */
+  async renew(keys: readonly string[], ms = LEASE_MS): Promise<void> {
+    for (const key of keys) await this.run('PEXPIRE', `${this.prefix}:c:${key}`, ms);
   }
 
   /** Keeps an answer (for `reuseMs`, or a minute for those waiting) and frees the domain's claim. */

@@ -13,6 +13,7 @@ import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../.
 import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
 import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
+import { REQUEST_TIMEOUT_MS } from '../transport';
 import { LEASE_MS, type RedisShare } from './redisShare';
 import {
   answered,
@@ -32,6 +33,11 @@ import {
 /** How often the store is asked about domains other workers are checking, and its window read again. */
 const POLL_MS = 1000;
 const RENEW_MS = LEASE_MS / 3;
+/**
+ * A request's claims last this long from the moment it goes: nothing renews them while n8n waits for the answer, and
+ * the request may take up to its timeout. The lease then goes back to LEASE_MS at the next renewal.
+ */
+const SENDING_LEASE_MS = REQUEST_TIMEOUT_MS + RENEW_MS;
 
 export interface SessionSetup {
   /** The process's storage key of the window (a digest of the API key and the address). */
@@ -233,13 +239,15 @@ export class ShareSession {
         await this.readRemoteWindow(now, true);
         const window = mergeWindows(run.window(now), this.window(now));
         const slot = new PlanWindow(window).plan(now, urls, Infinity, before);
-        if ((slot.at <= now && slot.urls >= urls) || slot.probe || now >= giveUpAt) return;
-        await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now));
+        if ((slot.at <= now && slot.urls >= urls) || slot.probe || now >= giveUpAt) break;
+        // A wait for room may outlast a lease: it goes in slices, and the claims are renewed between them, or
+        // another worker would take them and send them too.
+        await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now, RENEW_MS / 2));
         if (this.setup.signal?.aborted) return;
-        // A wait for room may outlast a lease: the claims are renewed here too, or another worker would take them.
         await this.renewDue(Date.now());
         before = await remote.flightBefore(entry, Date.now());
       }
+      await this.renewForSend();
     });
     return entry;
   }
@@ -295,6 +303,14 @@ export class ShareSession {
       await this.renewDue(now);
       await this.readRemoteWindow(now);
     });
+  }
+
+  /** The claims outlast the request about to go, however long it takes to be answered (up to its timeout). */
+  private async renewForSend(): Promise<void> {
+    const remote = this.remote;
+    if (!remote || this.remoteMine.size === 0) return;
+    this.renewedAt = Date.now();
+    await remote.renew([...this.remoteMine], SENDING_LEASE_MS);
   }
 
   /** Renews this execution's claims in the store when a third of their lease has passed. */
