@@ -15,7 +15,7 @@ import {
 } from '../../apps-script/src/stores/storage-keys';
 
 import { DEFAULT_CONFIG } from '../sandbox/handler';
-import { MEASURED_LINE, MEASURED_SOURCES, measuredSourceHash } from './measured-source';
+import { MEASURED_LINE, MEASURED_SOURCES, measuredFiles, measuredSourceHash } from './measured-source';
 
 const root = join(__dirname, '../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -536,6 +536,18 @@ describe('no stale names', () => {
 });
 
 describe('the Sheets bench figures are the code’s', () => {
+  test('the measured code is the Sheets shell and the core files it imports, not the n8n node’s sharing run', () => {
+    const files = measuredFiles();
+    expect(files).toEqual(
+      expect.arrayContaining(['apps-script/src/main.ts', 'shared/index.ts', 'shared/run.ts']),
+    );
+    expect(files).toEqual(expect.arrayContaining(['shared/window.ts', 'shared/redact.ts']));
+    expect(files).not.toContain('shared/sharing-run.ts');
+    expect(files.every((path) => path.startsWith('apps-script/src/') || path.startsWith('shared/'))).toBe(
+      true,
+    );
+  });
+
   test('test/bench/SHEETS.md was measured on the code as it is (run npm run bench:sheets after changing it)', () => {
     const sheets = read('test/bench/SHEETS.md');
     const recorded = MEASURED_LINE.exec(sheets)?.[1];
