@@ -18,6 +18,11 @@ export const AWAIT_SLICE_MS = 1000;
 export interface OthersView {
   window?: WindowSnapshot;
   inFlight: number[];
+  /**
+   * The window holds every execution's sends of the key (all workers share through a store): a limit learned from it
+   * is the plan's, not this run's share of it, so it is neither labelled a share nor probed as another run's guess.
+   */
+  whole?: boolean;
 }
 
 /** The plan's window with the other executions' requests in flight counted as sent now, like the run's own. */
@@ -77,7 +82,9 @@ export class SharingRun extends CheckRun {
   /** The others' window merged into this run's (each send counted once); a maximum they learned is kept to. */
   private absorb(view: OthersView, now: number): void {
     const window = new SharedWindow(mergeWindows(this.pacer.snapshot(now), view.window), this.options.pace);
-    window.observedSince = this.pacer.observedSince;
+    const since = this.pacer.observedSince;
+    window.observedSince = view.whole ? -Infinity : since === -Infinity ? undefined : since;
+    if (view.whole) delete window.limits.urlsPerMinute?.shared;
     window.others = view.inFlight;
     this.pacer = window;
     const maximum = this.pacer.learned().maxUrlsPerRequest;

@@ -66,4 +66,35 @@ describe('a sharing run', () => {
     view = { window, inFlight: [] };
     expect(sendsOf(run, api, now)).toEqual([['a.com']]);
   });
+
+  test.each([
+    [false, 'send'],
+    [true, 'wait'],
+  ])(
+    'a URL limit guessed by another execution, the minute full: with a window of every worker (%s) the run %ss',
+    (whole, expected) => {
+      const now = 1_000_000;
+      const window: WindowSnapshot = {
+        v: 1,
+        at: now,
+        sends: [[now - 50_000, 20]],
+        // Another execution learned the guess (from a window it labelled shared) and the calm after it is over.
+        limits: {
+          urlsPerMinute: { value: 20, exact: false, at: now - 90_000, shared: true },
+          maxUrlsPerRequest: { value: 5, exact: true, at: 0 },
+        },
+        pressure: { urls: now - 90_000 },
+      };
+      const run = new SharingRun(['a.com'], { baseUrl: BASE, deadline: Infinity }, () => ({
+        window,
+        inFlight: [],
+        whole,
+      }));
+      // Without the store, the guess may be this process's share of the plan: one probe above it is worth a try.
+      // With every worker's sends in the window, the guess is the plan's: the run waits for the minute to slide.
+      const step = run.next(now);
+      expect(step.type).toBe(expected);
+      if (step.type === 'wait') expect(step.ms).toBe(10_001);
+    },
+  );
 });

@@ -129,4 +129,57 @@ describe('claims while a request waits for room in the shared minute', () => {
     await session.end();
     expect(webdis.get('dapa:test:c:claimed.org')).toBeUndefined();
   });
+
+  test('while no worker knows the URL limit, a request waits for the one another worker reserved before it', async () => {
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:serial');
+    const other = `another-worker:1:5:${Date.now()}`;
+    await remote.reserve(other, Date.now());
+    const session = new ShareSession({
+      storageKey: 'dapaWindow:serial',
+      reuseMs: 0,
+      maximumSet: true,
+      remote,
+    });
+    const run = new SharingRun(['serial.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
+      session.view(t),
+    );
+    await session.start(run, ['serial.org'], Date.now());
+    const from = Date.now();
+    let reserved = false;
+    const reserving = session.reserve(5, Infinity).then(() => (reserved = true));
+    while (Date.now() - from < 5000) await new Promise((resolve) => setImmediate(resolve));
+    expect(reserved).toBe(false);
+    await remote.unreserve(other); // the other worker's request was answered (and what it taught is in the store)
+    await reserving;
+    expect(Date.now() - from).toBeLessThan(LEASE_MS);
+    expect(session.problem).toBeUndefined();
+    await session.end();
+
+    // Once the limit is known, requests of several workers go together, as the minute's room allows.
+    const now = Date.now();
+    await remote.keepPlan(
+      {
+        v: 1,
+        at: now,
+        sends: [],
+        limits: {
+          urlsPerMinute: { value: 60, exact: true, at: now },
+          maxUrlsPerRequest: { value: 5, exact: true, at: now },
+        },
+      },
+      now,
+    );
+    await remote.reserve(`another-worker:2:5:${now}`, now);
+    const next = new ShareSession({ storageKey: 'dapaWindow:serial', reuseMs: 0, maximumSet: true, remote });
+    await next.awaitPlan(new Promise<void>(() => {}));
+    await next.start(
+      new SharingRun(['next.org'], { baseUrl: server.url, deadline: Infinity }, (t) => next.view(t)),
+      ['next.org'],
+      Date.now(),
+    );
+    const at = Date.now();
+    await next.reserve(5, Infinity);
+    expect(Date.now() - at).toBeLessThan(1000);
+    await next.end();
+  });
 });

@@ -88,7 +88,7 @@ export class ShareSession {
   private answers = 0;
   private reserved = 1;
   private remoteOps: Promise<void> = Promise.resolve();
-  /** Reservations of answered requests, freed after their sends are added (freeAnswered). */
+  /** Reservations of answered requests, freed after their sends are added (flush). */
   private readonly answeredEntries: string[] = [];
   private wake?: () => void;
   private woke = false;
@@ -138,7 +138,7 @@ export class ShareSession {
       if (this.remote) this.unsentSends.push(...sendsNotIn(own, this.seen));
       this.seen = mergeWindows(run.window(now), window)?.sends ?? own;
     }
-    return { window, inFlight: othersInFlight(this.share, this.owner) };
+    return { window, inFlight: othersInFlight(this.share, this.owner), whole: this.remote !== undefined };
   }
 
   /** Claims the run's domains: answered ones are taken as cached, others' are set aside to wait for. */
@@ -239,7 +239,10 @@ export class ShareSession {
         await this.readRemoteWindow(now, true);
         const window = mergeWindows(run.window(now), this.window(now));
         const slot = new PlanWindow(window).plan(now, urls, Infinity, before);
-        if ((slot.at <= now && slot.urls >= urls) || slot.probe || now >= giveUpAt) break;
+        // While no execution knows the minute's URL limit, one request at a time goes across workers: the one the
+        // service refuses teaches it to all (kept in the store before its reservation is freed), not one per worker.
+        const alone = window?.limits.urlsPerMinute !== undefined || before.length === 0;
+        if ((slot.at <= now && slot.urls >= urls && alone) || slot.probe || now >= giveUpAt) break;
         // A wait for room may outlast a lease: it goes in slices, and the claims are renewed between them, or
         // another worker would take them and send them too.
         await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now, RENEW_MS / 2));
@@ -253,16 +256,28 @@ export class ShareSession {
   }
 
   /**
-   * The request was answered: its reservation is freed once its send is in the shared minute (at the next step's
-   * `tick`, or at the end), so no other worker ever reads a moment where the request counts neither as in flight nor
+   * The request was answered: its reservation is freed once its send is in the shared minute (`flush`, at the next
+   * step's `tick`, or at the end), so no other worker ever reads a moment where the request counts neither as in flight nor
    * as sent.
    */
   unreserve(entry: string | undefined): void {
     if (entry !== undefined && this.remote) this.answeredEntries.push(entry);
   }
 
-  /** Frees the reservations of answered requests, after their sends were added to the shared minute. */
-  private async freeAnswered(remote: RedisShare): Promise<void> {
+  /**
+   * Brings the store up to date with this run, in the order other workers rely on: the answered requests' sends and
+   * what they taught of the plan first, then their reservations freed (never a moment where another worker sees a
+   * request neither in flight nor sent, or a refusal's lesson missing).
+   */
+  private async flush(remote: RedisShare, now: number): Promise<void> {
+    await remote.addSends(this.unsentSends.splice(0));
+    const window = this.run?.window(now);
+    const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
+    const plan = JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
+    if (window && plan !== this.keptPlan) {
+      this.keptPlan = plan;
+      await remote.keepPlan(window, now);
+    }
     for (const entry of this.answeredEntries.splice(0)) await remote.unreserve(entry);
   }
 
@@ -286,16 +301,7 @@ export class ShareSession {
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
-      const sends = this.unsentSends.splice(0);
-      await remote.addSends(sends);
-      await this.freeAnswered(remote);
-      const window = this.run?.window(now);
-      const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
-      const plan = JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
-      if (window && plan !== this.keptPlan) {
-        this.keptPlan = plan;
-        await remote.keepPlan(window, now);
-      }
+      await this.flush(remote, now);
       if (this.remoteLearner && this.answers > 0) {
         this.remoteLearner = false;
         await remote.learnedBy(this.owner);
@@ -393,8 +399,7 @@ export class ShareSession {
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
-      await remote.addSends(this.unsentSends.splice(0));
-      await this.freeAnswered(remote);
+      await this.flush(remote, Date.now());
       for (const [key, owner] of handed) if (this.remoteMine.has(key)) await remote.transfer(key, owner);
       const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
       await remote.release(mineInStore, this.owner);
