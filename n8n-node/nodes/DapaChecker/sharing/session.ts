@@ -261,7 +261,11 @@ export class ShareSession {
    * as sent.
    */
   unreserve(entry: string | undefined): void {
-    if (entry !== undefined && this.remote) this.answeredEntries.push(entry);
+    if (entry === undefined || !this.remote) return;
+    this.answeredEntries.push(entry);
+    // The request is back: its claims' longer lease returns to LEASE_MS at the next step (a worker that dies then
+    // frees them a minute later, not two).
+    this.renewedAt = -Infinity;
   }
 
   /**
