@@ -6,10 +6,10 @@
 import { unfinished } from './outcome';
 import { CheckRun } from './run';
 import type { RunOptions } from './run-options';
-import type { Step } from './step';
+import type { NetworkFailure, Step } from './step';
 import { PlanWindow, type Slot } from './window';
 import { mergeWindows, type WindowSnapshot } from './window-snapshot';
-import type { DomainRecord } from './wire';
+import type { DomainRecord, HttpAnswer } from './wire';
 
 /** While only domains set aside are left, the run asks to wait at most this long, then looks again. */
 export const AWAIT_SLICE_MS = 1000;
@@ -68,6 +68,16 @@ export class SharingRun extends CheckRun {
       this.counts.cached += 1;
     } else if (this.finalOutcome) this.settle(key, this.finalOutcome(key));
     else this.queue.push(key);
+  }
+
+  /**
+   * An answer: the others' window as it is now is merged first, so that what the answer teaches (a URL limit from a
+   * refusal) counts the sends they made while this request waited for its turn to go, not only those seen when it
+   * was decided.
+   */
+  override receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
+    this.absorb(this.others(now), now);
+    super.receive(id, response, now);
   }
 
   override next(now: number): Step {

@@ -97,4 +97,33 @@ describe('a sharing run', () => {
       if (step.type === 'wait') expect(step.ms).toBe(10_001);
     },
   );
+
+  test('a refusal teaches the limit from the others’ sends as they are when it is answered, not when it was decided', () => {
+    const now = 2_000_000;
+    const maximum = { maxUrlsPerRequest: { value: 5, exact: true, at: 0 } };
+    let view: OthersView = {
+      window: { v: 1, at: now, sends: [[now - 2000, 20]], limits: maximum },
+      inFlight: [],
+      whole: true,
+    };
+    const api = new ScriptedApi({ skip: () => 'rate_limit_reached' });
+    const run = new SharingRun(['a.com'], { baseUrl: BASE, deadline: Infinity }, () => view);
+    const step = run.next(now);
+    if (step.type !== 'send') throw new Error(`expected a send, got ${step.type}`);
+    // While the request waited for its turn, the other workers' requests were answered: 55 URLs in the minute.
+    view = {
+      ...view,
+      window: {
+        v: 1,
+        at: now,
+        sends: [
+          [now - 2000, 20],
+          [now - 500, 35],
+        ],
+        limits: maximum,
+      },
+    };
+    run.receive(step.id, api.handle(step.request, now + 100), now + 100);
+    expect(run.window(now + 100).limits.urlsPerMinute).toMatchObject({ value: 55, exact: false });
+  });
 });
