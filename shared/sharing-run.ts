@@ -41,6 +41,8 @@ export class SharingRun extends CheckRun {
     values: readonly unknown[],
     options: RunOptions,
     private readonly others: (now: number) => OthersView = () => ({ inFlight: [] }),
+    /** Told after each answer is taken in (the send it billed is in `window()` from then on). */
+    private readonly taken: (now: number) => void = () => {},
   ) {
     super(values, options);
   }
@@ -78,6 +80,7 @@ export class SharingRun extends CheckRun {
   override receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
     this.absorb(this.others(now), now);
     super.receive(id, response, now);
+    this.taken(now);
   }
 
   override next(now: number): Step {

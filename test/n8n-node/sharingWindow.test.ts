@@ -182,4 +182,38 @@ describe('claims while a request waits for room in the shared minute', () => {
     expect(Date.now() - at).toBeLessThan(1000);
     await next.end();
   });
+
+  test('an answered request stays reserved for the other workers until the run has taken its answer in', async () => {
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:taken');
+    const now = Date.now();
+    const limit = (value: number) => ({ value, exact: true, at: now });
+    await remote.keepPlan(
+      { v: 1, at: now, sends: [], limits: { urlsPerMinute: limit(60), maxUrlsPerRequest: limit(5) } },
+      now,
+    );
+    const session = new ShareSession({
+      storageKey: 'dapaWindow:taken',
+      reuseMs: 0,
+      maximumSet: true,
+      remote,
+    });
+    await session.awaitPlan(new Promise<void>(() => {}));
+    const run = new SharingRun(['t.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
+      session.view(t),
+    );
+    await session.start(run, ['t.org'], Date.now());
+    const token = session.sending(5);
+    const entry = await session.reserve(5, Infinity);
+    const flight = () => webdis.get('dapa:taken:flight') ?? [];
+    expect(flight()).toEqual([entry]);
+    // Answered (the HTTP call returned) but not taken in by the run yet: its send is not in the minute either.
+    session.answered(token);
+    session.unreserve(entry);
+    await session.tick(Date.now()); // another request of the run goes meanwhile
+    expect(flight()).toEqual([entry]);
+    session.taken(Date.now());
+    await session.tick(Date.now());
+    expect(flight()).toEqual([]);
+    await session.end();
+  });
 });

@@ -186,6 +186,7 @@ async function check(
         creditBudget: creditsLeft,
       },
       (now) => session.view(now),
+      (now) => session.taken(now),
     );
     const keys = new Set<string>();
     for (const url of urls) {

@@ -87,6 +87,8 @@ export class ShareSession {
   private remoteLearner = false;
   private answers = 0;
   private reserved = 1;
+  /** Requests answered that the run has not taken in yet. */
+  private untaken = 0;
   private remoteOps: Promise<void> = Promise.resolve();
   /** Reservations of answered requests, freed after their sends are added (flush). */
   private readonly answeredEntries: string[] = [];
@@ -215,7 +217,18 @@ export class ShareSession {
     return sending(this.share, this.owner, urls);
   }
 
+  /**
+   * The run took in an answer: its send joins those to add to the shared minute. Until every answered request has
+   * been taken in, no answered reservation is freed (one answered and not yet taken in would be neither in flight nor
+   * sent for the other workers; a run may have several requests out at once).
+   */
+  taken(now: number): void {
+    this.untaken = Math.max(0, this.untaken - 1);
+    this.view(now);
+  }
+
   answered(token: number): void {
+    this.untaken += 1;
     answered(this.share, token);
     this.answers += 1;
   }
@@ -282,6 +295,7 @@ export class ShareSession {
       this.keptPlan = plan;
       await remote.keepPlan(window, now);
     }
+    if (this.untaken > 0) return;
     for (const entry of this.answeredEntries.splice(0)) await remote.unreserve(entry);
   }
 
