@@ -216,4 +216,35 @@ describe('claims while a request waits for room in the shared minute', () => {
     expect(flight()).toEqual([]);
     await session.end();
   });
+
+  test('a request waiting for room never goes above a guessed limit on its own when the calm after a refusal ends', async () => {
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:calm');
+    const now = Date.now();
+    // The limit was guessed from a refusal 70 s ago (past the calm before a probe); other workers filled the minute.
+    await remote.addSends([[now - 1000, 20]]);
+    await remote.keepPlan(
+      {
+        v: 1,
+        at: now,
+        sends: [],
+        limits: {
+          urlsPerMinute: { value: 20, exact: false, at: now - 70_000 },
+          maxUrlsPerRequest: { value: 5, exact: true, at: now - 70_000 },
+        },
+        pressure: { urls: now - 70_000 },
+      },
+      now,
+    );
+    const session = new ShareSession({ storageKey: 'dapaWindow:calm', reuseMs: 0, maximumSet: true, remote });
+    await session.awaitPlan(new Promise<void>(() => {}));
+    const run = new SharingRun(['c.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
+      session.view(t),
+    );
+    await session.start(run, ['c.org'], Date.now());
+    const from = Date.now();
+    await session.reserve(5, Infinity);
+    // It waited for the 20 URLs to leave the minute (59 s), instead of probing into it at once.
+    expect(Date.now() - from).toBeGreaterThanOrEqual(58_000);
+    await session.end();
+  });
 });

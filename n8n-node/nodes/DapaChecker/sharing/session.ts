@@ -62,6 +62,18 @@ function sendsNotIn(a: ReadonlyArray<[number, number]>, b: ReadonlyArray<[number
   });
 }
 
+/**
+ * When the key's minute, as every worker filled it, has room for a request of `urls` URLs after those reserved
+ * before it. The run decided what to send; this only waits for room, and never goes above a guessed limit on its
+ * own (a probe): the window holds every worker's sends, so the guess is the plan's, and when the calm after a
+ * refusal ended, every waiting request of every worker would otherwise go at once into a full minute.
+ */
+function roomFor(window: WindowSnapshot | undefined, now: number, urls: number, before: number[]) {
+  const plan = new PlanWindow(window && { ...window, pressure: { ...window.pressure, rose: undefined } });
+  plan.observedSince = -Infinity;
+  return plan.plan(now, urls, 0, before);
+}
+
 export class ShareSession {
   readonly owner = randomUUID();
   /** When the service answered for each domain this execution got, for `checked_at`. */
@@ -251,11 +263,11 @@ export class ShareSession {
         const now = Date.now();
         await this.readRemoteWindow(now, true);
         const window = mergeWindows(run.window(now), this.window(now));
-        const slot = new PlanWindow(window).plan(now, urls, Infinity, before);
+        const slot = roomFor(window, now, urls, before);
         // While no execution knows the minute's URL limit, one request at a time goes across workers: the one the
         // service refuses teaches it to all (kept in the store before its reservation is freed), not one per worker.
         const alone = window?.limits.urlsPerMinute !== undefined || before.length === 0;
-        if ((slot.at <= now && slot.urls >= urls && alone) || slot.probe || now >= giveUpAt) break;
+        if ((slot.at <= now && slot.urls >= urls && alone) || now >= giveUpAt) break;
         // A wait for room may outlast a lease: it goes in slices, and the claims are renewed between them, or
         // another worker would take them and send them too.
         await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now, RENEW_MS / 2));
