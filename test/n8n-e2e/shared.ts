@@ -3,6 +3,7 @@
 // every figure is the sandbox's own count. Modes (run by run.sh):
 //   queue    the shared-store scenarios: 40 overlapping executions, the same lists "an hour later", webdis stopped
 //            mid-run, a wrong address and wrong auth, a worker SIGKILLed while holding claims
+//   load     the 40 overlapping executions only, in queue mode (run.sh: on n8n 2.8.4, beside 2.41.1's full set)
 //   regular  20 overlapping executions started together through a webhook on one `n8n start`
 //   bench    the four figures before (the node packed from main, E2E_BEFORE_TARBALL) and after, at 1 process and
 //            at 5 x 2 workers; writes the scaling section of BENCH.md and the figures block of n8n-node/README.md
@@ -102,6 +103,10 @@ async function main(): Promise<number> {
       const redis = await startRedis();
       stops.push(redis.stop);
       await queueScenarios(ctx, redis, WORK);
+    } else if (mode === 'load') {
+      const redis = await startRedis();
+      stops.push(redis.stop);
+      await queueScenarios(ctx, redis, WORK, { onlyLoad: true });
     } else if (mode === 'readme') {
       // The README's figures block again from the committed BENCH.md's table (after a change of its wording).
       await writeReadmeBlock(parseTable(benchSection(BENCH_FILE) ?? ''));
@@ -127,7 +132,7 @@ async function main(): Promise<number> {
         row(`${WORKERS} workers x ${CONCURRENCY}`, 'after', afterQ),
       ];
       await writeScaling(rows, process.argv.includes('--write'));
-    } else throw new Error(`unknown mode ${mode} (queue, regular or bench)`);
+    } else throw new Error(`unknown mode ${mode} (queue, load, regular or bench)`);
   } catch (error) {
     t.check(`shared store (${mode})`, 'the run completed', false, (error as Error).stack ?? String(error));
   } finally {
