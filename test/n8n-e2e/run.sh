@@ -9,7 +9,8 @@
 # in real time (longlist.ts, ~17 min); on 2.8.4 the side-by-side benchmark (bench.ts).
 #   E2E_TARGETS="n8n n8n-next"  which installs to run on (default both)
 # Then issue 35's scaling-out scenarios (shared.ts): on 2.41.1 queue mode with one main and 5 workers x 2 sharing
-# through Debian's webdis in front of the queue's Redis, and regular mode on both versions.
+# through Debian's webdis in front of the queue's Redis (every scenario), on 2.8.4 the same cluster with the 40
+# overlapping executions, and regular mode on both versions.
 #   E2E_QUEUE=0 / E2E_LONG=0 / E2E_BENCH=0 / E2E_SHARED=0   skip queue mode / the long list / the benchmark / scaling out
 #   `run.sh bench` runs only the benchmark; `run.sh scale` only the scaling-out bench rows, before and after (rewrites
 #   its section of BENCH.md and the figures block of n8n-node/README.md); `run.sh install` only installs
@@ -204,6 +205,12 @@ if [ "${E2E_SHARED:-1}" != "0" ]; then
     echo "--- scaling out: webdis + Redis, one main + 5 workers x 2 (n8n-next; E2E_SHARED=0 skips it)"
     log="$E2E/work/shared-queue.log"
     PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/shared.ts" queue | tee "$log"
+    add_summary "$log"
+  fi
+  if [[ " $TARGETS " == *" n8n "* ]]; then
+    echo "--- scaling out: webdis + Redis, one main + 5 workers x 2, the 40 overlapping executions (n8n 2.8.4)"
+    log="$E2E/work/shared-queue-n8n.log"
+    E2E_N8N_DIR=n8n E2E_SHARED_DIR=shared-queue-n8n npx tsx "$E2E/shared.ts" load | tee "$log"
     add_summary "$log"
   fi
   for pid in "${pids[@]}"; do wait "$pid"; done

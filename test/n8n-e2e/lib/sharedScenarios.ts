@@ -1,7 +1,8 @@
-// The queue-mode scenarios of issue 35 on one cluster (main + 5 workers x 2, n8n 2.41.1), each on an entry-plan key
-// of its own and asserted on the sandbox's counts: (a) 40 overlapping executions sharing through webdis + Redis;
-// (d) the same lists "an hour later" with Reuse Results For 24; (c) webdis stopped mid-run; a wrong address and
-// wrong auth (and the right auth, with the ACL of the README's webdis.json); (b) a worker SIGKILLed holding claims.
+// The queue-mode scenarios of issue 35 on one cluster (main + 5 workers x 2; all on n8n 2.41.1, (a) on 2.8.4 too),
+// each on an entry-plan key of its own and asserted on the sandbox's counts: (a) 40 overlapping executions sharing
+// through webdis + Redis; (d) the same lists "an hour later" with Reuse Results For 24; (c) webdis stopped mid-run;
+// a wrong address and wrong auth (and the right auth, with the ACL of the README's webdis.json); (b) a worker
+// SIGKILLed holding claims.
 import type { Started } from './sharedStore';
 import { redisCli, redisKeys, startWebdis, type RunningWebdis } from './sharedStore';
 import { footprint, killGroup, post, waitFor, workerCounts, type Cluster } from './cluster';
