@@ -85,7 +85,7 @@ export function parseTable(section: string): TableRow[] {
 /** The README's figures block, rendered from the table's rows. */
 export function readmeBlock(rows: TableRow[]): string {
   const pick = (r: TableRow) =>
-    `${r.billed} credits for ${r.distinct} domains, ${r.limitExceeded} "Limit Exceeded", ${r.allRefused} requests refused whole as \`rate_limit_reached\`, ` +
+    `${r.billed} credits for ${r.distinct} domains, ${r.limitExceeded} "Limit Exceeded", ${r.allRefused} ${r.allRefused === 1 ? 'request' : 'requests'} refused whole as \`rate_limit_reached\`, ` +
     `${r.pace.toFixed(2)} x the time the domains need, ${r.lost} items lost`;
   const setups = [...new Set(rows.map((r) => r.setup))];
   return setups
