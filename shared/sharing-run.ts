@@ -73,12 +73,13 @@ export class SharingRun extends CheckRun {
   }
 
   /**
-   * An answer: the others' window as it is now is merged first, so that what the answer teaches (a URL limit from a
-   * refusal) counts the sends they made while this request waited for its turn to go, not only those seen when it
-   * was decided.
+   * An answer. With a window of every worker, the others' window as it is now is merged first, so that what the
+   * answer teaches (a URL limit from a refusal) counts the sends they made while this request waited for its turn to
+   * go, not only those seen when it was decided. A partial window (this process only) is left as the decision saw it.
    */
   override receive(id: number, response: HttpAnswer | NetworkFailure, now: number): void {
-    this.absorb(this.others(now), now);
+    const view = this.others(now);
+    if (view.whole) this.absorb(view, now);
     super.receive(id, response, now);
     this.taken(now);
   }
