@@ -84,6 +84,20 @@ describe('the key’s minute across workers', () => {
   );
 });
 
+/** An execution's session on a worker of the store, its run started on one domain (the per-request maximum set). */
+async function startedSession(remote: RedisShare, name: string, domain: string): Promise<ShareSession> {
+  const session = new ShareSession({
+    storageKey: `dapaWindow:${name}`,
+    reuseMs: 0,
+    maximumSet: true,
+    remote,
+  });
+  await session.awaitPlan(new Promise<void>(() => {}));
+  const run = new SharingRun([domain], { baseUrl: server.url, deadline: Infinity }, (t) => session.view(t));
+  await session.start(run, [domain], Date.now());
+  return session;
+}
+
 describe('claims while a request waits for room in the shared minute', () => {
   const node = {
     id: '1',
@@ -107,12 +121,7 @@ describe('claims while a request waits for room in the shared minute', () => {
       { v: 1, at: now, sends: [], limits: { urlsPerMinute: limit(20), maxUrlsPerRequest: limit(5) } },
       now,
     );
-    const session = new ShareSession({ storageKey: 'dapaWindow:test', reuseMs: 0, maximumSet: true, remote });
-    await session.awaitPlan(new Promise<void>(() => {}));
-    const run = new SharingRun(['claimed.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
-      session.view(t),
-    );
-    await session.start(run, ['claimed.org'], Date.now());
+    const session = await startedSession(remote, 'test', 'claimed.org');
     expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
 
     const waitedFrom = Date.now();
@@ -134,16 +143,7 @@ describe('claims while a request waits for room in the shared minute', () => {
     const remote = new RedisShare(node, http, webdis.url, 'dapa:serial');
     const other = `another-worker:1:5:${Date.now()}`;
     await remote.reserve(other, Date.now());
-    const session = new ShareSession({
-      storageKey: 'dapaWindow:serial',
-      reuseMs: 0,
-      maximumSet: true,
-      remote,
-    });
-    const run = new SharingRun(['serial.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
-      session.view(t),
-    );
-    await session.start(run, ['serial.org'], Date.now());
+    const session = await startedSession(remote, 'serial', 'serial.org');
     const from = Date.now();
     let reserved = false;
     const reserving = session.reserve(5, Infinity).then(() => (reserved = true));
@@ -170,13 +170,7 @@ describe('claims while a request waits for room in the shared minute', () => {
       now,
     );
     await remote.reserve(`another-worker:2:5:${now}`, now);
-    const next = new ShareSession({ storageKey: 'dapaWindow:serial', reuseMs: 0, maximumSet: true, remote });
-    await next.awaitPlan(new Promise<void>(() => {}));
-    await next.start(
-      new SharingRun(['next.org'], { baseUrl: server.url, deadline: Infinity }, (t) => next.view(t)),
-      ['next.org'],
-      Date.now(),
-    );
+    const next = await startedSession(remote, 'serial', 'next.org');
     const at = Date.now();
     await next.reserve(5, Infinity);
     expect(Date.now() - at).toBeLessThan(1000);
@@ -191,17 +185,7 @@ describe('claims while a request waits for room in the shared minute', () => {
       { v: 1, at: now, sends: [], limits: { urlsPerMinute: limit(60), maxUrlsPerRequest: limit(5) } },
       now,
     );
-    const session = new ShareSession({
-      storageKey: 'dapaWindow:taken',
-      reuseMs: 0,
-      maximumSet: true,
-      remote,
-    });
-    await session.awaitPlan(new Promise<void>(() => {}));
-    const run = new SharingRun(['t.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
-      session.view(t),
-    );
-    await session.start(run, ['t.org'], Date.now());
+    const session = await startedSession(remote, 'taken', 't.org');
     const token = session.sending(5);
     const entry = await session.reserve(5, Infinity);
     const flight = () => webdis.get('dapa:taken:flight') ?? [];
@@ -235,12 +219,7 @@ describe('claims while a request waits for room in the shared minute', () => {
       },
       now,
     );
-    const session = new ShareSession({ storageKey: 'dapaWindow:calm', reuseMs: 0, maximumSet: true, remote });
-    await session.awaitPlan(new Promise<void>(() => {}));
-    const run = new SharingRun(['c.org'], { baseUrl: server.url, deadline: Infinity }, (t) =>
-      session.view(t),
-    );
-    await session.start(run, ['c.org'], Date.now());
+    const session = await startedSession(remote, 'calm', 'c.org');
     const from = Date.now();
     await session.reserve(5, Infinity);
     // It waited for the 20 URLs to leave the minute (59 s), instead of probing into it at once.

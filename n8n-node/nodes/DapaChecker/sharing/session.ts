@@ -145,14 +145,18 @@ export class ShareSession {
 
   /** The others' window and requests in flight, for the run's next decision (no I/O: what was last read). */
   view(now: number): OthersView {
-    const run = this.run;
     const window = this.window(now);
-    if (run) {
-      const own = run.window(now).sends;
-      if (this.remote) this.unsentSends.push(...sendsNotIn(own, this.seen));
-      this.seen = mergeWindows(run.window(now), window)?.sends ?? own;
-    }
+    this.noteOwnSends(now, window);
     return { window, inFlight: othersInFlight(this.share, this.owner), whole: this.remote !== undefined };
+  }
+
+  /** The run's sends not seen before join those to add to the shared minute (with the store). */
+  private noteOwnSends(now: number, window = this.window(now)): void {
+    const run = this.run;
+    if (!run) return;
+    const mine = run.window(now);
+    if (this.remote) this.unsentSends.push(...sendsNotIn(mine.sends, this.seen));
+    this.seen = mergeWindows(mine, window)?.sends ?? mine.sends;
   }
 
   /** Claims the run's domains: answered ones are taken as cached, others' are set aside to wait for. */
@@ -236,7 +240,7 @@ export class ShareSession {
    */
   taken(now: number): void {
     this.untaken = Math.max(0, this.untaken - 1);
-    this.view(now);
+    this.noteOwnSends(now);
   }
 
   answered(token: number): void {
@@ -282,8 +286,8 @@ export class ShareSession {
 
   /**
    * The request was answered: its reservation is freed once its send is in the shared minute (`flush`, at the next
-   * step's `tick`, or at the end), so no other worker ever reads a moment where the request counts neither as in flight nor
-   * as sent.
+   * step's `tick`, or at the end), so no other worker ever reads a moment where the request counts neither as in
+   * flight nor as sent.
    */
   unreserve(entry: string | undefined): void {
     if (entry === undefined || !this.remote) return;
