@@ -10,7 +10,7 @@ import { now } from '../platform/gas';
 import { batchTime, type Kept } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { currentSpreadsheet } from './session';
-import { finite, isRecord, readValue, updateValue } from './storage';
+import { deleteKeys, finite, isRecord, readValue, updateValue } from './storage';
 import { CACHE_SECONDS, DOCUMENT_PROPERTY, USER_PROPERTY } from './storage-keys';
 
 /** The user's marks in one spreadsheet: counted results of rows since gone, and per row what is counted. */
@@ -119,4 +119,9 @@ export function savedCredits(): number {
   for (const bits of Object.values(marks?.rows ?? {})) count += countOf(bits);
   const legacy = (name: string) => finite(Number(readValue('document', name, (v) => v))) ?? 0;
   return count + legacy(DOCUMENT_PROPERTY.savedCredits) + legacy(DOCUMENT_PROPERTY.savedCreditsAway);
+}
+
+/** Forgets this user's count in a spreadsheet ("Remove DAPA from this spreadsheet"). */
+export function forgetSaved(spreadsheetId: string): void {
+  deleteKeys('user', USER_PROPERTY.savedPrefix + spreadsheetId);
 }
