@@ -802,7 +802,7 @@ The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's ot
 of the day's 50,000 Properties calls, so Google's quota runs out mid-fill; no cell may show Google's text, and the rest
 must fill by itself within an hour of Google's reset (24 hours after the owner's first call) plus 1.25 × the plan's
 bound. \`range-50000\` (in this table only when the run had \`SHEETS_HEAVY=1\`): one \`=DAPA(A2:A50001)\` (bound
-50,000 / 60 minutes). \`addon-30-days\`: 500 cells of a
+50,000 / 60 minutes; the entry plan's pace with 60,000 credits a month, since its 10,000 would stop the fill). \`addon-30-days\`: 500 cells of a
 published add-on, then 31 days in which nobody opens the spreadsheet (only its triggers run): the hidden sheets' cells
 and the stored results older than the 30-day retention at the end. The per-filled-cell column counts every Properties
 call (all users, all days of the row), every item written into a cache, and the seconds of every execution.
