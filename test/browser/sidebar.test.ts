@@ -493,7 +493,7 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(gas.sheet.getValues(`'${PAYLOAD}'!F3`)[0][0]).toMatch(/^invalid_url_format/);
   });
 
-  it('turns background checks on and off, and shows the next step and the credits this sheet saved', async () => {
+  it('turns background checks on and off, and shows the next step and the credits kept results saved', async () => {
     await page.click('#background-toggle');
     await until(page, 'background checks to be on', () =>
       (document.getElementById('background-status')?.textContent ?? '').startsWith('On:'),
@@ -506,7 +506,7 @@ describe('the DAPA sidebar in a real browser', () => {
     ]);
     // Results reused within the cache's 6 hours are not counted as saved by the store.
     expect(await textOf(page, '#saved-credits')).toMatch(
-      /this sheet saved 0 credits: kept results reused after/,
+      /kept results saved you 0 credits here: each reused after/,
     );
     await page.click('#background-toggle');
     await until(page, 'background checks to be off', () =>

@@ -79,9 +79,9 @@ export function render(state: BackgroundView, previous?: BackgroundView): void {
   setClass('schedule-forecast', 'error', !!forecast?.over);
   setText(
     'saved-credits',
-    `Background checks used ${plural(b.creditsUsed, 'credit', 'credits')} here; this sheet saved ` +
-      `${plural(b.savedCredits, 'credit', 'credits')}: kept results reused after the 6-hour cache had let them go ` +
-      `(kept ${plural(b.retentionDays, 'day', 'days')}).`,
+    `Background checks used ${plural(b.creditsUsed, 'credit', 'credits')} here; kept results saved you ` +
+      `${plural(b.savedCredits, 'credit', 'credits')} here: each reused after the 6-hour cache had let it go, ` +
+      `counted once (kept ${plural(b.retentionDays, 'day', 'days')}).`,
   );
 }
 
