@@ -11,15 +11,7 @@ import { deadResultRows, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { session } from './session';
 import { returnStepLease, STEP_CLAIM, takeStepLease } from './step-lease';
-import {
-  deleteHalfMadeSheets,
-  deleteLegacyColumns,
-  deleteStoreRows,
-  readStore,
-  STORE_COLUMNS,
-  storeRows,
-  storeSheet,
-} from './store-sheet';
+import { compactLog, readStore, weighLog } from './store-sheet';
 
 /** A compaction is worth its service calls when this many rows, and a quarter of the log, are dead. */
 const MIN_DEAD_ROWS = 8;
@@ -70,47 +62,68 @@ export function compactStore(
     const read = readStore(spreadsheet);
     if (!holdsLease(read, lease, started + COMPACTION_MS)) return undefined;
     const dead = deadRows(read, started).map((i) => i + 1);
-    const rows = deleteStoreRows(spreadsheet, read, dead, started + COMPACTION_MS);
-    const columns = legacyFree ? deleteLegacyColumns(spreadsheet) : 0;
-    deleteHalfMadeSheets(spreadsheet);
-    return { rows, columns };
+    return compactLog(spreadsheet, read, {
+      rows: dead,
+      legacyColumns: legacyFree,
+      until: started + COMPACTION_MS,
+    });
   } catch (error) {
     console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
     return undefined;
   }
 }
 
+/** What a look at the log's rows finds (no service call): its dead rows, and when its oldest result was checked. */
+export interface Weight {
+  /** Rows (indexes) that hold nothing anyone reads any more (deadRows). */
+  dead: number[];
+  /** When the oldest result kept was checked (Infinity: none kept). */
+  oldest: number;
+  /** Results kept are older than the retention the privacy policy states. */
+  expired: boolean;
+}
+
+/** Weighs the log's rows at `at`: the dead rows, the oldest result, whether any is past the retention. */
+export function weigh(rows: readonly unknown[][], at: number): Weight {
+  const retention = at - retentionDays() * DAY_MS;
+  let oldest = Infinity;
+  for (const kept of new ResultIndex(rows).catchUp().all()) oldest = Math.min(oldest, kept.at);
+  return { dead: deadRows(rows, at), oldest, expired: oldest < retention };
+}
+
 /**
  * Whether the log as known is worth compacting: a quarter of it dead (and at least a few rows), or any result older
  * than the retention the privacy policy states (kept no longer, however few), or legacy columns to give back.
  */
-function worthIt(spreadsheet: Spreadsheet, legacyFree: boolean): boolean {
-  const rows = storeRows(spreadsheet);
-  const at = now();
-  const dead = deadRows(rows, at);
-  if (dead.length >= Math.max(MIN_DEAD_ROWS, rows.length / 4)) return true;
-  if (dead.length > deadResultRows(rows, -Infinity).length + deadClaimRows(rows, at).length) return true;
-  const sheet = legacyFree ? storeSheet(spreadsheet, false) : null;
-  return sheet !== null && sheet.getMaxColumns() > STORE_COLUMNS;
+function worthIt(weight: Weight, rows: number, extraColumns: number): boolean {
+  if (weight.dead.length >= Math.max(MIN_DEAD_ROWS, rows / 4)) return true;
+  return weight.expired || extraColumns > 0;
 }
 
 /** An upkeep for the retention comes this long after the oldest result passes it (never sooner than this from now). */
 const UPKEEP_SLACK_MS = 60_000;
+
+/** When an upkeep is wanted for the retention, the oldest result kept being checked at `oldest` (Infinity: none). */
+function dueAtOf(oldest: number | undefined): number | undefined {
+  if (oldest === undefined || !Number.isFinite(oldest)) return undefined;
+  return Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS;
+}
+
+/** When the oldest result of the log as known was checked (undefined: unreadable; the next step's look says). */
+function oldestKept(spreadsheet: Spreadsheet): number | undefined {
+  try {
+    return weigh(weighLog(spreadsheet, false).rows, now()).oldest;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * When the store's upkeep is wanted next for the retention: when the oldest result kept passes it (undefined: none
  * kept). The background's wanted table holds it, so an add-on nobody opens keeps nothing past the retention.
  */
 export function upkeepDueAt(spreadsheet: Spreadsheet): number | undefined {
-  let oldest = Infinity;
-  try {
-    for (const kept of new ResultIndex(storeRows(spreadsheet)).catchUp().all())
-      oldest = Math.min(oldest, kept.at);
-  } catch {
-    return undefined; // the next step's look says
-  }
-  if (!Number.isFinite(oldest)) return undefined;
-  return Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS;
+  return dueAtOf(oldestKept(spreadsheet));
 }
 
 /** What an upkeep is told: the step lease its caller holds (else it takes one for itself), and the legacy columns. */
@@ -120,30 +133,51 @@ export interface UpkeepOptions {
   legacyFree?: boolean;
 }
 
-/**
- * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it, under the step
- * lease the caller holds, or one it takes for the while (the menu, the sidebar; when another execution holds it,
- * that one's upkeep does it). Never throws.
- */
-export function upkeep(
-  spreadsheet: Spreadsheet,
-  { lease, legacyFree = false }: UpkeepOptions = {},
-): Compaction | undefined {
+/** An upkeep's outcome: its compaction if it ran one, else the weight of the log it looked at (if it looked). */
+interface Kept {
+  compaction?: Compaction;
+  weight?: Weight;
+}
+
+function keep(spreadsheet: Spreadsheet, { lease, legacyFree = false }: UpkeepOptions): Kept {
   try {
     const id = spreadsheet.getId();
     const { weighed } = session();
-    if (weighed.has(id) && !legacyFree) return undefined;
+    if (weighed.has(id) && !legacyFree) return {};
     weighed.add(id);
-    if (!worthIt(spreadsheet, legacyFree)) return undefined;
+    const log = weighLog(spreadsheet, legacyFree);
+    const weight = weigh(log.rows, now());
+    if (!worthIt(weight, log.rows.length, log.extraColumns)) return { weight };
     const holder = lease ?? takeStepLease(now() + UPKEEP_LEASE_MS);
-    if (!holder) return undefined;
+    if (!holder) return { weight };
     try {
-      return compactStore(spreadsheet, holder, legacyFree);
+      return { compaction: compactStore(spreadsheet, holder, legacyFree) };
     } finally {
       if (!lease) returnStepLease(holder);
     }
   } catch (error) {
     console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
-    return undefined;
+    return {};
   }
+}
+
+/**
+ * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it, under the step
+ * lease the caller holds, or one it takes for the while (the menu, the sidebar; when another execution holds it,
+ * that one's upkeep does it). Never throws.
+ */
+export function upkeep(spreadsheet: Spreadsheet, options: UpkeepOptions = {}): Compaction | undefined {
+  return keep(spreadsheet, options).compaction;
+}
+
+/**
+ * A background step's upkeep (upkeep) and when the next one is wanted for the retention (upkeepDueAt), from the one
+ * look at the log: read once, weighed in pure code, compacted in one write.
+ */
+export function stepUpkeep(
+  spreadsheet: Spreadsheet,
+  options: UpkeepOptions,
+): { compaction?: Compaction; dueAt?: number } {
+  const { compaction, weight } = keep(spreadsheet, options);
+  return { compaction, dueAt: dueAtOf(weight ? weight.oldest : oldestKept(spreadsheet)) };
 }
