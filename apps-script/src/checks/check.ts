@@ -19,7 +19,9 @@ import { type Books, holdForCheck, type QueueMove, settleCheck, type Spend } fro
 import { loadWindow } from '../stores/plan-store';
 import { dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { cacheRecords, readCachedRecords } from '../stores/result-cache';
-import { addSavedCredits, readStoredRecords, storeRecords } from '../stores/result-store';
+import { type Kept } from '../stores/result-rows';
+import { storedHits, storeRecords } from '../stores/result-store';
+import { noteSaved, pastTheCache } from '../stores/saved-credits';
 
 /**
  * Which earlier results a check reuses: every cached and kept one, only those kept since a time (a scheduled
@@ -223,25 +225,26 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   return report;
 }
 
-/** What is already known before sending: kept results, cached ones, and how many credits the kept ones saved. */
+/** What is already known before sending: kept results, cached ones, and the kept ones that saved a credit. */
 export interface Known {
   known: Map<string, DomainRecord>;
   /** The records found in the cache (kept in the store too when the check keeps its results). */
   fromCache: Array<{ key: string; record: DomainRecord }>;
-  saved: number;
+  /** Kept results reused after the cache had let them go (counted once per user by noteSaved). */
+  saved: Kept[];
   /** Fresh records already cached as they came in. */
   handed: Set<string>;
 }
 
 /** Reads the kept, then the cached results for the distinct keys (none for "Check again"). */
 export function readKnown(baseUrl: string, distinct: readonly string[], reuse: Reuse): Known {
-  const kept: Known = { known: new Map(), fromCache: [], saved: 0, handed: new Set() };
+  const kept: Known = { known: new Map(), fromCache: [], saved: [], handed: new Set() };
   if (reuse.kind === 'none' || distinct.length === 0) return kept;
   const since = reuse.kind === 'since' ? reuse.at : undefined;
   try {
-    const stored = readStoredRecords(baseUrl, distinct, since);
-    for (const [k, r] of stored) kept.known.set(k, r);
-    kept.saved = countSaved(baseUrl, stored);
+    const stored = storedHits(baseUrl, distinct, since);
+    for (const [k, hit] of stored) kept.known.set(k, hit.record);
+    kept.saved = pastTheCache(stored.values());
   } catch {
     // An unavailable store (or its retention unreadable today) only costs requests; the cache is still read.
   }
@@ -275,26 +278,8 @@ function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean
     console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
   }
   try {
-    addSavedCredits(kept.saved);
+    noteSaved(kept.saved);
   } catch {
     // So is the count.
   }
 }
-
-/**
- * Kept results the cache had let go would have been billed again: they count as saved once, and are cached again
- * (a recalculation within 6 hours finds them there and does not count them twice).
- */
-function countSaved(baseUrl: string, stored: Map<string, DomainRecord>): number {
-  if (stored.size === 0) return 0;
-  const cached = readCachedRecords(baseUrl, [...stored.keys()]);
-  const gone = [...stored]
-    .filter(([key]) => !cached.has(key))
-    .slice(0, SAVED_PER_EXECUTION)
-    .map(([key, record]) => ({ key, record }));
-  cacheRecords(baseUrl, gone);
-  return gone.length;
-}
-
-/** Kept results counted as saved (and cached again) an execution: a range never rewrites thousands into the cache. */
-const SAVED_PER_EXECUTION = 200;

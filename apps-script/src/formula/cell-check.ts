@@ -10,7 +10,8 @@ import { creditBudget, creditView } from '../stores/credit-ledger';
 import { changeQueue, formulasWindow, readQueue } from '../stores/formula-queue';
 import { loadWindow } from '../stores/plan-store';
 import { readCachedRecords } from '../stores/result-cache';
-import { addSavedCredits, readStoredRecords } from '../stores/result-store';
+import { readStoredRecords } from '../stores/result-store';
+import { noteSaved } from '../stores/saved-credits';
 import { currentSpreadsheet, dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { type Action, applyAnswer, deadlinesOf, endTurn, FormulaTurn, startRound, type View } from './turn';
 
@@ -55,7 +56,7 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
     try {
       const known = readKnown(check.baseUrl, turn.distinct, { kind: 'all' });
       turn.know(known.known);
-      if (known.saved > 0) addSavedCredits(known.saved);
+      if (known.saved.length > 0) noteSaved(known.saved);
     } catch {
       // no cache: everything is asked for
     }

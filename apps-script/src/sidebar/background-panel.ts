@@ -24,7 +24,8 @@ import {
 } from '../stores/background-store';
 import { loadJob } from '../stores/job-store';
 import { loadWindow } from '../stores/plan-store';
-import { retentionDays, savedCredits, setRetentionDays } from '../stores/result-store';
+import { retentionDays, setRetentionDays } from '../stores/result-store';
+import { savedCredits } from '../stores/saved-credits';
 import { readSchedule, saveSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { installTriggers, removeEditTrigger } from '../triggers/handlers';

@@ -14,6 +14,10 @@ export interface Kept {
   at: number;
   /** Its row's index in the rows read (row number − 1). */
   row: number;
+  /** Its row's name, the same in every execution while the row lives (batchId), its place there and the row's size. */
+  batch: string;
+  pos: number;
+  size: number;
 }
 
 interface ResultRow {
@@ -75,6 +79,22 @@ export function resultRow(row: readonly unknown[]): ResultRow | undefined {
 }
 
 /**
+ * A result row's name: its checked-at time and its first key (rows of one check share the time), short and stable
+ * (rows are appended and deleted, never rewritten), so a mark on a result survives other rows coming and going.
+ */
+export function batchId(row: ResultRow): string {
+  const first = row.results[0]?.[0] ?? '';
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < first.length; i++) hash = Math.imul(hash ^ first.charCodeAt(i), 0x01000193) >>> 0;
+  return `${row.at.toString(36)}.${hash.toString(36)}`;
+}
+
+/** When a batch named by batchId was checked (ms), or NaN. */
+export function batchTime(id: string): number {
+  return parseInt(id.split('.')[0], 36);
+}
+
+/**
  * The newest result of each key and service in the rows read, kept up to date as rows are added after them (the
  * execution's own appends): index once, then only the new rows.
  */
@@ -91,10 +111,13 @@ export class ResultIndex {
       if (!found) continue;
       let byKey = this.newest.get(found.service);
       if (!byKey) this.newest.set(found.service, (byKey = new Map()));
-      for (const [key, record] of found.results) {
+      const batch = batchId(found);
+      const size = found.results.length;
+      found.results.forEach(([key, record], pos) => {
         const current = byKey.get(key);
-        if (!current || found.at >= current.at) byKey.set(key, { record, at: found.at, row: this.indexed });
-      }
+        if (!current || found.at >= current.at)
+          byKey.set(key, { record, at: found.at, row: this.indexed, batch, pos, size });
+      });
     }
     return this;
   }

@@ -5,11 +5,9 @@
 // from the rows read once per execution (custom functions read too; only sidebar, menu and background code write).
 import type { DomainRecord } from '../../../shared';
 import { now, type Spreadsheet } from '../platform/gas';
-import { currentSpreadsheet, digestOf, documentProperties, session } from './session';
+import { currentSpreadsheet, digestOf, session } from './session';
 import { batchRows, type Kept, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
-import { finite, locked, readValue, updateValue } from './storage';
-import { DOCUMENT_PROPERTY } from './storage-keys';
 import { appendStore, storeRows } from './store-sheet';
 
 export { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from './retention';
@@ -29,7 +27,12 @@ function index(spreadsheet: Spreadsheet): ResultIndex {
   return found.catchUp();
 }
 
-function newestOf(baseUrl: string, keys: readonly string[], since: number): Map<string, Kept> {
+/** The newest kept results among these domain keys checked no earlier than `since` (their row, place and time). */
+export function storedHits(
+  baseUrl: string,
+  keys: readonly string[],
+  since = now() - retentionDays() * DAY_MS,
+): Map<string, Kept> {
   const found = new Map<string, Kept>();
   const spreadsheet = keys.length > 0 ? currentSpreadsheet() : null;
   if (!spreadsheet) return found;
@@ -50,7 +53,7 @@ export function readStoredRecords(
   onHit?: (checkedAt: number) => void,
 ): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
-  for (const [key, hit] of newestOf(baseUrl, keys, since)) {
+  for (const [key, hit] of storedHits(baseUrl, keys, since)) {
     found.set(key, hit.record);
     onHit?.(hit.at);
   }
@@ -60,7 +63,7 @@ export function readStoredRecords(
 /** When each of these keys was last checked (only results within the retention). */
 export function checkedAt(baseUrl: string, keys: readonly string[]): Map<string, number> {
   const at = new Map<string, number>();
-  for (const [key, hit] of newestOf(baseUrl, keys, now() - retentionDays() * DAY_MS)) at.set(key, hit.at);
+  for (const [key, hit] of storedHits(baseUrl, keys, now() - retentionDays() * DAY_MS)) at.set(key, hit.at);
   return at;
 }
 
@@ -77,31 +80,4 @@ export function storeRecords(
   const spreadsheet = currentSpreadsheet();
   if (!spreadsheet) throw new Error('There is no spreadsheet here to keep results in.');
   appendStore(spreadsheet, batchRows(serviceId(baseUrl), fresh, at));
-}
-
-/**
- * Credits this sheet saved: results reused from this store that were checked longer ago than the 6-hour cache
- * keeps them, so without the store they would have been billed again (counted per check that reused them). The
- * count is kept where each execution can write it: the document's properties in the document's own executions
- * (custom functions included: they may write those, not the spreadsheet's metadata), the spreadsheet's metadata
- * in the dispatcher's; it is their sum.
- */
-export function savedCredits(): number {
-  const own = documentProperties()?.getProperty(DOCUMENT_PROPERTY.savedCredits);
-  const away = readValue('document', DOCUMENT_PROPERTY.savedCreditsAway, finite) ?? 0;
-  return (finite(Number(own)) ?? 0) + away;
-}
-
-/** Adds to the count under the storage lock (throws when it is busy: a caller that only counts catches). */
-export function addSavedCredits(n: number): void {
-  if (n <= 0) return;
-  const own = documentProperties();
-  if (!own) {
-    updateValue('document', DOCUMENT_PROPERTY.savedCreditsAway, finite, (count) => (count ?? 0) + n);
-    return;
-  }
-  locked('document', () => {
-    const count = finite(Number(own.getProperty(DOCUMENT_PROPERTY.savedCredits))) ?? 0;
-    own.setProperty(DOCUMENT_PROPERTY.savedCredits, String(count + n));
-  });
 }

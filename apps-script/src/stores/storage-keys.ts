@@ -27,6 +27,8 @@ export const USER_PROPERTY = {
   backgroundPrefix: 'dapa.bg.',
   /** The monthly credit budget the user set (credits; absent: none). */
   creditBudget: 'dapa.creditBudget',
+  /** + spreadsheet id: which kept results saved this user a credit there (saved-credits.ts). */
+  savedPrefix: 'dapa.saved.',
   /** Credits billed this calendar month and what running checks hold (credit-ledger.ts). */
   credits: 'dapa.credits',
   /** The user's one background trigger (its id, when it is due, hourly or not, runtime today, lateness, notes). */
@@ -40,9 +42,12 @@ export const USER_PROPERTY = {
 export const DOCUMENT_PROPERTY = {
   /** Days a result is kept in the result store (default 30). */
   retentionDays: 'dapa.retentionDays',
-  /** Count of kept results reused after the 6-hour cache had let them go (credits the store saved). */
+  /**
+   * Earlier versions' count of kept results reused after the 6-hour cache had let them go (read, no longer written:
+   * each user's count is in their own properties now, USER_PROPERTY.savedPrefix).
+   */
   savedCredits: 'dapa.savedCredits',
-  /** The same count from the dispatcher's turns (no document properties there), kept in the metadata. */
+  /** The same earlier count from the dispatcher's turns, kept in the metadata (read, no longer written). */
   savedCreditsAway: 'dapa.savedCreditsAway',
   /** The scheduled refresh: what, how often, when next, where it stands. */
   schedule: 'dapa.schedule',
