@@ -183,6 +183,27 @@ export function deleteKeys(scope: Scope, prefix: string): void {
 }
 
 /**
+ * Forgets every value DAPA keeps in the current spreadsheet ("Remove DAPA from this spreadsheet"): its developer
+ * metadata entries (dapa.*) and what earlier versions kept in DocumentProperties. Answers how many entries went.
+ */
+export function forgetSpreadsheetValues(): number {
+  const spreadsheet = currentSpreadsheet();
+  let count = 0;
+  for (const m of spreadsheet?.getDeveloperMetadata() ?? [])
+    if (m.getKey().startsWith('dapa.')) {
+      m.remove();
+      count += 1;
+    }
+  const legacy = documentProperties();
+  for (const key of legacy?.getKeys() ?? [])
+    if (key.startsWith('dapa.')) {
+      legacy?.deleteProperty(key);
+      count += 1;
+    }
+  return count;
+}
+
+/**
  * An execution with a hard end (a custom function: 30 seconds, waits included) waits for the lock only until
  * `by`; past it, a section that needs the lock is given up at once (BUSY) instead of being killed inside the wait.
  * undefined: the ordinary policy. Set at the start of such an execution and cleared at its end.
