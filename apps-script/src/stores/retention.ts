@@ -1,6 +1,7 @@
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
-import { currentSpreadsheet, documentCache, session } from './session';
+import { keepRetentionCopy, readRetentionCopy } from './document-cache';
+import { currentSpreadsheet, session } from './session';
 import { finite, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
@@ -12,12 +13,9 @@ export const DEFAULT_RETENTION_DAYS = 30;
  * never set it would cost a Properties call each time (the value of earlier versions is looked for in
  * DocumentProperties); one cell reads it for the next hour's cells.
  */
-const RETENTION_COPY = 'dapa.retentionDays';
-const COPY_SECONDS = 3_600;
-
 function keepCopy(days: number): void {
   try {
-    documentCache()?.put(RETENTION_COPY, String(days), COPY_SECONDS);
+    keepRetentionCopy(days);
   } catch {
     // read from the setting next time
   }
@@ -30,7 +28,7 @@ export function retentionDays(): number {
   if (known !== undefined) return known;
   let copy: number | undefined;
   try {
-    copy = finite(Number(documentCache()?.get(RETENTION_COPY) ?? NaN));
+    copy = finite(Number(readRetentionCopy() ?? NaN));
   } catch {
     // no cache here
   }
