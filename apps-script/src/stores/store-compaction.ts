@@ -24,8 +24,8 @@ export const COMPACTION_MS = 2_000;
 const UPKEEP_LEASE_MS = 60_000;
 
 /** The rows (indexes) of the log that hold nothing anyone reads any more. */
-export function deadRows(rows: readonly unknown[][], at: number): number[] {
-  const oldest = at - retentionDays() * DAY_MS;
+export function deadRows(rows: readonly unknown[][], at: number, days = retentionDays()): number[] {
+  const oldest = at - days * DAY_MS;
   return [...new Set([...deadResultRows(rows, oldest), ...deadClaimRows(rows, at)])];
 }
 
@@ -83,12 +83,11 @@ export interface Weight {
   expired: boolean;
 }
 
-/** Weighs the log's rows at `at`: the dead rows, the oldest result, whether any is past the retention. */
-export function weigh(rows: readonly unknown[][], at: number): Weight {
-  const retention = at - retentionDays() * DAY_MS;
+/** Weighs the log's rows at `at`, results being kept `days`: the dead rows, the oldest result, any past the retention. */
+export function weigh(rows: readonly unknown[][], at: number, days = retentionDays()): Weight {
   let oldest = Infinity;
   for (const kept of new ResultIndex(rows).catchUp().all()) oldest = Math.min(oldest, kept.at);
-  return { dead: deadRows(rows, at), oldest, expired: oldest < retention };
+  return { dead: deadRows(rows, at, days), oldest, expired: oldest < at - days * DAY_MS };
 }
 
 /**
