@@ -71,7 +71,7 @@ describe('one owner per store', () => {
     const text = fs.readFileSync(path.join(SRC, 'sidebar/remove-all.ts'), 'utf8');
     expect(text).not.toMatch(/documentProperties|deleteKeys|USER_PROPERTY|PropertiesService/);
     expect(text).toMatch(/forgetJob\(/);
-    expect(text).toMatch(/forgetSpreadsheetValues\(/);
+    expect(text).toMatch(/forgetLegacyValues\(/);
     expect(text).toMatch(/forgetBackground\(/);
   });
 });

@@ -23,7 +23,8 @@ import {
 } from '../stores/background-store';
 import { nextMonthAt } from '../stores/credit-ledger';
 import { loadJob } from '../stores/job-store';
-import { lookAtQueue, moveQueue } from '../stores/check-books';
+import { moveQueue } from '../stores/check-books';
+import { readQueue } from '../stores/formula-queue';
 import { loadWindow } from '../stores/plan-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
@@ -159,7 +160,7 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
   const { n, since } = action;
   // What a =DAPA cell's round has in flight now is not sent beside it (the queue is the document's: a dispatcher in a
   // spreadsheet it opened by id cannot read it, and the result store is what it goes by there).
-  const queue = lookAtQueue(context.baseUrl);
+  const queue = readQueue(context.baseUrl);
   const inFlight = new Set(queue.sender && queue.sender.until > now() ? (queue.sending ?? []) : []);
   const keys = action.keys.filter((k) => !inFlight.has(k));
   markInFlight(context.baseUrl, keys.slice(0, 2 * n + 50), context.turn.deadline); // what it may send, and some

@@ -6,7 +6,8 @@ import { CheckRun, type DomainRecord, type Fatal, type Outcome } from '../../../
 import { CheckSession, distinctKeys, readKnown } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { now, sleep } from '../platform/gas';
-import { askQueue, creditsLeft, lookAtQueue, moveQueue } from '../stores/check-books';
+import { askQueue, creditsLeft, moveQueue } from '../stores/check-books';
+import { readQueue } from '../stores/formula-queue';
 import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
 import { noteSaved } from '../stores/saved-credits';
@@ -80,7 +81,7 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
 /** The turn's loop: read what it needs, do what it says, until it answers. */
 function drive(turn: FormulaTurn, check: CellCheck): void {
   const reader = new Reader(check.baseUrl);
-  let view: View = { queue: lookAtQueue(check.baseUrl) };
+  let view: View = { queue: readQueue(check.baseUrl) };
   let sender = false;
   try {
     for (;;) {
@@ -107,7 +108,7 @@ class Reader {
   constructor(private readonly baseUrl: string) {}
 
   view(turn: FormulaTurn): View {
-    const queue = lookAtQueue(this.baseUrl);
+    const queue = readQueue(this.baseUrl);
     const sender = turn.role === 'sending';
     if (turn.needsAhead(now())) this.ahead ??= formulaDomains();
     const keys = turn.lookFor({ queue, ahead: this.ahead });

@@ -9,7 +9,7 @@ import type { Spreadsheet } from '../platform/gas';
 import { activeSpreadsheet } from '../stores/session';
 import { forgetBackground } from '../stores/background-store';
 import { forgetJob } from '../stores/job-store';
-import { forgetSpreadsheetValues } from '../stores/storage';
+import { forgetLegacyValues } from '../stores/storage';
 import { SAMPLE_SHEET } from '../stores/storage-keys';
 import { isAddOnSheet } from '../stores/store-sheet';
 import { removeEditTrigger } from '../triggers/handlers';
@@ -75,10 +75,10 @@ function deleteOwnSheets(spreadsheet: Spreadsheet): number {
   return count;
 }
 
-/** The spreadsheet's values (storage.ts: developer metadata, earlier versions' document properties), then the
- * output columns' marks and any other developer metadata of DAPA's. */
+/** DAPA's developer metadata (the spreadsheet's values, the output columns' marks) and earlier versions' document
+ * properties (storage.ts). */
 function deleteOwnNotes(spreadsheet: Spreadsheet): number {
-  let count = forgetSpreadsheetValues();
+  let count = forgetLegacyValues();
   for (const m of spreadsheet.createDeveloperMetadataFinder().find()) {
     const key = m.getKey();
     if (!key.startsWith('dapa.') && !key.startsWith('dapa-')) continue;

@@ -1,11 +1,11 @@
 // A check's books, for formulas, the sidebar and the background alike: the credits it holds while it runs, and what it
 // settles when it ends (its credits, the plan's window it leaves, and for a formula's round the formulas' queue), each
 // in one hold of the locks in their one order: the user's, then the document's (storage.ts enforces it). A =DAPA
-// execution keeps all its books here: its look at the queue, its ask (the queue and the window it starts from, read
-// together), its turn given back, the credits left.
+// execution keeps its books here too: its ask (the queue and the window it starts from, read together), its turn
+// given back, the credits left.
 import type { WindowSnapshot } from '../../../shared';
 import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from './credit-ledger';
-import { changeQueue, type FormulaQueue, formulasWindow, readQueue } from './formula-queue';
+import { changeQueue, type FormulaQueue, formulasWindow } from './formula-queue';
 import { loadWindow, saveWindow } from './plan-store';
 import { locked } from './storage';
 
@@ -68,11 +68,6 @@ export function settleCheck(
       return move(queue);
     });
   });
-}
-
-/** The formulas' queue as it stands (no lock: a look, not a change). */
-export function lookAtQueue(baseUrl: string): FormulaQueue {
-  return readQueue(baseUrl);
 }
 
 /** What a formula's ask answers: whether its execution sends for every waiting cell, and then the window it starts from. */

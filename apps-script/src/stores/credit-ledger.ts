@@ -8,10 +8,10 @@
 // custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
 // into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
 import { now } from '../platform/gas';
-import { readCreditList, writeCreditList } from './document-cache';
+import { keepEntry, readEntry } from './document-cache';
 import { keyedDigest } from './key-digest';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
-import { USER_PROPERTY } from './storage-keys';
+import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
 /** Credits a running check holds: `n` at most, until `until` (then counted as spent if it never settled). */
 interface Hold {
@@ -112,10 +112,13 @@ function cacheKey(of: string): string {
   return 'dapa.credits.' + keyedDigest('credits', of);
 }
 
+/** Where formulas refused the ledger's write leave their lists: the document's cache (none outside a document). */
+const NO_LISTS = 'The credits could not be counted here (no document to note them in).';
+
 function readPending(key: string, at: number): Ledger {
   let raw: unknown;
   try {
-    raw = JSON.parse(readCreditList(key) ?? ''); // the document's cache (document-cache.ts)
+    raw = JSON.parse(readEntry(key) ?? ''); // the document's cache (document-cache.ts)
   } catch {
     // nothing pending, or unreadable
   }
@@ -183,14 +186,14 @@ function changeHeld(
     if (JSON.stringify(ledger) !== before)
       writeTexts('user', { [USER_PROPERTY.credits]: JSON.stringify(ledger) });
     for (const { key, list } of lists)
-      writeCreditList(key, list.holds.length > 0 ? JSON.stringify(list) : undefined);
+      keepEntry(key, list.holds.length > 0 ? JSON.stringify(list) : undefined, CACHE_SECONDS);
   } catch {
     const stored = readLedger(at);
     const [first, ...others] = listsOf(stored);
     for (const b of [first.list, ...others.map((o) => o.list), stored])
       b.holds = b.holds.filter((h) => h.id !== drop);
     edit(first.list, usedIn([stored, ...others.map((o) => o.list)]));
-    writeCreditList(first.key, JSON.stringify(first.list), true);
+    keepEntry(first.key, JSON.stringify(first.list), CACHE_SECONDS, NO_LISTS);
   }
 }
 

@@ -6,7 +6,7 @@
 // a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
 import { now } from '../platform/gas';
-import { documentCacheHere, readQueueEntry, writeQueueEntry } from './document-cache';
+import { documentCacheHere, keepEntry, readEntry } from './document-cache';
 import { cacheKeyDigest, currentSpreadsheet } from './session';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
@@ -80,7 +80,7 @@ function parseQueue(text: string | null, at: number): FormulaQueue {
 /** The queue as it stands (no lock: a look, not a change). */
 export function readQueue(baseUrl: string): FormulaQueue {
   const at = place(baseUrl);
-  return parseQueue(at ? readQueueEntry(at) : null, now());
+  return parseQueue(at ? readEntry(at) : null, now());
 }
 
 /**
@@ -94,10 +94,10 @@ export function changeQueue(
   const key = place(baseUrl);
   if (!key) return transition({ wanted: {}, ended: {} });
   return locked('document', () => {
-    const next = transition(parseQueue(readQueueEntry(key), now()));
+    const next = transition(parseQueue(readEntry(key), now()));
     const wanted = Object.entries(next.wanted).sort((a, b) => a[1] - b[1]);
     const kept: FormulaQueue = { ...next, wanted: Object.fromEntries(wanted.slice(0, MAX_WANTED)) };
-    writeQueueEntry(key, JSON.stringify(kept), QUEUE_SECONDS);
+    keepEntry(key, JSON.stringify(kept), QUEUE_SECONDS);
     return kept;
   });
 }

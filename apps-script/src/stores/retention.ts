@@ -1,6 +1,6 @@
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
-import { keepRetentionCopy, readRetentionCopy } from './document-cache';
+import { keepEntry, readEntry } from './document-cache';
 import { currentSpreadsheet, session } from './session';
 import { finite, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
@@ -13,9 +13,11 @@ export const DEFAULT_RETENTION_DAYS = 30;
  * never set it would cost a Properties call each time (the value of earlier versions is looked for in
  * DocumentProperties); one cell reads it for the next hour's cells.
  */
+const RETENTION_COPY = 'dapa.retentionDays';
+
 function keepCopy(days: number): void {
   try {
-    keepRetentionCopy(days);
+    keepEntry(RETENTION_COPY, String(days), 3_600);
   } catch {
     // read from the setting next time
   }
@@ -28,7 +30,7 @@ export function retentionDays(): number {
   if (known !== undefined) return known;
   let copy: number | undefined;
   try {
-    copy = finite(Number(readRetentionCopy() ?? NaN));
+    copy = finite(Number(readEntry(RETENTION_COPY) ?? NaN));
   } catch {
     // no cache here
   }

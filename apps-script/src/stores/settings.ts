@@ -5,7 +5,7 @@ import { NO_KEY } from '../messages';
 import { saltToSave } from './key-digest';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
-import { dropBaseUrlCopy, keepBaseUrlCopy, readBaseUrlCopy } from './document-cache';
+import { keepEntry, readEntry } from './document-cache';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
@@ -64,10 +64,12 @@ export function currentBaseUrl(): string {
  * shows it when Google's daily Properties quota is used up. The owner's Save in this spreadsheet drops it; a change
  * made elsewhere is seen within the hour.
  */
+const FORMULA_BASE_URL = 'dapa.formulaBaseUrl';
+
 export function formulaBaseUrl(): string {
   let reachable = false;
   try {
-    const copy = readBaseUrlCopy();
+    const copy = readEntry(FORMULA_BASE_URL);
     reachable = true;
     if (copy) return copy;
   } catch {
@@ -75,7 +77,7 @@ export function formulaBaseUrl(): string {
   }
   const url = currentBaseUrl();
   try {
-    if (reachable) keepBaseUrlCopy(url);
+    if (reachable) keepEntry(FORMULA_BASE_URL, url, 3_600);
   } catch {
     // read again next time
   }
@@ -84,7 +86,7 @@ export function formulaBaseUrl(): string {
 
 function dropFormulaBaseUrl(): void {
   try {
-    dropBaseUrlCopy();
+    keepEntry(FORMULA_BASE_URL, undefined, 0);
   } catch {
     // the copy lasts an hour at most
   }

@@ -182,25 +182,12 @@ export function deleteKeys(scope: Scope, prefix: string): void {
   for (const key of props.getKeys()) if (key.startsWith(prefix)) props.deleteProperty(key);
 }
 
-/**
- * Forgets every value DAPA keeps in the current spreadsheet ("Remove DAPA from this spreadsheet"): its developer
- * metadata entries (dapa.*) and what earlier versions kept in DocumentProperties. Answers how many entries went.
- */
-export function forgetSpreadsheetValues(): number {
-  const spreadsheet = currentSpreadsheet();
-  let count = 0;
-  for (const m of spreadsheet?.getDeveloperMetadata() ?? [])
-    if (m.getKey().startsWith('dapa.')) {
-      m.remove();
-      count += 1;
-    }
+/** Forgets what earlier versions kept in DocumentProperties ("Remove DAPA from this spreadsheet"); answers how many. */
+export function forgetLegacyValues(): number {
   const legacy = documentProperties();
-  for (const key of legacy?.getKeys() ?? [])
-    if (key.startsWith('dapa.')) {
-      legacy?.deleteProperty(key);
-      count += 1;
-    }
-  return count;
+  const keys = (legacy?.getKeys() ?? []).filter((key) => key.startsWith('dapa.'));
+  for (const key of keys) legacy?.deleteProperty(key);
+  return keys.length;
 }
 
 /**

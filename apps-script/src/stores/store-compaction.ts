@@ -90,40 +90,8 @@ export function weigh(rows: readonly unknown[][], at: number, days = retentionDa
   return { dead: deadRows(rows, at, days), oldest, expired: oldest < at - days * DAY_MS };
 }
 
-/**
- * Whether the log as known is worth compacting: a quarter of it dead (and at least a few rows), or any result older
- * than the retention the privacy policy states (kept no longer, however few), or legacy columns to give back.
- */
-function worthIt(weight: Weight, rows: number, extraColumns: number): boolean {
-  if (weight.dead.length >= Math.max(MIN_DEAD_ROWS, rows / 4)) return true;
-  return weight.expired || extraColumns > 0;
-}
-
 /** An upkeep for the retention comes this long after the oldest result passes it (never sooner than this from now). */
 const UPKEEP_SLACK_MS = 60_000;
-
-/** When an upkeep is wanted for the retention, the oldest result kept being checked at `oldest` (Infinity: none). */
-function dueAtOf(oldest: number | undefined): number | undefined {
-  if (oldest === undefined || !Number.isFinite(oldest)) return undefined;
-  return Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS;
-}
-
-/** When the oldest result of the log as known was checked (undefined: unreadable; the next step's look says). */
-function oldestKept(spreadsheet: Spreadsheet): number | undefined {
-  try {
-    return weigh(weighLog(spreadsheet, false).rows, now()).oldest;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * When the store's upkeep is wanted next for the retention: when the oldest result kept passes it (undefined: none
- * kept). The background's wanted table holds it, so an add-on nobody opens keeps nothing past the retention.
- */
-export function upkeepDueAt(spreadsheet: Spreadsheet): number | undefined {
-  return dueAtOf(oldestKept(spreadsheet));
-}
 
 /** What an upkeep is told: the step lease its caller holds (else it takes one for itself), and the legacy columns. */
 export interface UpkeepOptions {
@@ -132,51 +100,58 @@ export interface UpkeepOptions {
   legacyFree?: boolean;
 }
 
-/** An upkeep's outcome: its compaction if it ran one, else the weight of the log it looked at (if it looked). */
-interface Kept {
-  compaction?: Compaction;
-  weight?: Weight;
-}
-
-function keep(spreadsheet: Spreadsheet, { lease, legacyFree = false }: UpkeepOptions): Kept {
-  try {
-    const id = spreadsheet.getId();
-    const { weighed } = session();
-    if (weighed.has(id) && !legacyFree) return {};
-    weighed.add(id);
-    const log = weighLog(spreadsheet, legacyFree);
-    const weight = weigh(log.rows, now());
-    if (!worthIt(weight, log.rows.length, log.extraColumns)) return { weight };
-    const holder = lease ?? takeStepLease(now() + UPKEEP_LEASE_MS);
-    if (!holder) return { weight };
-    try {
-      return { compaction: compactStore(spreadsheet, holder, legacyFree) };
-    } finally {
-      if (!lease) returnStepLease(holder);
-    }
-  } catch (error) {
-    console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
-    return {};
-  }
-}
-
 /**
- * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it, under the step
- * lease the caller holds, or one it takes for the while (the menu, the sidebar; when another execution holds it,
- * that one's upkeep does it). Never throws.
+ * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it (a quarter of it
+ * dead and at least a few rows, or any result older than the retention the privacy policy states, or legacy columns
+ * to give back), under the step lease the caller holds, or one it takes for the while (the menu, the sidebar; when
+ * another execution holds it, that one's upkeep does it). Never throws.
  */
 export function upkeep(spreadsheet: Spreadsheet, options: UpkeepOptions = {}): Compaction | undefined {
-  return keep(spreadsheet, options).compaction;
+  return stepUpkeep(spreadsheet, options, false).compaction;
 }
 
 /**
- * A background step's upkeep (upkeep) and when the next one is wanted for the retention (upkeepDueAt), from the one
- * look at the log: read once, weighed in pure code, compacted in one write.
+ * The upkeep, and when the next one is wanted for the retention (when the oldest result kept passes it; undefined:
+ * none kept, or the log unreadable): the background's wanted table holds it, so an add-on nobody opens keeps nothing
+ * past the retention. One read of the log (the execution's rows), weighed in pure code; a compaction reads it again.
  */
 export function stepUpkeep(
   spreadsheet: Spreadsheet,
-  options: UpkeepOptions,
+  { lease, legacyFree = false }: UpkeepOptions,
+  due = true,
 ): { compaction?: Compaction; dueAt?: number } {
-  const { compaction, weight } = keep(spreadsheet, options);
-  return { compaction, dueAt: dueAtOf(weight ? weight.oldest : oldestKept(spreadsheet)) };
+  let compaction: Compaction | undefined;
+  let weight: Weight | undefined;
+  try {
+    const id = spreadsheet.getId();
+    const { weighed } = session();
+    if (!weighed.has(id) || legacyFree) {
+      weighed.add(id);
+      const log = weighLog(spreadsheet, legacyFree);
+      weight = weigh(log.rows, now());
+      const worth =
+        weight.dead.length >= Math.max(MIN_DEAD_ROWS, log.rows.length / 4) ||
+        weight.expired ||
+        log.extraColumns > 0;
+      const holder = worth ? (lease ?? takeStepLease(now() + UPKEEP_LEASE_MS)) : undefined;
+      if (holder) {
+        weight = undefined; // the rows change
+        try {
+          compaction = compactStore(spreadsheet, holder, legacyFree);
+        } finally {
+          if (!lease) returnStepLease(holder);
+        }
+      }
+    }
+  } catch (error) {
+    console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
+  }
+  try {
+    const oldest = due ? (weight ?? weigh(weighLog(spreadsheet, false).rows, now())).oldest : Infinity;
+    if (Number.isFinite(oldest))
+      return { compaction, dueAt: Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS };
+  } catch {
+    // the next step's look says
+  }
+  return { compaction };
 }
