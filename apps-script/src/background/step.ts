@@ -5,7 +5,7 @@
 import { outcomeText, roomIn, type WindowSnapshot } from '../../../shared';
 import { checkValues, reuseOf } from '../checks/check';
 import { type FormulaCell, formulaWork, keepShown } from '../checks/formulas';
-import { refreshFormulas } from '../checks/formula-versions';
+import { refreshSlots } from '../checks/formula-versions';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
 import { now, sleep } from '../platform/gas';
 import { activeSpreadsheet } from '../stores/session';
@@ -23,12 +23,13 @@ import {
 } from '../stores/background-store';
 import { nextMonthAt } from '../stores/credit-ledger';
 import { loadJob } from '../stores/job-store';
-import { changeQueue, readQueue } from '../stores/formula-queue';
+import { moveQueue } from '../stores/check-books';
+import { readQueue } from '../stores/formula-queue';
 import { loadWindow } from '../stores/plan-store';
 import { claimDueSchedule, readSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
-import { upkeep, upkeepDueAt } from '../stores/store-compaction';
+import { stepUpkeep, upkeep } from '../stores/store-compaction';
 import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
 import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
@@ -92,6 +93,7 @@ interface Look {
   jobLeft: number;
   /** The step's refresh looked at every formula and none reads the legacy version columns. */
   legacyFree?: boolean;
+  upkept?: boolean; // closeStep did the step's upkeep
 }
 
 /** How a step ended, as its callers read it: its outcome, the spreadsheet's status and when its next step comes. */
@@ -176,11 +178,7 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
  * can reach the formulas' queue (the document's cache: not from a dispatcher in a spreadsheet it opened by id).
  */
 function markInFlight(baseUrl: string, keys: readonly string[], until: number): void {
-  try {
-    changeQueue(baseUrl, (queue) => markStep(queue, keys, until));
-  } catch {
-    // a busy lock costs at most a domain sent twice by a cell beside the step
-  }
+  moveQueue(baseUrl, (queue) => markStep(queue, keys, until)); // a busy lock: a domain sent twice at most
 }
 
 /** What a check of formula domains moved, for the run. */
@@ -229,8 +227,7 @@ function refreshShown(look: Look, outcome: StepOutcome): void {
   const partly = cells.filter(
     (c) => !complete.has(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
   );
-  const legacyFree = refreshFormulas(look.spreadsheet, [...complete]);
-  look.legacyFree = refreshFormulas(look.spreadsheet, partly, false) || legacyFree;
+  look.legacyFree = refreshSlots(look.spreadsheet, [...complete], partly);
 }
 
 /** Shows what the step brought (refreshShown) and writes its one outcome: counts, why it stopped, the wanted table. */
@@ -242,8 +239,8 @@ function closeStep(look: Look, outcome: StepOutcome, context: Context, holder: s
     // The formulas show it at their next recalculation; the step's outcome is written whatever happens here.
     console.warn(`DAPA: formulas not refreshed (${error instanceof Error ? error.message : String(error)})`);
   }
-  upkeep(spreadsheet, { lease: holder, legacyFree: look.legacyFree }); // the store's upkeep: the lease holder's
-  const upkeepAt = upkeepDueAt(spreadsheet);
+  const { dueAt: upkeepAt } = stepUpkeep(spreadsheet, { lease: holder, legacyFree: look.legacyFree }); // one look
+  look.upkept = true;
   const name = spreadsheet.getName();
   let result: StepResult | undefined;
   updateBackground(spreadsheet.getId(), (s) => {
@@ -293,7 +290,7 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
     });
     return closeStep(look, drive(run, context), context, holder);
   } finally {
-    upkeep(spreadsheet, { lease: holder, legacyFree: look?.legacyFree }); // if closeStep did not (weighed once)
+    if (!look?.upkept) upkeep(spreadsheet, { lease: holder, legacyFree: look?.legacyFree }); // closeStep did not
     returnStepLease(holder);
   }
 }

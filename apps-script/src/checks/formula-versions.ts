@@ -123,10 +123,20 @@ function signature(look: Look, slot: number): string {
 
 /** Whether the formula has shown its current domains since they were all in (its slot, read once a look). */
 export function upToDate(spreadsheet: Spreadsheet, cell: VersionedCell): boolean {
+  return reads(cell) && upToDateIn(cell, (lookOf(cell).values ??= readVersionSlots(spreadsheet)));
+}
+
+/** Whether the formula's 4th argument is its own slot: only then can the slot say it is up to date. */
+export function reads(cell: VersionedCell): boolean {
+  return cell.keys !== undefined && cell.slot === homeSlot(cell);
+}
+
+/** Whether the formula is up to date, the version slots holding `values` (readVersionSlots; no service call). */
+export function upToDateIn(cell: VersionedCell, values: readonly string[] | undefined): boolean {
+  if (!values || !reads(cell)) return false;
   const home = homeSlot(cell);
-  if (!cell.keys || cell.slot !== home) return false;
   const look = lookOf(cell);
-  look.values ??= readVersionSlots(spreadsheet);
+  look.values ??= [...values];
   return look.values[home].startsWith(signature(look, home) + '.');
 }
 
@@ -142,11 +152,27 @@ export function refreshFormulas(
   cells: readonly VersionedCell[],
   complete = true,
 ): boolean {
+  return complete ? refreshSlots(spreadsheet, cells, []) : refreshSlots(spreadsheet, [], cells);
+}
+
+/**
+ * Refreshes formulas whose domains are all kept (`complete`, as refreshFormulas with `complete`) and formulas that
+ * show more than before (`partly`: their slots are bumped with "p") in one read and one write of the slots: a slot
+ * of both kinds ends "p". Answers as refreshFormulas.
+ */
+export function refreshSlots(
+  spreadsheet: Spreadsheet,
+  complete: readonly VersionedCell[],
+  partly: readonly VersionedCell[],
+): boolean {
+  const cells = [...complete, ...partly];
   if (cells.length === 0) return false;
-  const given = new Set(cells);
+  const given = new Set(complete);
   const current = readVersionSlots(spreadsheet);
   const values = new Map<number, string>();
-  for (const cell of cells) {
+  const bumped = () => `${now().toString(36)}${randomPart()}`;
+  for (const cell of partly) values.set(homeSlot(cell), `p.${bumped()}`);
+  for (const cell of complete) {
     const home = homeSlot(cell);
     if (values.has(home)) continue;
     const look = lookOf(cell);
@@ -155,7 +181,7 @@ export function refreshFormulas(
     const all = (look.members.get(home) ?? [cell])
       .filter((m) => m.keys)
       .every((m) => given.has(m) || (wasUpToDate && m.slot === home));
-    values.set(home, `${complete && all ? sig : 'p'}.${now().toString(36)}${randomPart()}`);
+    values.set(home, `${all ? sig : 'p'}.${bumped()}`);
   }
   writeVersionSlots(spreadsheet, values);
   for (const cell of cells) {

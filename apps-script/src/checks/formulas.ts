@@ -6,9 +6,9 @@ import { type DomainRecord, toEntry } from '../../../shared';
 import { dailyLimitOf } from '../platform/gas';
 import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords, storeRecords } from '../stores/result-store';
-import { isAddOnSheet } from '../stores/store-sheet';
+import { isAddOnSheet, readVersionSlots } from '../stores/store-sheet';
 import { isDapaFormula, parseDapaCall, type RangeRef } from './formula-text';
-import { lookAtSlots, upToDate, type VersionedCell, versionOf } from './formula-versions';
+import { lookAtSlots, reads, upToDateIn, type VersionedCell, versionOf } from './formula-versions';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -170,8 +170,9 @@ export function formulaWork(
   const all = dapaFormulaCells(spreadsheet);
   // A formula that shows metrics for each of its domains needs nothing, whatever its slot says (a slot shared with
   // formulas still filling stays marked partial, and refreshing its shown formulas each step would recalculate them
-  // all again and again); a refresh (`since`) takes them all.
-  const needed = (c: FormulaCell) => !upToDate(spreadsheet, c) && !showsAll(c);
+  // all again and again); a refresh (`since`) takes them all. The slots are read once, when a formula reads its own.
+  const slots = since === undefined && all.some(reads) ? readVersionSlots(spreadsheet) : undefined;
+  const needed = (c: FormulaCell) => !upToDateIn(c, slots) && !showsAll(c);
   const cells = since !== undefined ? all : all.filter(needed);
   const keys = formulaKeys(cells);
   const kept = readStoredRecords(baseUrl, keys, since);

@@ -2,13 +2,12 @@
 // side by side): the thin driver of formula/turn.ts. It reads what the turn asks (the queue, the caches, the result
 // store, the spreadsheet's other =DAPA cells), does what the turn answers (asks the queue under the document lock,
 // sleeps, sends a round), and caches every record the moment it is in. Every wait comes out of the one deadline.
-import { CheckRun, type DomainRecord, type Fatal, type Outcome, type WindowSnapshot } from '../../../shared';
+import { CheckRun, type DomainRecord, type Fatal, type Outcome } from '../../../shared';
 import { CheckSession, distinctKeys, readKnown } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { now, sleep } from '../platform/gas';
-import { creditBudget, creditView } from '../stores/credit-ledger';
-import { changeQueue, formulasWindow, readQueue } from '../stores/formula-queue';
-import { loadWindow } from '../stores/plan-store';
+import { askQueue, creditsLeft, moveQueue } from '../stores/check-books';
+import { readQueue } from '../stores/formula-queue';
 import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
 import { noteSaved } from '../stores/saved-credits';
@@ -70,7 +69,8 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
     }
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
     try {
-      if (waiting && creditBudget() !== undefined) turn.budgetLeft(creditView(check.apiKey()).left);
+      const left = waiting ? creditsLeft(check.apiKey) : undefined;
+      if (left !== undefined) turn.budgetLeft(left);
     } catch {
       // unknown: the cells say unfinished
     }
@@ -88,27 +88,16 @@ function drive(turn: FormulaTurn, check: CellCheck): void {
       const action: Action = turn.next(now(), view);
       if (action.kind === 'answer') return;
       if (action.kind === 'ask') {
-        let mine = false;
-        let queued: WindowSnapshot | undefined;
-        try {
-          changeQueue(check.baseUrl, (queue) => {
-            queued = queue.window;
-            const asked = turn.register(queue, now());
-            mine = asked.mine;
-            return asked.queue;
-          });
-        } catch {
-          // the lock could not be had in the time left: look again
-        }
+        const { mine, window } = askQueue(check.baseUrl, (queue) => turn.register(queue, now()));
         sender ||= mine;
-        turn.asked(mine, mine ? formulasWindow(loadWindow(check.baseUrl), queued) : undefined);
+        turn.asked(mine, window);
       } else if (action.kind === 'wait') {
         sleep(Math.max(0, action.until - now()));
       } else if (!sendRound(turn, check, action)) return;
       view = reader.view(turn);
     }
   } finally {
-    if (sender) giveTurnBack(check.baseUrl, turn.id);
+    if (sender) moveQueue(check.baseUrl, (queue) => endTurn(queue, turn.id)); // else it ends at its `until`
   }
 }
 
@@ -135,14 +124,6 @@ class Reader {
       // an unreachable cache only costs this look
     }
     return { queue, known, ahead: this.ahead };
-  }
-}
-
-function giveTurnBack(baseUrl: string, me: string): void {
-  try {
-    changeQueue(baseUrl, (queue) => endTurn(queue, me));
-  } catch {
-    // the turn ends by itself at its `until`
   }
 }
 

@@ -1,15 +1,16 @@
 // A clean way out: "Remove DAPA from this spreadsheet" takes out everything DAPA put in the spreadsheet (its hidden
 // sheets, the sample sheet, its developer metadata and document properties, this user's triggers and state for it)
 // and turns every =DAPA formula into the values it shows, so the user's data and results stay and nothing refers
-// to DAPA any more (the 4th arguments go with the formulas). It calls the stores' own operations where they exist.
+// to DAPA any more (the 4th arguments go with the formulas). Stored values go through their owners' operations.
 /// <reference types="google-apps-script" />
 import { isDapaFormula, parseDapaCall } from '../checks/formula-text';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
 import type { Spreadsheet } from '../platform/gas';
-import { activeSpreadsheet, documentProperties } from '../stores/session';
+import { activeSpreadsheet } from '../stores/session';
 import { forgetBackground } from '../stores/background-store';
-import { deleteKeys } from '../stores/storage';
-import { SAMPLE_SHEET, USER_PROPERTY } from '../stores/storage-keys';
+import { forgetJob } from '../stores/job-store';
+import { forgetLegacyValues } from '../stores/storage';
+import { SAMPLE_SHEET } from '../stores/storage-keys';
 import { isAddOnSheet } from '../stores/store-sheet';
 import { removeEditTrigger } from '../triggers/handlers';
 import { armDispatcher } from '../triggers/step-trigger';
@@ -74,19 +75,14 @@ function deleteOwnSheets(spreadsheet: Spreadsheet): number {
   return count;
 }
 
-/** DAPA's developer metadata (the spreadsheet's values, the output columns' marks) and document properties. */
+/** DAPA's developer metadata (the spreadsheet's values, the output columns' marks) and earlier versions' document
+ * properties (storage.ts). */
 function deleteOwnNotes(spreadsheet: Spreadsheet): number {
-  let count = 0;
+  let count = forgetLegacyValues();
   for (const m of spreadsheet.createDeveloperMetadataFinder().find()) {
     const key = m.getKey();
     if (!key.startsWith('dapa.') && !key.startsWith('dapa-')) continue;
     m.remove();
-    count += 1;
-  }
-  const props = documentProperties();
-  for (const key of props?.getKeys() ?? []) {
-    if (!key.startsWith('dapa.')) continue;
-    props?.deleteProperty(key);
     count += 1;
   }
   return count;
@@ -96,8 +92,7 @@ function deleteOwnNotes(spreadsheet: Spreadsheet): number {
 function forgetThisSpreadsheet(spreadsheet: Spreadsheet): void {
   const id = spreadsheet.getId();
   forgetBackground(id);
-  deleteKeys('user', USER_PROPERTY.jobPrefix + id);
-  deleteKeys('user', USER_PROPERTY.retryRowsPrefix + id);
+  forgetJob(id);
   try {
     removeEditTrigger(spreadsheet);
     armDispatcher(true); // the user's step trigger stays only for other spreadsheets with work

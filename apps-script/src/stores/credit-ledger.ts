@@ -7,9 +7,9 @@
 // recalculation may is not said), so where the write is refused its holds and counts go to the document's cache, which
 // custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
 // into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
-import { type Cache, now } from '../platform/gas';
+import { now } from '../platform/gas';
+import { keepEntry, readEntry } from './document-cache';
 import { keyedDigest } from './key-digest';
-import { documentCache } from './session';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
@@ -113,14 +113,12 @@ function cacheKey(of: string): string {
 }
 
 /** Where formulas refused the ledger's write leave their lists: the document's cache (none outside a document). */
-function listsCache(): Cache | null {
-  return documentCache();
-}
+const NO_LISTS = 'The credits could not be counted here (no document to note them in).';
 
 function readPending(key: string, at: number): Ledger {
   let raw: unknown;
   try {
-    raw = JSON.parse(listsCache()?.get(key) ?? '');
+    raw = JSON.parse(readEntry(key) ?? ''); // the document's cache (document-cache.ts)
   } catch {
     // nothing pending, or unreadable
   }
@@ -188,17 +186,14 @@ function changeHeld(
     if (JSON.stringify(ledger) !== before)
       writeTexts('user', { [USER_PROPERTY.credits]: JSON.stringify(ledger) });
     for (const { key, list } of lists)
-      if (list.holds.length > 0) listsCache()?.put(key, JSON.stringify(list), CACHE_SECONDS);
-      else listsCache()?.remove(key);
+      keepEntry(key, list.holds.length > 0 ? JSON.stringify(list) : undefined, CACHE_SECONDS);
   } catch {
     const stored = readLedger(at);
     const [first, ...others] = listsOf(stored);
     for (const b of [first.list, ...others.map((o) => o.list), stored])
       b.holds = b.holds.filter((h) => h.id !== drop);
     edit(first.list, usedIn([stored, ...others.map((o) => o.list)]));
-    const cache = listsCache();
-    if (!cache) throw new Error('The credits could not be counted here (no document to note them in).');
-    cache.put(first.key, JSON.stringify(first.list), CACHE_SECONDS);
+    keepEntry(first.key, JSON.stringify(first.list), CACHE_SECONDS, NO_LISTS);
   }
 }
 

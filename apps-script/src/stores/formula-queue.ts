@@ -5,8 +5,9 @@
 // editor's formula), under the document lock for every change: never the script's cache or lock, which every user of
 // a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
-import { type Cache, now } from '../platform/gas';
-import { cacheKeyDigest, currentSpreadsheet, documentCache } from './session';
+import { now } from '../platform/gas';
+import { documentCacheHere, keepEntry, readEntry } from './document-cache';
+import { cacheKeyDigest, currentSpreadsheet } from './session';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
 
@@ -34,11 +35,11 @@ export interface FormulaQueue {
   step?: { keys: string[]; until: number };
 }
 
-/** The document's cache and the queue's key in it; undefined outside a document (no formula runs there). */
-function place(baseUrl: string): { cache: Cache; key: string } | undefined {
-  const cache = documentCache();
+/** The queue's key in the document's cache (document-cache.ts); undefined outside a document (no formula runs there). */
+function place(baseUrl: string): string | undefined {
+  const here = documentCacheHere();
   const id = currentSpreadsheet()?.getId();
-  return cache && id ? { cache, key: `${CACHE_PREFIX}q:${cacheKeyDigest(id + '\n' + baseUrl)}` } : undefined;
+  return here && id ? `${CACHE_PREFIX}q:${cacheKeyDigest(id + '\n' + baseUrl)}` : undefined;
 }
 
 function parseQueue(text: string | null, at: number): FormulaQueue {
@@ -79,7 +80,7 @@ function parseQueue(text: string | null, at: number): FormulaQueue {
 /** The queue as it stands (no lock: a look, not a change). */
 export function readQueue(baseUrl: string): FormulaQueue {
   const at = place(baseUrl);
-  return parseQueue(at ? at.cache.get(at.key) : null, now());
+  return parseQueue(at ? readEntry(at) : null, now());
 }
 
 /**
@@ -90,14 +91,13 @@ export function changeQueue(
   baseUrl: string,
   transition: (queue: FormulaQueue) => FormulaQueue,
 ): FormulaQueue {
-  const at = place(baseUrl);
-  if (!at) return transition({ wanted: {}, ended: {} });
-  const { cache, key } = at;
+  const key = place(baseUrl);
+  if (!key) return transition({ wanted: {}, ended: {} });
   return locked('document', () => {
-    const next = transition(parseQueue(cache.get(key), now()));
+    const next = transition(parseQueue(readEntry(key), now()));
     const wanted = Object.entries(next.wanted).sort((a, b) => a[1] - b[1]);
     const kept: FormulaQueue = { ...next, wanted: Object.fromEntries(wanted.slice(0, MAX_WANTED)) };
-    cache.put(key, JSON.stringify(kept), QUEUE_SECONDS);
+    keepEntry(key, JSON.stringify(kept), QUEUE_SECONDS);
     return kept;
   });
 }

@@ -81,6 +81,14 @@ export function storeNewJob(job: StoredJob): void {
   });
 }
 
+/** Forgets a spreadsheet's job and its retryable rows ("Remove DAPA from this spreadsheet"), under the user lock. */
+export function forgetJob(spreadsheetId: string): void {
+  changeJob(spreadsheetId, (_, writes) => {
+    writeValue('user', USER_PROPERTY.jobPrefix + spreadsheetId, undefined);
+    writes.retryRows(new Set());
+  });
+}
+
 /** Just the range of a job (or a target). */
 export function rangeOf({ sheetId, sheetName, column, firstRow, lastRow }: JobRange): JobRange {
   return { sheetId, sheetName, column, firstRow, lastRow };

@@ -1,6 +1,7 @@
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
-import { currentSpreadsheet, documentCache, session } from './session';
+import { keepEntry, readEntry } from './document-cache';
+import { currentSpreadsheet, session } from './session';
 import { finite, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
@@ -13,11 +14,10 @@ export const DEFAULT_RETENTION_DAYS = 30;
  * DocumentProperties); one cell reads it for the next hour's cells.
  */
 const RETENTION_COPY = 'dapa.retentionDays';
-const COPY_SECONDS = 3_600;
 
 function keepCopy(days: number): void {
   try {
-    documentCache()?.put(RETENTION_COPY, String(days), COPY_SECONDS);
+    keepEntry(RETENTION_COPY, String(days), 3_600);
   } catch {
     // read from the setting next time
   }
@@ -30,7 +30,7 @@ export function retentionDays(): number {
   if (known !== undefined) return known;
   let copy: number | undefined;
   try {
-    copy = finite(Number(documentCache()?.get(RETENTION_COPY) ?? NaN));
+    copy = finite(Number(readEntry(RETENTION_COPY) ?? NaN));
   } catch {
     // no cache here
   }

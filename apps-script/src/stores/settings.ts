@@ -5,7 +5,7 @@ import { NO_KEY } from '../messages';
 import { saltToSave } from './key-digest';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
-import { documentCache } from './session';
+import { keepEntry, readEntry } from './document-cache';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
@@ -57,27 +57,27 @@ export function currentBaseUrl(): string {
 }
 
 /**
- * The owner's base URL as this spreadsheet's =DAPA cells last read it, kept in the document cache (shared by everyone
- * in the spreadsheet, whose custom functions all read the owner's settings; CacheService has no daily quota): a cell
- * whose answer is cached then needs no Properties call at all, and still shows it when Google's daily Properties
- * quota is used up. The owner's Save in this spreadsheet drops it; a change made elsewhere is seen within the hour.
+ * The base URL a =DAPA cell checks against: the spreadsheet's copy, else the owner's settings (then copied). The copy
+ * is the owner's base URL as this spreadsheet's =DAPA cells last read it, kept in the document cache for an hour
+ * (document-cache.ts; shared by everyone in the spreadsheet, whose custom functions all read the owner's settings;
+ * CacheService has no daily quota): a cell whose answer is cached then needs no Properties call at all, and still
+ * shows it when Google's daily Properties quota is used up. The owner's Save in this spreadsheet drops it; a change
+ * made elsewhere is seen within the hour.
  */
 const FORMULA_BASE_URL = 'dapa.formulaBaseUrl';
-const FORMULA_BASE_URL_SECONDS = 3_600;
 
-/** The base URL a =DAPA cell checks against: the spreadsheet's copy, else the owner's settings (then copied). */
 export function formulaBaseUrl(): string {
-  let cache: ReturnType<typeof documentCache> = null;
+  let reachable = false;
   try {
-    cache = documentCache();
-    const copy = cache?.get(FORMULA_BASE_URL);
+    const copy = readEntry(FORMULA_BASE_URL);
+    reachable = true;
     if (copy) return copy;
   } catch {
     // no cache: the settings
   }
   const url = currentBaseUrl();
   try {
-    cache?.put(FORMULA_BASE_URL, url, FORMULA_BASE_URL_SECONDS);
+    if (reachable) keepEntry(FORMULA_BASE_URL, url, 3_600);
   } catch {
     // read again next time
   }
@@ -86,7 +86,7 @@ export function formulaBaseUrl(): string {
 
 function dropFormulaBaseUrl(): void {
   try {
-    documentCache()?.remove(FORMULA_BASE_URL);
+    keepEntry(FORMULA_BASE_URL, undefined, 0);
   } catch {
     // the copy lasts an hour at most
   }

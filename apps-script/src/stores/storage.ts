@@ -182,6 +182,14 @@ export function deleteKeys(scope: Scope, prefix: string): void {
   for (const key of props.getKeys()) if (key.startsWith(prefix)) props.deleteProperty(key);
 }
 
+/** Forgets what earlier versions kept in DocumentProperties ("Remove DAPA from this spreadsheet"); answers how many. */
+export function forgetLegacyValues(): number {
+  const legacy = documentProperties();
+  const keys = (legacy?.getKeys() ?? []).filter((key) => key.startsWith('dapa.'));
+  for (const key of keys) legacy?.deleteProperty(key);
+  return keys.length;
+}
+
 /**
  * An execution with a hard end (a custom function: 30 seconds, waits included) waits for the lock only until
  * `by`; past it, a section that needs the lock is given up at once (BUSY) instead of being killed inside the wait.

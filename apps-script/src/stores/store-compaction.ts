@@ -11,15 +11,7 @@ import { deadResultRows, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { session } from './session';
 import { returnStepLease, STEP_CLAIM, takeStepLease } from './step-lease';
-import {
-  deleteHalfMadeSheets,
-  deleteLegacyColumns,
-  deleteStoreRows,
-  readStore,
-  STORE_COLUMNS,
-  storeRows,
-  storeSheet,
-} from './store-sheet';
+import { compactLog, readStore, weighLog } from './store-sheet';
 
 /** A compaction is worth its service calls when this many rows, and a quarter of the log, are dead. */
 const MIN_DEAD_ROWS = 8;
@@ -32,8 +24,8 @@ export const COMPACTION_MS = 2_000;
 const UPKEEP_LEASE_MS = 60_000;
 
 /** The rows (indexes) of the log that hold nothing anyone reads any more. */
-export function deadRows(rows: readonly unknown[][], at: number): number[] {
-  const oldest = at - retentionDays() * DAY_MS;
+export function deadRows(rows: readonly unknown[][], at: number, days = retentionDays()): number[] {
+  const oldest = at - days * DAY_MS;
   return [...new Set([...deadResultRows(rows, oldest), ...deadClaimRows(rows, at)])];
 }
 
@@ -70,48 +62,36 @@ export function compactStore(
     const read = readStore(spreadsheet);
     if (!holdsLease(read, lease, started + COMPACTION_MS)) return undefined;
     const dead = deadRows(read, started).map((i) => i + 1);
-    const rows = deleteStoreRows(spreadsheet, read, dead, started + COMPACTION_MS);
-    const columns = legacyFree ? deleteLegacyColumns(spreadsheet) : 0;
-    deleteHalfMadeSheets(spreadsheet);
-    return { rows, columns };
+    return compactLog(spreadsheet, read, {
+      rows: dead,
+      legacyColumns: legacyFree,
+      until: started + COMPACTION_MS,
+    });
   } catch (error) {
     console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
     return undefined;
   }
 }
 
-/**
- * Whether the log as known is worth compacting: a quarter of it dead (and at least a few rows), or any result older
- * than the retention the privacy policy states (kept no longer, however few), or legacy columns to give back.
- */
-function worthIt(spreadsheet: Spreadsheet, legacyFree: boolean): boolean {
-  const rows = storeRows(spreadsheet);
-  const at = now();
-  const dead = deadRows(rows, at);
-  if (dead.length >= Math.max(MIN_DEAD_ROWS, rows.length / 4)) return true;
-  if (dead.length > deadResultRows(rows, -Infinity).length + deadClaimRows(rows, at).length) return true;
-  const sheet = legacyFree ? storeSheet(spreadsheet, false) : null;
-  return sheet !== null && sheet.getMaxColumns() > STORE_COLUMNS;
+/** What a look at the log's rows finds (no service call): its dead rows, and when its oldest result was checked. */
+export interface Weight {
+  /** Rows (indexes) that hold nothing anyone reads any more (deadRows). */
+  dead: number[];
+  /** When the oldest result kept was checked (Infinity: none kept). */
+  oldest: number;
+  /** Results kept are older than the retention the privacy policy states. */
+  expired: boolean;
+}
+
+/** Weighs the log's rows at `at`, results being kept `days`: the dead rows, the oldest result, any past the retention. */
+export function weigh(rows: readonly unknown[][], at: number, days = retentionDays()): Weight {
+  let oldest = Infinity;
+  for (const kept of new ResultIndex(rows).catchUp().all()) oldest = Math.min(oldest, kept.at);
+  return { dead: deadRows(rows, at, days), oldest, expired: oldest < at - days * DAY_MS };
 }
 
 /** An upkeep for the retention comes this long after the oldest result passes it (never sooner than this from now). */
 const UPKEEP_SLACK_MS = 60_000;
-
-/**
- * When the store's upkeep is wanted next for the retention: when the oldest result kept passes it (undefined: none
- * kept). The background's wanted table holds it, so an add-on nobody opens keeps nothing past the retention.
- */
-export function upkeepDueAt(spreadsheet: Spreadsheet): number | undefined {
-  let oldest = Infinity;
-  try {
-    for (const kept of new ResultIndex(storeRows(spreadsheet)).catchUp().all())
-      oldest = Math.min(oldest, kept.at);
-  } catch {
-    return undefined; // the next step's look says
-  }
-  if (!Number.isFinite(oldest)) return undefined;
-  return Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS;
-}
 
 /** What an upkeep is told: the step lease its caller holds (else it takes one for itself), and the legacy columns. */
 export interface UpkeepOptions {
@@ -121,29 +101,57 @@ export interface UpkeepOptions {
 }
 
 /**
- * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it, under the step
- * lease the caller holds, or one it takes for the while (the menu, the sidebar; when another execution holds it,
- * that one's upkeep does it). Never throws.
+ * The upkeep step: weighs the log (once an execution and spreadsheet) and compacts it when worth it (a quarter of it
+ * dead and at least a few rows, or any result older than the retention the privacy policy states, or legacy columns
+ * to give back), under the step lease the caller holds, or one it takes for the while (the menu, the sidebar; when
+ * another execution holds it, that one's upkeep does it). Never throws.
  */
-export function upkeep(
+export function upkeep(spreadsheet: Spreadsheet, options: UpkeepOptions = {}): Compaction | undefined {
+  return stepUpkeep(spreadsheet, options, false).compaction;
+}
+
+/**
+ * The upkeep, and when the next one is wanted for the retention (when the oldest result kept passes it; undefined:
+ * none kept, or the log unreadable): the background's wanted table holds it, so an add-on nobody opens keeps nothing
+ * past the retention. One read of the log (the execution's rows), weighed in pure code; a compaction reads it again.
+ */
+export function stepUpkeep(
   spreadsheet: Spreadsheet,
-  { lease, legacyFree = false }: UpkeepOptions = {},
-): Compaction | undefined {
+  { lease, legacyFree = false }: UpkeepOptions,
+  due = true,
+): { compaction?: Compaction; dueAt?: number } {
+  let compaction: Compaction | undefined;
+  let weight: Weight | undefined;
   try {
     const id = spreadsheet.getId();
     const { weighed } = session();
-    if (weighed.has(id) && !legacyFree) return undefined;
-    weighed.add(id);
-    if (!worthIt(spreadsheet, legacyFree)) return undefined;
-    const holder = lease ?? takeStepLease(now() + UPKEEP_LEASE_MS);
-    if (!holder) return undefined;
-    try {
-      return compactStore(spreadsheet, holder, legacyFree);
-    } finally {
-      if (!lease) returnStepLease(holder);
+    if (!weighed.has(id) || legacyFree) {
+      weighed.add(id);
+      const log = weighLog(spreadsheet, legacyFree);
+      weight = weigh(log.rows, now());
+      const worth =
+        weight.dead.length >= Math.max(MIN_DEAD_ROWS, log.rows.length / 4) ||
+        weight.expired ||
+        log.extraColumns > 0;
+      const holder = worth ? (lease ?? takeStepLease(now() + UPKEEP_LEASE_MS)) : undefined;
+      if (holder) {
+        weight = undefined; // the rows change
+        try {
+          compaction = compactStore(spreadsheet, holder, legacyFree);
+        } finally {
+          if (!lease) returnStepLease(holder);
+        }
+      }
     }
   } catch (error) {
     console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
-    return undefined;
   }
+  try {
+    const oldest = due ? (weight ?? weigh(weighLog(spreadsheet, false).rows, now())).oldest : Infinity;
+    if (Number.isFinite(oldest))
+      return { compaction, dueAt: Math.max(oldest + retentionDays() * DAY_MS, now()) + UPKEEP_SLACK_MS };
+  } catch {
+    // the next step's look says
+  }
+  return { compaction };
 }

@@ -125,47 +125,55 @@ export function appendStore(spreadsheet: Spreadsheet, rows: ReadonlyArray<readon
   }
 }
 
+/** The log as this execution knows it (storeRows) and how many columns past the 4th its sheet has: what upkeep weighs. */
+export function weighLog(
+  spreadsheet: Spreadsheet,
+  columns: boolean,
+): { rows: unknown[][]; extraColumns: number } {
+  const rows = storeRows(spreadsheet);
+  const sheet = columns ? storeSheet(spreadsheet, false) : null;
+  return { rows, extraColumns: sheet ? Math.max(0, sheet.getMaxColumns() - STORE_COLUMNS) : 0 };
+}
+
+/** What one compaction deletes: rows of the log (numbers from 1), and whether the legacy columns go too. */
+export interface LogCuts {
+  rows: Iterable<number>;
+  legacyColumns: boolean;
+  /** Rows are deleted until then (the rest waits for the next compaction). */
+  until: number;
+}
+
 /**
- * Deletes rows of the log (numbers from 1, as read by `read`, which must be a read of this same compaction by the
- * holder of the step lease), runs of neighbours at a time, bottom-up, until `until` (the rest waits for the next compaction);
- * the execution's rows become `read` without them. Answers how many rows went.
+ * The compaction's one write (store-compaction.ts decides what; `read` must be a read of this same compaction by the
+ * holder of the step lease): the dead rows, runs of neighbours at a time, bottom-up, until `until` (the execution's
+ * rows become `read` without them); the columns past the 4th when asked (earlier versions' per-formula version
+ * cells); the hidden sheets left half-made by an execution that was stopped over an hour ago. Answers how many rows
+ * and columns went.
  */
-export function deleteStoreRows(
+export function compactLog(
   spreadsheet: Spreadsheet,
   read: unknown[][],
-  rowNumbers: Iterable<number>,
-  until = Infinity,
-): number {
+  cuts: LogCuts,
+): { rows: number; columns: number } {
   const sheet = storeSheet(spreadsheet, false);
-  const dead = [...new Set(rowNumbers)].filter((r) => r > 1 && r <= read.length).sort((a, b) => b - a);
-  if (!sheet || dead.length === 0) return 0;
+  const dead = [...new Set(cuts.rows)].filter((r) => r > 1 && r <= read.length).sort((a, b) => b - a);
   const gone = new Set<number>();
-  for (let i = 0; i < dead.length && now() < until;) {
+  for (let i = 0; sheet && i < dead.length && now() < cuts.until;) {
     let j = i + 1;
     while (j < dead.length && dead[j] === dead[j - 1] - 1) j++;
     sheet.deleteRows(dead[j - 1], j - i);
     for (let k = i; k < j; k++) gone.add(dead[k]);
     i = j;
   }
-  knownOf(spreadsheet).rows = read.filter((_, i) => !gone.has(i + 1));
-  return gone.size;
-}
-
-/** Deletes the log's columns past the 4th (earlier versions' per-formula version cells); answers how many. */
-export function deleteLegacyColumns(spreadsheet: Spreadsheet): number {
-  const sheet = storeSheet(spreadsheet, false);
-  const extra = sheet ? sheet.getMaxColumns() - STORE_COLUMNS : 0;
-  if (sheet && extra > 0) sheet.deleteColumns(STORE_COLUMNS + 1, extra);
-  return Math.max(0, extra);
-}
-
-/** Deletes hidden sheets left half-made by an execution that was stopped (older than an hour). */
-export function deleteHalfMadeSheets(spreadsheet: Spreadsheet): void {
-  for (const sheet of spreadsheet.getSheets()) {
-    const made = /~([0-9a-z]+)-[0-9a-z]*$/.exec(sheet.getName());
-    if (made && isAddOnSheet(sheet.getName()) && parseInt(made[1], 36) < now() - LEFT_HALF_MADE_MS)
-      spreadsheet.deleteSheet(sheet);
+  if (gone.size > 0) knownOf(spreadsheet).rows = read.filter((_, i) => !gone.has(i + 1));
+  const columns = sheet && cuts.legacyColumns ? Math.max(0, sheet.getMaxColumns() - STORE_COLUMNS) : 0;
+  if (sheet && columns > 0) sheet.deleteColumns(STORE_COLUMNS + 1, columns);
+  for (const half of spreadsheet.getSheets()) {
+    const made = /~([0-9a-z]+)-[0-9a-z]*$/.exec(half.getName());
+    if (made && isAddOnSheet(half.getName()) && parseInt(made[1], 36) < now() - LEFT_HALF_MADE_MS)
+      spreadsheet.deleteSheet(half);
   }
+  return { rows: gone.size, columns };
 }
 
 /** The version slots' values ('' where none was written yet), read in one getValues. */
