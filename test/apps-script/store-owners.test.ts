@@ -56,15 +56,11 @@ function sources(): Array<{ file: string; text: string }> {
 }
 
 describe('one owner per store', () => {
-  it("takes the document cache's handle in its owner module only (and the records' shelf until it moves there)", () => {
+  it("takes the document cache's handle in its owner module only", () => {
     const takers = sources()
       .filter(({ text }) => /\bdocumentCache\(\)/.test(text))
       .map(({ file }) => file);
-    expect(takers.sort()).toEqual([
-      'stores/document-cache.ts',
-      'stores/result-cache.ts',
-      'stores/session.ts',
-    ]);
+    expect(takers.sort()).toEqual(['stores/document-cache.ts', 'stores/session.ts']);
   });
 
   it('removes DAPA through the owners of what it stored, never the raw stores', () => {
@@ -73,5 +69,6 @@ describe('one owner per store', () => {
     expect(text).toMatch(/forgetJob\(/);
     expect(text).toMatch(/forgetLegacyValues\(/);
     expect(text).toMatch(/forgetBackground\(/);
+    expect(text).toMatch(/forgetSaved\(/);
   });
 });

@@ -9,6 +9,7 @@ import type { Spreadsheet } from '../platform/gas';
 import { activeSpreadsheet } from '../stores/session';
 import { forgetBackground } from '../stores/background-store';
 import { forgetJob } from '../stores/job-store';
+import { forgetSaved } from '../stores/saved-credits';
 import { forgetLegacyValues } from '../stores/storage';
 import { SAMPLE_SHEET } from '../stores/storage-keys';
 import { isAddOnSheet } from '../stores/store-sheet';
@@ -88,11 +89,15 @@ function deleteOwnNotes(spreadsheet: Spreadsheet): number {
   return count;
 }
 
-/** This user's triggers and state for the spreadsheet: background checks, the sidebar's job, its retry rows. */
+/**
+ * This user's triggers and state for the spreadsheet: background checks, the sidebar's job, its retry rows, the
+ * credits kept results saved there.
+ */
 function forgetThisSpreadsheet(spreadsheet: Spreadsheet): void {
   const id = spreadsheet.getId();
   forgetBackground(id);
   forgetJob(id);
+  forgetSaved(id);
   try {
     removeEditTrigger(spreadsheet);
     armDispatcher(true); // the user's step trigger stays only for other spreadsheets with work

@@ -6,7 +6,8 @@
 // Records fetched in this execution are remembered too. What must outlive a cache is kept in the result store.
 import type { DomainRecord } from '../../../shared';
 import { type Cache, now, userCache } from '../platform/gas';
-import { cacheKeyDigest, documentCache, installMode, session } from './session';
+import { recordShelf } from './document-cache';
+import { cacheKeyDigest, installMode, session } from './session';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -37,7 +38,7 @@ interface Shelf {
  */
 function shelves(): Shelf[] {
   const found: Shelf[] = [];
-  const own = documentCache();
+  const own = recordShelf();
   if (own) found.push({ cache: own, keyOf: cacheKeyOf });
   try {
     // A bound script lives in one spreadsheet: the user's cache would only repeat the document's.
