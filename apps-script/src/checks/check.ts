@@ -18,16 +18,12 @@ import { DailyLimitError, fetchAnswer, fetchAnswers, now, sleep } from '../platf
 import { type Books, holdForCheck, type QueueMove, settleCheck, type Spend } from '../stores/check-books';
 import { loadWindow } from '../stores/plan-store';
 import { dailyLimitMet, noteDailyLimit } from '../stores/session';
-import { cacheRecords, readCachedRecords } from '../stores/result-cache';
-import { type Kept } from '../stores/result-rows';
-import { storedHits, storeRecords } from '../stores/result-store';
-import { noteSaved, pastTheCache } from '../stores/saved-credits';
+import { type Known, readKnown, type Reuse } from '../stores/known-results';
+import { cacheRecords } from '../stores/result-cache';
+import { storeRecords } from '../stores/result-store';
+import { noteSaved } from '../stores/saved-credits';
 
-/**
- * Which earlier results a check reuses: every cached and kept one, only those kept since a time (a scheduled
- * refresh; the cache is skipped), or none ("Check again").
- */
-export type Reuse = { kind: 'all' } | { kind: 'since'; at: number } | { kind: 'none' };
+export { type Known, readKnown, type Reuse } from '../stores/known-results';
 
 /** The reuse of a job or a refresh: "Check again" (`fresh`), results since `since`, or all. */
 export function reuseOf(fresh?: boolean, since?: number): Reuse {
@@ -223,42 +219,6 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   const limit = dailyLimitMet();
   if (limit) throw new DailyLimitError(limit);
   return report;
-}
-
-/** What is already known before sending: kept results, cached ones, and the kept ones that saved a credit. */
-export interface Known {
-  known: Map<string, DomainRecord>;
-  /** The records found in the cache (kept in the store too when the check keeps its results). */
-  fromCache: Array<{ key: string; record: DomainRecord }>;
-  /** Kept results reused after the cache had let them go (counted once per user by noteSaved). */
-  saved: Kept[];
-  /** Fresh records already cached as they came in. */
-  handed: Set<string>;
-}
-
-/** Reads the kept, then the cached results for the distinct keys (none for "Check again"). */
-export function readKnown(baseUrl: string, distinct: readonly string[], reuse: Reuse): Known {
-  const kept: Known = { known: new Map(), fromCache: [], saved: [], handed: new Set() };
-  if (reuse.kind === 'none' || distinct.length === 0) return kept;
-  const since = reuse.kind === 'since' ? reuse.at : undefined;
-  try {
-    const stored = storedHits(baseUrl, distinct, since);
-    for (const [k, hit] of stored) kept.known.set(k, hit.record);
-    kept.saved = pastTheCache(stored.values());
-  } catch {
-    // An unavailable store (or its retention unreadable today) only costs requests; the cache is still read.
-  }
-  try {
-    const rest = distinct.filter((k) => !kept.known.has(k));
-    if (since === undefined && rest.length > 0)
-      for (const [key, record] of readCachedRecords(baseUrl, rest)) {
-        kept.known.set(key, record);
-        kept.fromCache.push({ key, record });
-      }
-  } catch {
-    // An unavailable cache only costs requests; the check goes on without it.
-  }
-  return kept;
 }
 
 /** Saves what the run learned (cache, result store, window, saved credits); each failure is tolerated on its own. */

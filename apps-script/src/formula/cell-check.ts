@@ -1,16 +1,14 @@
 // One =DAPA execution among the many Sheets runs at once (`=DAPA(A2)` dragged down is one execution per cell, up to 30
-// side by side): the thin driver of formula/turn.ts. It reads what the turn asks (the queue, the caches, the result
-// store, the spreadsheet's other =DAPA cells), does what the turn answers (asks the queue under the document lock,
-// sleeps, sends a round), and caches every record the moment it is in. Every wait comes out of the one deadline.
-import { CheckRun, type DomainRecord, type Fatal, type Outcome } from '../../../shared';
-import { CheckSession, distinctKeys, readKnown } from '../checks/check';
+// side by side): the thin driver of formula/turn.ts. Every store it reads or writes is behind its books (one
+// FormulaBooks an execution, stores/check-books.ts): it reads what the turn asks (the queue, the caches, the result
+// store; the spreadsheet's other =DAPA cells from the grid), does what the turn answers (asks the queue under the
+// document lock, sleeps, sends a round), and caches every record the moment it is in. Every wait comes out of the one
+// deadline.
+import { CheckRun, type Fatal, type Outcome } from '../../../shared';
+import { CheckSession, distinctKeys } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { now, sleep } from '../platform/gas';
-import { askQueue, creditsLeft, moveQueue } from '../stores/check-books';
-import { readQueue } from '../stores/formula-queue';
-import { readCachedRecords } from '../stores/result-cache';
-import { readStoredRecords } from '../stores/result-store';
-import { noteSaved } from '../stores/saved-credits';
+import { FormulaBooks } from '../stores/check-books';
 import { currentSpreadsheet, dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { type Action, applyAnswer, deadlinesOf, endTurn, FormulaTurn, startRound, type View } from './turn';
 
@@ -46,6 +44,7 @@ function refusedByGoogle(error: unknown): string | undefined {
  */
 export function checkCells(values: readonly unknown[], check: CellCheck): CellAnswer {
   const startedAt = check.startedAt ?? now();
+  const books = new FormulaBooks(check.baseUrl, check.apiKey);
   const turn = new FormulaTurn(
     Utilities.getUuid(),
     distinctKeys(values),
@@ -53,23 +52,21 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
   );
   if (turn.distinct.length > 0) {
     try {
-      const known = readKnown(check.baseUrl, turn.distinct, { kind: 'all' });
-      turn.know(known.known);
-      if (known.saved.length > 0) noteSaved(known.saved);
+      turn.know(books.known(turn.distinct));
     } catch {
       // no cache: everything is asked for
     }
     try {
       // A cell with something to ask reads the key (and the user's settings with it) before it asks, as one bulk read.
       if (turn.missing().length > 0) check.apiKey();
-      drive(turn, check);
+      drive(turn, books, check.deadline);
     } catch (error) {
       // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
       if (!noteDailyLimit(error)) throw error;
     }
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
     try {
-      const left = waiting ? creditsLeft(check.apiKey) : undefined;
+      const left = waiting ? books.creditsLeft() : undefined;
       if (left !== undefined) turn.budgetLeft(left);
     } catch {
       // unknown: the cells say unfinished
@@ -79,25 +76,25 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
 }
 
 /** The turn's loop: read what it needs, do what it says, until it answers. */
-function drive(turn: FormulaTurn, check: CellCheck): void {
-  const reader = new Reader(check.baseUrl);
-  let view: View = { queue: readQueue(check.baseUrl) };
+function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
+  const reader = new Reader(books);
+  let view: View = { queue: books.queue() };
   let sender = false;
   try {
     for (;;) {
       const action: Action = turn.next(now(), view);
       if (action.kind === 'answer') return;
       if (action.kind === 'ask') {
-        const { mine, window } = askQueue(check.baseUrl, (queue) => turn.register(queue, now()));
+        const { mine, window } = books.ask((queue) => turn.register(queue, now()));
         sender ||= mine;
         turn.asked(mine, window);
       } else if (action.kind === 'wait') {
         sleep(Math.max(0, action.until - now()));
-      } else if (!sendRound(turn, check, action)) return;
+      } else if (!sendRound(turn, books, deadline, action)) return;
       view = reader.view(turn);
     }
   } finally {
-    if (sender) moveQueue(check.baseUrl, (queue) => endTurn(queue, turn.id)); // else it ends at its `until`
+    if (sender) books.move((queue) => endTurn(queue, turn.id)); // else it ends at its `until`
   }
 }
 
@@ -105,25 +102,13 @@ function drive(turn: FormulaTurn, check: CellCheck): void {
 class Reader {
   private ahead?: string[];
 
-  constructor(private readonly baseUrl: string) {}
+  constructor(private readonly books: FormulaBooks) {}
 
   view(turn: FormulaTurn): View {
-    const queue = readQueue(this.baseUrl);
-    const sender = turn.role === 'sending';
+    const queue = this.books.queue();
     if (turn.needsAhead(now())) this.ahead ??= formulaDomains();
     const keys = turn.lookFor({ queue, ahead: this.ahead });
-    let known: Map<string, DomainRecord> = new Map();
-    try {
-      known = readCachedRecords(this.baseUrl, keys);
-      // A sender never pays for what the result store keeps (the cache forgets after 6 hours, the store does not).
-      if (sender) {
-        const rest = keys.filter((k) => !known.has(k));
-        for (const [key, record] of readStoredRecords(this.baseUrl, rest)) known.set(key, record);
-      }
-    } catch {
-      // an unreachable cache only costs this look
-    }
-    return { queue, known, ahead: this.ahead };
+    return { queue, known: this.books.look(keys, turn.role === 'sending'), ahead: this.ahead };
   }
 }
 
@@ -146,12 +131,16 @@ function formulaDomains(): string[] {
  * credits and the window settled. Answers false when the round could not begin (the locks could not be had in the
  * time left).
  */
-function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { kind: 'send' }>): boolean {
-  const { baseUrl, deadline } = check;
+function sendRound(
+  turn: FormulaTurn,
+  books: FormulaBooks,
+  deadline: number,
+  send: Extract<Action, { kind: 'send' }>,
+): boolean {
   let session: CheckSession;
   let budget: number | undefined;
   try {
-    session = new CheckSession({ apiKey: check.apiKey(), baseUrl }, deadline);
+    session = new CheckSession(books.forRound(), deadline);
     budget = session.hold(send.batch.length, (queue) => startRound(queue, send.batch));
   } catch {
     return false; // the round ends here, the cells say unfinished (or why: no key, Google's daily limit)
@@ -163,7 +152,7 @@ function sendRound(turn: FormulaTurn, check: CellCheck, send: Extract<Action, { 
   }
   let taught = false;
   const run = new CheckRun(send.batch, {
-    baseUrl,
+    baseUrl: session.books.baseUrl,
     deadline,
     window: turn.plannedWindow,
     seed: now() % 2147483647,

@@ -1,12 +1,17 @@
 // A check's books, for formulas, the sidebar and the background alike: the credits it holds while it runs, and what it
 // settles when it ends (its credits, the plan's window it leaves, and for a formula's round the formulas' queue), each
 // in one hold of the locks in their one order: the user's, then the document's (storage.ts enforces it). A =DAPA
-// execution keeps its books here too: its ask (the queue and the window it starts from, read together), its turn
-// given back, the credits left.
-import type { WindowSnapshot } from '../../../shared';
+// execution keeps its books here too (FormulaBooks, one per execution: every store a formula reads or writes, behind
+// named operations): what is known, the queue, its ask (the queue and the window it starts from, read together), its
+// turn given back, the credits left.
+import type { DomainRecord, WindowSnapshot } from '../../../shared';
 import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from './credit-ledger';
-import { changeQueue, type FormulaQueue, formulasWindow } from './formula-queue';
+import { changeQueue, type FormulaQueue, formulasWindow, readQueue } from './formula-queue';
+import { readKnown } from './known-results';
 import { loadWindow, saveWindow } from './plan-store';
+import { readCachedRecords } from './result-cache';
+import { readStoredRecords } from './result-store';
+import { noteSaved } from './saved-credits';
 import { locked } from './storage';
 
 export type { Spend } from './credit-ledger';
@@ -76,30 +81,6 @@ export interface Asked {
   window?: WindowSnapshot;
 }
 
-/**
- * A formula's ask, read and written together: `ask` changes the queue under the document lock (formula/turn.ts's
- * register), and a sender starts from the stored window merged with the queue's newer sends. A lock that cannot be
- * had in the time left answers "not mine" (the formula looks again).
- */
-export function askQueue(
-  baseUrl: string,
-  ask: (queue: FormulaQueue) => { queue: FormulaQueue; mine: boolean },
-): Asked {
-  let mine = false;
-  let queued: WindowSnapshot | undefined;
-  try {
-    changeQueue(baseUrl, (queue) => {
-      queued = queue.window;
-      const asked = ask(queue);
-      mine = asked.mine;
-      return asked.queue;
-    });
-  } catch {
-    // the lock could not be had in the time left: look again
-  }
-  return { mine, window: mine ? formulasWindow(loadWindow(baseUrl), queued) : undefined };
-}
-
 /** A change of the queue outside a round (a sender's turn given back, a step's keys marked); never throws. */
 export function moveQueue(baseUrl: string, move: QueueMove): void {
   try {
@@ -109,7 +90,83 @@ export function moveQueue(baseUrl: string, move: QueueMove): void {
   }
 }
 
-/** The credits the monthly budget leaves (undefined: no budget is set); the key is read only when one is. */
-export function creditsLeft(apiKey: () => string): number | undefined {
-  return creditBudget() === undefined ? undefined : creditView(apiKey()).left;
+/**
+ * The books of one =DAPA execution: every store it reads and writes, behind the operations formula/cell-check.ts
+ * drives (the key is read only when a round needs it, or a budget is set). Never throws but where it says so.
+ */
+export class FormulaBooks {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly apiKey: () => string,
+  ) {}
+
+  /** The check's books for a round: the key read now. Throws as reading the key does (none set, a daily limit). */
+  forRound(): Books {
+    return { apiKey: this.apiKey(), baseUrl: this.baseUrl };
+  }
+
+  /**
+   * What the store and the caches hold of these keys; the kept ones the cache had let go count as saved, once for
+   * the user (a count that cannot be written is left).
+   */
+  known(keys: readonly string[]): Map<string, DomainRecord> {
+    const known = readKnown(this.baseUrl, keys, { kind: 'all' });
+    try {
+      if (known.saved.length > 0) noteSaved(known.saved);
+    } catch {
+      // the count only
+    }
+    return known.known;
+  }
+
+  /** The formulas' queue as it is now. */
+  queue(): FormulaQueue {
+    return readQueue(this.baseUrl);
+  }
+
+  /** What the caches hold of these keys, and for a sender what the store keeps too (a sender never pays for them). */
+  look(keys: readonly string[], sender: boolean): Map<string, DomainRecord> {
+    let known: Map<string, DomainRecord> = new Map();
+    try {
+      known = readCachedRecords(this.baseUrl, keys);
+      if (sender) {
+        const rest = keys.filter((k) => !known.has(k));
+        for (const [key, record] of readStoredRecords(this.baseUrl, rest)) known.set(key, record);
+      }
+    } catch {
+      // an unreachable cache only costs this look
+    }
+    return known;
+  }
+
+  /**
+   * A formula's ask, read and written together: `ask` changes the queue under the document lock (formula/turn.ts's
+   * register), and a sender starts from the stored window merged with the queue's newer sends. A lock that cannot be
+   * had in the time left answers "not mine" (the formula looks again).
+   */
+  ask(ask: (queue: FormulaQueue) => { queue: FormulaQueue; mine: boolean }): Asked {
+    let mine = false;
+    let queued: WindowSnapshot | undefined;
+    try {
+      changeQueue(this.baseUrl, (queue) => {
+        queued = queue.window;
+        const asked = ask(queue);
+        mine = asked.mine;
+        return asked.queue;
+      });
+    } catch {
+      // the lock could not be had in the time left: look again
+    }
+    return { mine, window: mine ? formulasWindow(loadWindow(this.baseUrl), queued) : undefined };
+  }
+
+  /** The queue changed outside a round (the sender's turn given back); never throws. */
+  move(move: QueueMove): void {
+    moveQueue(this.baseUrl, move);
+  }
+
+  /** The credits the monthly budget leaves (undefined: no budget is set); the key is read only when one is. */
+  creditsLeft(): number | undefined {
+    return creditBudget() === undefined ? undefined : creditView(this.apiKey()).left;
+  }
 }
