@@ -1,40 +1,32 @@
-// One background step in one spreadsheet, under its step lease: look once at what it needs (its state, the key, a
-// scheduled refresh now due, the job, the formulas), drive its run (run.ts) with the window's room, carry out the
-// checks the run asks for, refresh what the formulas can show, and write the step's one outcome. The dispatcher (a
+// One background step in one spreadsheet, under its step lease: its books (step-books.ts) look once at what it needs
+// (its state, the job, the formulas), it drives its run (run.ts) with the window's room and carries out the checks the
+// run asks for, and its books close once (the formulas refreshed, the upkeep, the step's one outcome). The dispatcher (a
 // trigger) and the open sidebar both run steps here; an execution's turn sets the budget.
 import { outcomeText, roomIn, type WindowSnapshot } from '../../../shared';
 import { checkValues, reuseOf } from '../checks/check';
-import { type FormulaCell, formulaWork, keepShown } from '../checks/formulas';
-import { refreshSlots } from '../checks/formula-versions';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
 import { now, sleep } from '../platform/gas';
 import { activeSpreadsheet } from '../stores/session';
 import {
-  type BackgroundState,
   type BackgroundStatus,
-  backgroundStatus,
   dayOf,
   type DispatcherState,
-  goesOn,
-  loadBackground,
   loadDispatcher,
   updateBackground,
-  whenNext,
 } from '../stores/background-store';
 import { nextMonthAt } from '../stores/credit-ledger';
-import { loadJob } from '../stores/job-store';
 import { moveQueue } from '../stores/check-books';
 import { readQueue } from '../stores/formula-queue';
 import { loadWindow } from '../stores/plan-store';
-import { claimDueSchedule, readSchedule } from '../stores/schedule';
+import { claimDueSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { returnStepLease, takeStepLease } from '../stores/step-lease';
-import { stepUpkeep, upkeep } from '../stores/store-compaction';
-import { NO_KEY, SERVICE_KEPT_FAILING } from '../messages';
+import { NO_KEY } from '../messages';
 import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
 import { sleepBudget } from './planner';
-import { BackgroundRun, type Checked, type FormulaCheck, MAX_FAILURES, type StepOutcome } from './run';
+import { BackgroundRun, type Checked, type FormulaCheck, type StepOutcome } from './run';
+import { StepBooks } from './step-books';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
@@ -83,19 +75,6 @@ interface Context {
   startedAt: number;
 }
 
-/** What a step read of its spreadsheet once: its state, the formulas and the job. */
-interface Look {
-  spreadsheet: Spreadsheet;
-  state: BackgroundState;
-  cells: FormulaCell[];
-  pending: string[];
-  jobRunning: boolean;
-  jobLeft: number;
-  /** The step's refresh looked at every formula and none reads the legacy version columns. */
-  legacyFree?: boolean;
-  upkept?: boolean; // closeStep did the step's upkeep
-}
-
 /** How a step ended, as its callers read it: its outcome, the spreadsheet's status and when its next step comes. */
 export interface StepResult extends StepOutcome {
   status: BackgroundStatus;
@@ -111,26 +90,6 @@ export function startDueRefresh(spreadsheet: Spreadsheet): void {
   const due = claimDueSchedule(at);
   if (due?.target === 'range' && due.range) startRefreshJob(spreadsheet, due.range, at);
   else if (due) updateBackground(spreadsheet.getId(), (s) => (s.refreshSince = at));
-}
-
-/** Reads what a step needs of its spreadsheet once (undefined: background checks are off there). */
-function lookAt(spreadsheet: Spreadsheet, context: Context): Look | undefined {
-  const state = loadBackground(spreadsheet.getId());
-  const on = goesOn(backgroundStatus(state, context.turn.dispatcher));
-  if (context.turn.cadence !== 'sidebar' && !on) return undefined;
-  const job = loadJob(spreadsheet.getId());
-  // The formulas not up to date, and their domains not kept yet (or checked before a refresh began).
-  const { cells, pending, unkept } = formulaWork(spreadsheet, context.baseUrl, state.refreshSince);
-  keepShown(context.baseUrl, unkept); // on the grid already: kept for free, never paid again
-  return {
-    spreadsheet,
-    state,
-    cells,
-    pending,
-    // With background checks off, the open sidebar's own loop (continueJob) runs its job, not this step.
-    jobRunning: on && job?.status === 'running',
-    jobLeft: job ? job.total - job.done : 0,
-  };
 }
 
 /** Trigger runtime spent today, this execution's so far included. */
@@ -211,71 +170,17 @@ function checkJob(n: number, { apiKey, turn }: Context): Checked {
 }
 
 /**
- * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all); and,
- * marked not complete, those that show more than before (this step answered some of their domains) or whose rest
- * waits for the budget, so results already paid for are never held back for the rest. Nothing after a stop: a
- * recalculation would only meet the same error.
- */
-function refreshShown(look: Look, outcome: StepOutcome): void {
-  if (outcome.stopped) return;
-  const pending = new Set(outcome.pending);
-  const waiting = new Set(outcome.waiting);
-  const answered = new Set(outcome.answered);
-  if (pending.size === 0 && waiting.size === 0) look.state.refreshSince = undefined;
-  const cells = look.cells.filter((c) => c.keys);
-  const complete = new Set(cells.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k))));
-  const partly = cells.filter(
-    (c) => !complete.has(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
-  );
-  look.legacyFree = refreshSlots(look.spreadsheet, [...complete], partly);
-}
-
-/** Shows what the step brought (refreshShown) and writes its one outcome: counts, why it stopped, the wanted table. */
-function closeStep(look: Look, outcome: StepOutcome, context: Context, holder: string): StepResult {
-  const [{ spreadsheet }, { turn, startedAt }] = [look, context];
-  try {
-    refreshShown(look, outcome);
-  } catch (error) {
-    // The formulas show it at their next recalculation; the step's outcome is written whatever happens here.
-    console.warn(`DAPA: formulas not refreshed (${error instanceof Error ? error.message : String(error)})`);
-  }
-  const { dueAt: upkeepAt } = stepUpkeep(spreadsheet, { lease: holder, legacyFree: look.legacyFree }); // one look
-  look.upkept = true;
-  const name = spreadsheet.getName();
-  let result: StepResult | undefined;
-  updateBackground(spreadsheet.getId(), (s) => {
-    if (turn.cadence !== 'sidebar') {
-      s.steps += 1;
-      s.lastStepAt = startedAt;
-      s.runtimeMs += now() - startedAt;
-      if (outcome.sent > 0 && !outcome.failed && !outcome.stopped) s.answeredAt = now();
-    }
-    s.name = name;
-    s.billed = (s.billed ?? 0) + outcome.billed;
-    s.refreshSince = look.state.refreshSince;
-    s.failures = outcome.failed ? (s.failures ?? 0) + 1 : 0;
-    const stopped = outcome.stopped ?? (s.failures >= MAX_FAILURES ? SERVICE_KEPT_FAILING : undefined);
-    if (stopped) s.stopped = stopped;
-    const status = backgroundStatus(s, turn.dispatcher);
-    const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt, upkeep: upkeepAt };
-    s.wanted = goesOn(status) ? wanted : {};
-    result = { ...outcome, stopped, status, nextAt: whenNext(wanted)?.at };
-  });
-  return result as StepResult;
-}
-
-/**
  * Runs one step in a spreadsheet under its step lease (no other user's step, and no open sidebar, works it at the
  * same time); answers undefined when the lease is held elsewhere or there is nothing to do.
  */
 export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | undefined {
   const holder = takeStepLease(turn.deadline + LEASE_MARGIN_MS);
   if (!holder) return undefined; // a step is running; it makes the next one due
-  let look: Look | undefined;
+  const books = new StepBooks(spreadsheet, holder);
   try {
     const apiKey = storedApiKey();
     const context: Context = { turn, apiKey: apiKey ?? '', baseUrl: currentBaseUrl(), startedAt: now() };
-    look = lookAt(spreadsheet, context);
+    const look = books.open(turn, context.baseUrl);
     if (!look || (!apiKey && turn.cadence === 'sidebar')) return undefined; // the sidebar says it itself
     const run = new BackgroundRun({
       cadence: turn.cadence,
@@ -288,9 +193,9 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
       stopped: apiKey ? undefined : NO_KEY,
       answeredLately: (look.state.answeredAt ?? -Infinity) > now() - ANSWERED_LATELY_MS,
     });
-    return closeStep(look, drive(run, context), context, holder);
+    return books.close(drive(run, context), turn, context.startedAt);
   } finally {
-    if (!look?.upkept) upkeep(spreadsheet, { lease: holder, legacyFree: look?.legacyFree }); // closeStep did not
+    books.upkeepLeft(); // when the step did not close
     returnStepLease(holder);
   }
 }
