@@ -4,7 +4,7 @@
 // today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
 // change happens under the shared lock.
 import { type DailyLimit, now, userCache } from '../platform/gas';
-import { installMode } from './session';
+import { documentCache, installMode } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -131,8 +131,10 @@ export function updateBackground(
 ): BackgroundState {
   return locked('user', () => {
     const state = loadBackground(spreadsheetId);
+    const was = goesOnAlone(state);
     change(state);
     writeValue('user', propertyName(spreadsheetId), state);
+    if (goesOnAlone(state) !== was) dropCellsCopy();
     return state;
   });
 }
@@ -140,6 +142,7 @@ export function updateBackground(
 /** Forgets a spreadsheet's background state (it was deleted, or its access lost), under the user lock. */
 export function forgetBackground(spreadsheetId: string): void {
   locked('user', () => writeValue('user', propertyName(spreadsheetId), undefined));
+  dropCellsCopy();
 }
 
 /** Every spreadsheet this user has background state for: the dispatcher's list. */
@@ -208,6 +211,47 @@ export function listGoingOn(dispatcher: DispatcherState): Array<{ id: string; st
 /** A spreadsheet's status as stored (for callers that hold neither its state nor the user's trigger). */
 export function loadStatus(spreadsheetId: string): BackgroundStatus {
   return backgroundStatus(loadBackground(spreadsheetId), loadDispatcher());
+}
+
+/**
+ * Whether a spreadsheet's background checks go on, as its =DAPA cells read it to word a waiting cell: a copy in the
+ * document cache (CacheService has no daily quota) read again after CELLS_COPY_SECONDS, so that a cell waiting for
+ * another cell's round or for the background spends no Properties call. Turning the background on or off (or its stop)
+ * here drops the copy; the dispatcher's changes in a spreadsheet it opened by id reach the cells within that time, as
+ * any change does a cell that showed its text already.
+ */
+const CELLS_COPY = 'dapa.bgGoesOn';
+const CELLS_COPY_SECONDS = 120;
+
+export function goesOnForCells(spreadsheetId: string): boolean {
+  let cache: ReturnType<typeof documentCache> = null;
+  try {
+    cache = documentCache();
+    const copy = cache?.get(CELLS_COPY);
+    if (copy === '1' || copy === '0') return copy === '1';
+  } catch {
+    // no cache: the stored state
+  }
+  const on = goesOn(loadStatus(spreadsheetId));
+  try {
+    cache?.put(CELLS_COPY, on ? '1' : '0', CELLS_COPY_SECONDS);
+  } catch {
+    // read again next time
+  }
+  return on;
+}
+
+/** On and not stopped (what the cells' copy keeps; the trigger's cadence does not change it). */
+function goesOnAlone(state: BackgroundState): boolean {
+  return state.on && !state.stopped;
+}
+
+function dropCellsCopy(): void {
+  try {
+    documentCache()?.remove(CELLS_COPY);
+  } catch {
+    // the copy lasts CELLS_COPY_SECONDS at most
+  }
 }
 
 // ---- Google's daily quotas ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // settles when it ends (its credits, the plan's window it leaves, and for a formula's round the formulas' queue), each
 // in one hold of the locks in their one order: the user's, then the document's (storage.ts enforces it).
 import type { WindowSnapshot } from '../../../shared';
-import { holdCredits, settleCredits, type Spend } from './credit-ledger';
+import { creditBudget, holdCredits, settleCredits, type Spend } from './credit-ledger';
 import { changeQueue, type FormulaQueue } from './formula-queue';
 import { saveWindow } from './plan-store';
 import { locked } from './storage';
@@ -20,7 +20,9 @@ export type QueueMove = (queue: FormulaQueue) => FormulaQueue;
 
 /**
  * Holds the credits a check may spend (`want` at most, capped by the budget) until `until`; with `move`, the formulas'
- * queue changes in the same hold (a round marks its batch in flight). Throws when the locks cannot be had.
+ * queue changes in the same hold (a round marks its batch in flight). Throws when the locks cannot be had. With no
+ * budget set nothing is held and the user's state is not changed: the user lock is not taken (taking it reads the
+ * user's properties again, a Properties call a round), only the document's for `move`.
  */
 export function holdForCheck(
   { apiKey, baseUrl }: Books,
@@ -28,6 +30,10 @@ export function holdForCheck(
   until: number,
   move?: QueueMove,
 ): Spend {
+  if (creditBudget() === undefined) {
+    if (move) changeQueue(baseUrl, move);
+    return {};
+  }
   return locked('user', () => {
     if (!move) return holdCredits(apiKey, want, until);
     let spend: Spend = {};

@@ -32,35 +32,55 @@ function projectOnly(): GoogleAppsScript.Spreadsheet.DeveloperMetadataVisibility
 }
 
 /**
+ * Marks a spreadsheet whose DocumentProperties hold no value of an earlier version (developer metadata, no Properties
+ * call): its reads and writes then never ask DocumentProperties again. Without it every read of a key the spreadsheet
+ * does not hold yet (a schedule, the retention) and every write would spend a Properties call on the old store.
+ */
+export const LEGACY_MOVED = 'dapa.legacyMoved';
+
+/**
  * The current spreadsheet's values as a property store: one developer metadata entry per key. Values stored in
- * DocumentProperties by earlier versions are read when the spreadsheet has none of its own, and moved on write.
+ * DocumentProperties by earlier versions are read when the spreadsheet has none of its own, and moved on write; once
+ * none is left there the spreadsheet is marked (LEGACY_MOVED) and the old store is not asked again.
  */
 function spreadsheetStore(): Properties {
   const spreadsheet = currentSpreadsheet();
   if (!spreadsheet) throw new Error('There is no spreadsheet here to keep DAPA settings in.');
-  const entries = (key?: string) =>
-    spreadsheet
-      .getDeveloperMetadata()
-      .filter((m) => (key === undefined ? m.getKey().startsWith('dapa.') : m.getKey() === key));
-  const legacy = (): Properties | undefined => {
+  const all = () => spreadsheet.getDeveloperMetadata();
+  const add = (key: string, value: string) => {
+    const visibility = projectOnly();
+    if (visibility) spreadsheet.addDeveloperMetadata(key, value, visibility);
+    else spreadsheet.addDeveloperMetadata(key, value);
+  };
+  /** The earlier versions' store while it may hold something (`listed`: the spreadsheet's entries just read). */
+  const legacy = (listed: ReturnType<typeof all>): Properties | undefined => {
+    if (listed.some((m) => m.getKey() === LEGACY_MOVED)) return undefined;
     try {
-      return documentProperties() ?? undefined;
+      const props = documentProperties() ?? undefined;
+      if (!props || props.getKeys().some((key) => key.startsWith('dapa.'))) return props;
     } catch {
       return undefined;
     }
+    try {
+      add(LEGACY_MOVED, '1');
+    } catch {
+      // asked again next time
+    }
+    return undefined;
   };
   const store = {
-    getProperty: (key: string) => entries(key)[0]?.getValue() ?? legacy()?.getProperty(key) ?? null,
+    getProperty: (key: string) => {
+      const listed = all();
+      const own = listed.find((m) => m.getKey() === key);
+      return own ? own.getValue() : (legacy(listed)?.getProperty(key) ?? null);
+    },
     setProperty: (key: string, value: string) => {
-      const [first, ...extra] = entries(key);
+      const listed = all();
+      const [first, ...extra] = listed.filter((m) => m.getKey() === key);
       if (first) first.setValue(value);
-      else {
-        const visibility = projectOnly();
-        if (visibility) spreadsheet.addDeveloperMetadata(key, value, visibility);
-        else spreadsheet.addDeveloperMetadata(key, value);
-      }
+      else add(key, value);
       for (const m of extra) m.remove();
-      legacy()?.deleteProperty(key);
+      legacy(listed)?.deleteProperty(key);
       return store;
     },
     setProperties: (values: Record<string, string>) => {
@@ -68,11 +88,18 @@ function spreadsheetStore(): Properties {
       return store;
     },
     deleteProperty: (key: string) => {
-      for (const m of entries(key)) m.remove();
-      legacy()?.deleteProperty(key);
+      const listed = all();
+      for (const m of listed) if (m.getKey() === key) m.remove();
+      legacy(listed)?.deleteProperty(key);
       return store;
     },
-    getKeys: () => [...new Set(entries().map((m) => m.getKey()))],
+    getKeys: () => [
+      ...new Set(
+        all()
+          .map((m) => m.getKey())
+          .filter((key) => key.startsWith('dapa.') && key !== LEGACY_MOVED),
+      ),
+    ],
   };
   return store as unknown as Properties;
 }
