@@ -118,7 +118,12 @@ function userValues(): { props: Properties; values: Map<string, string> } {
   const tiers = session();
   const snapshot = tiers.userSnapshot;
   if (snapshot?.of !== props || at - snapshot.at > SNAPSHOT_MS || at < snapshot.at)
-    tiers.userSnapshot = { of: props, at, values: new Map(Object.entries(props.getProperties() ?? {})) };
+    tiers.userSnapshot = {
+      of: props,
+      at,
+      values: new Map(Object.entries(props.getProperties() ?? {})),
+      underLock: tiers.userLocked === true,
+    };
   return { props, values: (tiers.userSnapshot as { values: Map<string, string> }).values };
 }
 
@@ -140,7 +145,11 @@ function userStore(): Properties {
       return store;
     },
     getKeys: () => {
-      session().userSnapshot = undefined; // a listing (the dispatcher's, a deletion by prefix) reads what is there now
+      // A listing (the dispatcher's, a deletion by prefix) reads what is there now, unless the values were read under
+      // the user lock this execution still holds (the section began with that read, milliseconds ago, and the keys
+      // listed, the spreadsheets' dapa.bg.*, are written only under that lock).
+      const tiers = session();
+      if (!(tiers.userLocked && tiers.userSnapshot?.underLock)) tiers.userSnapshot = undefined;
       return [...userValues().values.keys()];
     },
   };
@@ -250,10 +259,15 @@ export function locked<T>(guard: Guard, action: () => T): T {
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
   if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
-  if (ofUser) session().userSnapshot = undefined; // the user's values are read again under their lock
+  const tiers = session();
+  if (ofUser) {
+    tiers.userSnapshot = undefined; // the user's values are read again under their lock
+    tiers.userLocked = true;
+  }
   try {
     return action();
   } finally {
+    if (ofUser) tiers.userLocked = false;
     lock.releaseLock();
   }
 }
