@@ -214,15 +214,11 @@ export function loadStatus(spreadsheetId: string): BackgroundStatus {
 }
 
 /**
- * Whether a spreadsheet's background checks go on, as its =DAPA cells read it to word a waiting cell: a copy in the
- * document cache (CacheService has no daily quota) read again after CELLS_COPY_SECONDS, so that a cell waiting for
- * another cell's round or for the background spends no Properties call. Turning the background on or off (or its stop)
- * here drops the copy; the dispatcher's changes in a spreadsheet it opened by id reach the cells within that time, as
- * any change does a cell that showed its text already.
+ * Whether a spreadsheet's background checks go on, as its =DAPA cells word a waiting cell: a copy in the document
+ * cache (no daily quota) kept CELLS_COPY_SECONDS, so a waiting cell spends no Properties call. A change of on/stopped
+ * here drops it; the dispatcher's in a spreadsheet opened by id reaches the cells within that time.
  */
-const CELLS_COPY = 'dapa.bgGoesOn';
-const CELLS_COPY_SECONDS = 120;
-
+const [CELLS_COPY, CELLS_COPY_SECONDS] = ['dapa.bgGoesOn', 120];
 export function goesOnForCells(spreadsheetId: string): boolean {
   let cache: ReturnType<typeof documentCache> = null;
   try {

@@ -31,12 +31,8 @@ function projectOnly(): GoogleAppsScript.Spreadsheet.DeveloperMetadataVisibility
   }
 }
 
-/**
- * Marks a spreadsheet whose DocumentProperties hold no value of an earlier version (developer metadata, no Properties
- * call): its reads and writes then never ask DocumentProperties again. Without it every read of a key the spreadsheet
- * does not hold yet (a schedule, the retention) and every write would spend a Properties call on the old store.
- */
-export const LEGACY_MOVED = 'dapa.legacyMoved';
+/** Marks (in developer metadata) a spreadsheet whose DocumentProperties hold nothing of an earlier version. */
+const LEGACY_MOVED = 'dapa.legacyMoved';
 
 /**
  * The current spreadsheet's values as a property store: one developer metadata entry per key. Values stored in
