@@ -291,9 +291,10 @@ describe('=DAPA in a sheet', () => {
       expect(fetch.requestHeaders.Authorization).toBe(`Bearer ${KEY}`);
     }
     // The two records, the formulas' queue of this spreadsheet (the document's state, in its own cache), and the
-    // copies of the owner's base URL and the retention that spare every cell a Properties call (issue 34).
+    // copies of the owner's settings (base URL, whether a key and a budget are set; never the key) and the retention that
+    // spare every cell a Properties call (issue 34).
     const cacheKeys = gas.cache.document.keys();
-    const copies = ['dapa.formulaBaseUrl', 'dapa.retentionDays'];
+    const copies = ['dapa.formulaSettings', 'dapa.retentionDays'];
     expect(cacheKeys.filter((k) => copies.includes(k)).sort()).toEqual(copies);
     expect(cacheKeys.filter((k) => !k.startsWith('dapa1:q:') && !copies.includes(k)).length).toBe(2);
     expect(cacheKeys.length).toBe(5);

@@ -95,6 +95,22 @@ describe('=DAPA(A2) dragged down', () => {
     expect(billedTwice(ENTRY)).toBe(0);
   });
 
+  it("a cell that waits for another cell's round or for the background spends no Properties call (Google's 50,000 a day)", async () => {
+    const g = await open(ENTRY, { customFunctionsAtOnce: 30 });
+    await g.run('startBackground');
+    const before = g.propertiesCalls();
+    await dragDown(g, domains(150, 'quiet'));
+    const values = column(g, 'B2:B151');
+    const filled = metricRows(g, 'B2:B151');
+    const waiting = values.filter((v) => v.startsWith('unfinished: checking in the background')).length;
+    expect(waiting).toBeGreaterThanOrEqual(60);
+    expect(filled + waiting).toBe(150);
+    // The first 30 side by side read the owner's settings once each (then the document cache keeps a copy: never
+    // the key), a cell that sends reads the key and the plan's window; every cell that only waits reads nothing.
+    const calls = g.propertiesCalls() - before;
+    expect(calls).toBeLessThan(150 - waiting + 10);
+  });
+
   it('the next day (the 6-hour cache empty), rows dragged below cells that show their metrics bill only themselves', async () => {
     const g = await open(RPM, { customFunctionsAtOnce: 30 });
     const list = domains(120, 'yesterday');

@@ -13,6 +13,7 @@ import {
   readText,
   readValue,
   updateValue,
+  userKeys,
   writeTexts,
   writeValue,
 } from '../../apps-script/src/stores/storage';
@@ -147,6 +148,48 @@ describe('stored values', () => {
     expect(sheet.metadata.filter((m) => m.key === 'dapa.retentionDays')).toEqual([
       { key: 'dapa.retentionDays', value: '9' },
     ]);
+  });
+
+  it('asks DocumentProperties no more once it holds nothing of an earlier version (the spreadsheet is marked)', () => {
+    let asked = 0;
+    for (const method of ['getProperty', 'getKeys', 'deleteProperty'] as const) {
+      const call = doc[method].bind(doc) as (...args: unknown[]) => unknown;
+      (doc as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => (
+        (asked += 1),
+        call(...args)
+      );
+    }
+    expect(readValue('document', 'dapa.schedule', count)).toBeUndefined();
+    writeValue('document', 'dapa.retentionDays', 7);
+    const once = asked;
+    expect(once).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++) {
+      expect(readValue('document', 'dapa.schedule', count)).toBeUndefined();
+      writeValue('document', 'dapa.retentionDays', 8 + i);
+      expect(readValue('document', 'dapa.retentionDays', count)).toBe(8 + i);
+    }
+    expect(asked).toBe(once);
+    expect(deleteKeys('document', 'dapa.')).toBeUndefined();
+    expect(sheet.value('dapa.retentionDays')).toBeUndefined();
+  });
+
+  it("lists the user's keys afresh, except under the user lock it holds since it read them", () => {
+    user.data['dapa.bg.a'] = '{}';
+    readText('user', 'dapa.bg.a');
+    let reads = user.reads;
+    user.data['dapa.bg.b'] = '{}'; // another execution's, without this one's lock
+    expect(userKeys()).toEqual(['dapa.bg.a', 'dapa.bg.b']);
+    expect(user.reads).toBe(reads + 1);
+    locked('user', () => {
+      readText('user', 'dapa.bg.a'); // read again under the lock
+      reads = user.reads;
+      expect(userKeys()).toEqual(['dapa.bg.a', 'dapa.bg.b']);
+      expect(user.reads).toBe(reads);
+    });
+    readText('user', 'dapa.bg.a');
+    reads = user.reads;
+    userKeys();
+    expect(user.reads).toBe(reads + 1); // the lock is given back: a listing reads again
   });
 
   it('keeps the user and the document scopes apart, and deletes on undefined', () => {

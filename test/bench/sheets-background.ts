@@ -798,7 +798,7 @@ ${scaleTable}
 
 ## Issue 34: Google's daily quotas, a 50,000-row range, an add-on left alone
 
-The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's other spreadsheets have already used 49,500
+The conditions of issue 30. \`quota\`: 1,000 per-cell cells while the owner's other spreadsheets have already used 49,900
 of the day's 50,000 Properties calls, so Google's quota runs out mid-fill; no cell may show Google's text, and the rest
 must fill by itself within an hour of Google's reset (24 hours after the owner's first call) plus 1.25 × the plan's
 bound. \`range-50000\` (in this table only when the run had \`SHEETS_HEAVY=1\`): one \`=DAPA(A2:A50001)\` (bound

@@ -21,7 +21,6 @@ import {
   resumeAfterDailyLimit,
   triggerCadence,
   updateBackground,
-  updateDispatcher,
   whenNext,
 } from '../stores/background-store';
 import { upkeep } from '../stores/store-compaction';
@@ -40,7 +39,7 @@ type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 /** Adds the execution's runtime to the day's, learns the triggers' lateness, and sets the user's trigger again. */
 export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean): void {
-  updateDispatcher((d) => {
+  armDispatcher(fired, (d) => {
     const day = dayOf(turn.executionStartedAt);
     d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + now() - turn.executionStartedAt;
     d.day = day;
@@ -53,13 +52,18 @@ export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boo
     )
       d.lateness = observeLateness(d.lateness ?? {}, firstLook - d.dueAt);
   });
-  armDispatcher(fired);
 }
 
-/** The spreadsheets whose step is wanted now (or within DUE_SLACK_MS), the longest-waiting first. */
-function dueSpreadsheets(turn: Turn): Array<{ id: string; state: BackgroundState }> {
+/**
+ * The spreadsheets of `goingOn` whose step is wanted now (or within DUE_SLACK_MS), the longest-waiting first (whether
+ * checks go on does not depend on the trigger's cadence: the list may be read before the trigger's state).
+ */
+function dueSpreadsheets(
+  turn: Turn,
+  goingOn: Array<{ id: string; state: BackgroundState }>,
+): Array<{ id: string; state: BackgroundState }> {
   const at = turn.executionStartedAt;
-  return listGoingOn(turn.dispatcher)
+  return goingOn
     .map(({ id, state }) => ({ id, state, next: whenNext(state.wanted) }))
     .filter(({ next }) => next !== undefined && next.at <= at + DUE_SLACK_MS)
     .sort((a, b) => (a.next?.at as number) - (b.next?.at as number));
@@ -132,12 +136,14 @@ function throughDailyLimit(limit: DailyLimit): void {
 
 function dispatch(): void {
   resumeAfterDailyLimit();
+  // The list first (a listing reads the user's properties afresh), then the trigger's state from that same read.
+  const goingOn = listGoingOn({});
   const dispatcher = loadDispatcher();
   const turn = turnOf(triggerCadence(dispatcher), dispatcher);
   const missing = missingFor('background');
   if (missing.length > 0) return stopForConsent(missing, turn.dispatcher);
   let firstLook: number | undefined;
-  for (const { id, state } of dueSpreadsheets(turn)) {
+  for (const { id, state } of dueSpreadsheets(turn, goingOn)) {
     if (now() >= turn.endsAt) break;
     const spreadsheet = openSpreadsheet(id, state);
     if (!spreadsheet) continue;

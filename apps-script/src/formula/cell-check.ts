@@ -23,6 +23,10 @@ export interface CellAnswer {
 export interface CellCheck {
   /** The key, read when a request is to be sent (a cell whose answer is cached reads no Properties). */
   apiKey: () => string;
+  /** Whether the owner's settings copy says a key is set (then only a cell that sends reads it). */
+  hasKey?: boolean;
+  /** Whether it says a credit budget is set (else a waiting cell reads no ledger). */
+  budget?: boolean;
   baseUrl: string;
   /** When the execution began (what the queue said before it belongs to earlier recalculations). */
   startedAt?: number;
@@ -57,8 +61,9 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       // no cache: everything is asked for
     }
     try {
-      // A cell with something to ask reads the key (and the user's settings with it) before it asks, as one bulk read.
-      if (turn.missing().length > 0) check.apiKey();
+      // A cell with something to ask and no key known reads the settings first (no key: the formula says where to set
+      // it); with a key known only a cell that sends reads it (a cell that waits for another's round spends no call).
+      if (turn.missing().length > 0 && check.hasKey !== true) check.apiKey();
       drive(turn, books, check.deadline);
     } catch (error) {
       // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
@@ -66,7 +71,7 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
     }
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
     try {
-      const left = waiting ? books.creditsLeft() : undefined;
+      const left = waiting && check.budget !== false ? books.creditsLeft() : undefined;
       if (left !== undefined) turn.budgetLeft(left);
     } catch {
       // unknown: the cells say unfinished

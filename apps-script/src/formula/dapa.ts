@@ -5,7 +5,7 @@ import { checkCells } from './cell-check';
 import { dailyLimitOf, now } from '../platform/gas';
 import { dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
-import { goesOn, limitedForTheDay, loadStatus, noteLimitedForTheDay } from '../stores/background-store';
+import { goesOnForCells, limitedForTheDay, noteLimitedForTheDay } from '../stores/background-store';
 import {
   BUDGET_CELL,
   BUDGET_IN_BACKGROUND,
@@ -15,7 +15,7 @@ import {
   UNFINISHED_CELL,
   UNFINISHED_IN_BACKGROUND,
 } from '../messages';
-import { formulaBaseUrl, requireApiKey } from '../stores/settings';
+import { formulaSettings, requireApiKey } from '../stores/settings';
 
 /**
  * A custom function has 30 seconds in all, counted from before its code runs (loading the script is in them, and
@@ -164,12 +164,15 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
       throw error;
     }
   };
-  const baseUrl = formulaBaseUrl();
+  const settings = formulaSettings();
+  const baseUrl = settings.baseUrl;
   lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS);
   let answer;
   try {
     answer = checkCells(cellsOf(urls), {
       apiKey,
+      hasKey: settings.hasKey,
+      budget: settings.budget,
       baseUrl,
       startedAt,
       deadline: startedAt + CUSTOM_FUNCTION_BUDGET_MS,
@@ -193,7 +196,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   if (limit) unfinished = dailyLimitCell(limit);
   else if (waiting) {
     const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
-    if (id && goesOn(loadStatus(id))) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
+    if (id && goesOnForCells(id)) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
   }
   return answer.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));
 }

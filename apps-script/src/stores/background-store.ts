@@ -4,6 +4,7 @@
 // today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
 // change happens under the shared lock.
 import { type DailyLimit, now, userCache } from '../platform/gas';
+import { keepEntry, readEntry } from './document-cache';
 import { installMode } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
@@ -131,8 +132,10 @@ export function updateBackground(
 ): BackgroundState {
   return locked('user', () => {
     const state = loadBackground(spreadsheetId);
+    const was = goesOnAlone(state);
     change(state);
     writeValue('user', propertyName(spreadsheetId), state);
+    if (goesOnAlone(state) !== was) dropCellsCopy();
     return state;
   });
 }
@@ -140,6 +143,7 @@ export function updateBackground(
 /** Forgets a spreadsheet's background state (it was deleted, or its access lost), under the user lock. */
 export function forgetBackground(spreadsheetId: string): void {
   locked('user', () => writeValue('user', propertyName(spreadsheetId), undefined));
+  dropCellsCopy();
 }
 
 /** Every spreadsheet this user has background state for: the dispatcher's list. */
@@ -208,6 +212,43 @@ export function listGoingOn(dispatcher: DispatcherState): Array<{ id: string; st
 /** A spreadsheet's status as stored (for callers that hold neither its state nor the user's trigger). */
 export function loadStatus(spreadsheetId: string): BackgroundStatus {
   return backgroundStatus(loadBackground(spreadsheetId), loadDispatcher());
+}
+
+/**
+ * Whether a spreadsheet's background checks go on, as its =DAPA cells word a waiting cell: a copy in the document
+ * cache (no daily quota) kept CELLS_COPY_SECONDS, so a waiting cell spends no Properties call. A change of on/stopped
+ * here drops it; the dispatcher's in a spreadsheet opened by id reaches the cells within that time.
+ */
+const [CELLS_COPY, CELLS_COPY_SECONDS] = ['dapa.bgGoesOn', 120];
+export function goesOnForCells(spreadsheetId: string): boolean {
+  let reachable = false;
+  try {
+    const copy = readEntry(CELLS_COPY);
+    reachable = true;
+    if (copy === '1' || copy === '0') return copy === '1';
+  } catch {
+    // no cache: the stored state
+  }
+  const on = goesOn(loadStatus(spreadsheetId));
+  try {
+    if (reachable) keepEntry(CELLS_COPY, on ? '1' : '0', CELLS_COPY_SECONDS);
+  } catch {
+    // read again next time
+  }
+  return on;
+}
+
+/** On and not stopped (what the cells' copy keeps; the trigger's cadence does not change it). */
+function goesOnAlone(state: BackgroundState): boolean {
+  return state.on && !state.stopped;
+}
+
+function dropCellsCopy(): void {
+  try {
+    keepEntry(CELLS_COPY, undefined, 0);
+  } catch {
+    // the copy lasts CELLS_COPY_SECONDS at most
+  }
 }
 
 // ---- Google's daily quotas ------------------------------------------------------------------------------------

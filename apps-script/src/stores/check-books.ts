@@ -27,7 +27,9 @@ export type QueueMove = (queue: FormulaQueue) => FormulaQueue;
 
 /**
  * Holds the credits a check may spend (`want` at most, capped by the budget) until `until`; with `move`, the formulas'
- * queue changes in the same hold (a round marks its batch in flight). Throws when the locks cannot be had.
+ * queue changes in the same hold (a round marks its batch in flight). Throws when the locks cannot be had. With no
+ * budget set nothing is held and the user's state is not changed: the user lock is not taken (taking it reads the
+ * user's properties again, a Properties call a round), only the document's for `move`.
  */
 export function holdForCheck(
   { apiKey, baseUrl }: Books,
@@ -35,6 +37,10 @@ export function holdForCheck(
   until: number,
   move?: QueueMove,
 ): Spend {
+  if (creditBudget() === undefined) {
+    if (move) changeQueue(baseUrl, move);
+    return {};
+  }
   return locked('user', () => {
     if (!move) return holdCredits(apiKey, want, until);
     let spend: Spend = {};

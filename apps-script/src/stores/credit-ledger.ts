@@ -10,6 +10,7 @@
 import { now } from '../platform/gas';
 import { keepEntry, readEntry } from './document-cache';
 import { keyedDigest } from './key-digest';
+import { dropFormulaSettings } from './settings';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
 import { CACHE_SECONDS, USER_PROPERTY } from './storage-keys';
 
@@ -80,6 +81,7 @@ export function creditBudget(): number | undefined {
 export function setCreditBudget(value: unknown): number | undefined {
   if (value === null || value === undefined || value === '') {
     writeTexts('user', { [USER_PROPERTY.creditBudget]: undefined });
+    dropFormulaSettings();
     return undefined;
   }
   const n = Number(value);
@@ -88,6 +90,7 @@ export function setCreditBudget(value: unknown): number | undefined {
       `The monthly credit budget is a whole number of credits (0 to 10,000,000), not "${String(value).slice(0, 20)}".`,
     );
   writeTexts('user', { [USER_PROPERTY.creditBudget]: String(n) });
+  dropFormulaSettings();
   return n;
 }
 

@@ -44,8 +44,10 @@ export interface StoreSession {
   installMode?: InstallMode;
   /** Digests made in this execution (this module: digestOf). */
   digests: Map<string, string>;
-  /** The user's properties as last read (storage.ts). */
-  userSnapshot?: { of: Properties; at: number; values: Map<string, string> };
+  /** The user's properties as last read, and whether under the user lock (storage.ts). */
+  userSnapshot?: { of: Properties; at: number; values: Map<string, string>; underLock?: boolean };
+  /** Whether this execution holds the user lock now (storage.ts). */
+  userLocked?: boolean;
   /** When this execution's lock waits must be over (storage.ts). */
   waitsEndBy?: number;
   /** The retention read once per spreadsheet (retention.ts). */

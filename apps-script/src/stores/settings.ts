@@ -57,36 +57,62 @@ export function currentBaseUrl(): string {
 }
 
 /**
- * The base URL a =DAPA cell checks against: the spreadsheet's copy, else the owner's settings (then copied). The copy
- * is the owner's base URL as this spreadsheet's =DAPA cells last read it, kept in the document cache for an hour
- * (document-cache.ts; shared by everyone in the spreadsheet, whose custom functions all read the owner's settings;
- * CacheService has no daily quota): a cell whose answer is cached then needs no Properties call at all, and still
- * shows it when Google's daily Properties quota is used up. The owner's Save in this spreadsheet drops it; a change
- * made elsewhere is seen within the hour.
+ * The owner's settings as this spreadsheet's =DAPA cells last read them (the base URL, whether a key and a credit
+ * budget are set; never the key itself), kept in the document cache (document-cache.ts; shared by everyone in the spreadsheet, whose
+ * custom functions all read the owner's settings; CacheService has no daily quota): a cell whose answer is cached, or
+ * that only waits for another cell's round or for the background, then needs no Properties call at all, and still
+ * shows its answer when Google's daily Properties quota is used up. The owner's Save (settings, budget) in this
+ * spreadsheet drops it; a change made elsewhere is seen within the hour (a cell that sends reads the key itself).
  */
-const FORMULA_BASE_URL = 'dapa.formulaBaseUrl';
+const FORMULA_SETTINGS = 'dapa.formulaSettings';
+const FORMULA_SETTINGS_SECONDS = 3_600;
 
-export function formulaBaseUrl(): string {
+/** What a =DAPA cell needs of the owner's settings before it has anything to send. */
+export interface FormulaSettings {
+  baseUrl: string;
+  /** Whether the owner has a key (a cell that has to ask for a domain reads it only then when there is none). */
+  hasKey: boolean;
+  /** Whether a monthly credit budget is set (a waiting cell reads the ledger only then). */
+  budget: boolean;
+}
+
+function parseFormulaSettings(text: string | null | undefined): FormulaSettings | undefined {
+  try {
+    const value: unknown = JSON.parse(text ?? '');
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { baseUrl, hasKey, budget } = value as Record<string, unknown>;
+    return typeof baseUrl === 'string' && typeof hasKey === 'boolean' && typeof budget === 'boolean'
+      ? { baseUrl, hasKey, budget }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The settings a =DAPA cell checks with: the spreadsheet's copy, else the owner's settings (one bulk read, copied). */
+export function formulaSettings(): FormulaSettings {
   let reachable = false;
   try {
-    const copy = readEntry(FORMULA_BASE_URL);
+    const copy = parseFormulaSettings(readEntry(FORMULA_SETTINGS));
     reachable = true;
     if (copy) return copy;
   } catch {
     // no cache: the settings
   }
-  const url = currentBaseUrl();
+  const budget = readText('user', USER_PROPERTY.creditBudget);
+  const settings = { baseUrl: currentBaseUrl(), hasKey: storedApiKey() !== undefined, budget: !!budget };
   try {
-    if (reachable) keepEntry(FORMULA_BASE_URL, url, 3_600);
+    if (reachable) keepEntry(FORMULA_SETTINGS, JSON.stringify(settings), FORMULA_SETTINGS_SECONDS);
   } catch {
     // read again next time
   }
-  return url;
+  return settings;
 }
 
-function dropFormulaBaseUrl(): void {
+/** Drops the cells' copy of the settings (after the owner changed them here). */
+export function dropFormulaSettings(): void {
   try {
-    keepEntry(FORMULA_BASE_URL, undefined, 0);
+    keepEntry(FORMULA_SETTINGS, undefined, 0);
   } catch {
     // the copy lasts an hour at most
   }
@@ -146,7 +172,7 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
     if (key) Object.assign(updates, saltToSave());
   }
   writeTexts('user', updates);
-  dropFormulaBaseUrl();
+  dropFormulaSettings();
   // Learned plan limits belong to a key and a service: a new key or another service starts afresh.
   if (keyChanged || currentBaseUrl() !== before) forgetLearnedPlans();
   return readSettings();

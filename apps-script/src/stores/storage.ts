@@ -31,36 +31,52 @@ function projectOnly(): GoogleAppsScript.Spreadsheet.DeveloperMetadataVisibility
   }
 }
 
+/** Marks (in developer metadata) a spreadsheet whose DocumentProperties hold nothing of an earlier version. */
+const LEGACY_MOVED = 'dapa.legacyMoved';
+
 /**
  * The current spreadsheet's values as a property store: one developer metadata entry per key. Values stored in
- * DocumentProperties by earlier versions are read when the spreadsheet has none of its own, and moved on write.
+ * DocumentProperties by earlier versions are read when the spreadsheet has none of its own, and moved on write; once
+ * none is left there the spreadsheet is marked (LEGACY_MOVED) and the old store is not asked again.
  */
 function spreadsheetStore(): Properties {
   const spreadsheet = currentSpreadsheet();
   if (!spreadsheet) throw new Error('There is no spreadsheet here to keep DAPA settings in.');
-  const entries = (key?: string) =>
-    spreadsheet
-      .getDeveloperMetadata()
-      .filter((m) => (key === undefined ? m.getKey().startsWith('dapa.') : m.getKey() === key));
-  const legacy = (): Properties | undefined => {
+  const all = () => spreadsheet.getDeveloperMetadata();
+  const add = (key: string, value: string) => {
+    const visibility = projectOnly();
+    if (visibility) spreadsheet.addDeveloperMetadata(key, value, visibility);
+    else spreadsheet.addDeveloperMetadata(key, value);
+  };
+  /** The earlier versions' store while it may hold something (`listed`: the spreadsheet's entries just read). */
+  const legacy = (listed: ReturnType<typeof all>): Properties | undefined => {
+    if (listed.some((m) => m.getKey() === LEGACY_MOVED)) return undefined;
     try {
-      return documentProperties() ?? undefined;
+      const props = documentProperties() ?? undefined;
+      if (!props || props.getKeys().some((key) => key.startsWith('dapa.'))) return props;
     } catch {
       return undefined;
     }
+    try {
+      add(LEGACY_MOVED, '1');
+    } catch {
+      // asked again next time
+    }
+    return undefined;
   };
   const store = {
-    getProperty: (key: string) => entries(key)[0]?.getValue() ?? legacy()?.getProperty(key) ?? null,
+    getProperty: (key: string) => {
+      const listed = all();
+      const own = listed.find((m) => m.getKey() === key);
+      return own ? own.getValue() : (legacy(listed)?.getProperty(key) ?? null);
+    },
     setProperty: (key: string, value: string) => {
-      const [first, ...extra] = entries(key);
+      const listed = all();
+      const [first, ...extra] = listed.filter((m) => m.getKey() === key);
       if (first) first.setValue(value);
-      else {
-        const visibility = projectOnly();
-        if (visibility) spreadsheet.addDeveloperMetadata(key, value, visibility);
-        else spreadsheet.addDeveloperMetadata(key, value);
-      }
+      else add(key, value);
       for (const m of extra) m.remove();
-      legacy()?.deleteProperty(key);
+      legacy(listed)?.deleteProperty(key);
       return store;
     },
     setProperties: (values: Record<string, string>) => {
@@ -68,11 +84,18 @@ function spreadsheetStore(): Properties {
       return store;
     },
     deleteProperty: (key: string) => {
-      for (const m of entries(key)) m.remove();
-      legacy()?.deleteProperty(key);
+      const listed = all();
+      for (const m of listed) if (m.getKey() === key) m.remove();
+      legacy(listed)?.deleteProperty(key);
       return store;
     },
-    getKeys: () => [...new Set(entries().map((m) => m.getKey()))],
+    getKeys: () => [
+      ...new Set(
+        all()
+          .map((m) => m.getKey())
+          .filter((key) => key.startsWith('dapa.') && key !== LEGACY_MOVED),
+      ),
+    ],
   };
   return store as unknown as Properties;
 }
@@ -91,7 +114,12 @@ function userValues(): { props: Properties; values: Map<string, string> } {
   const tiers = session();
   const snapshot = tiers.userSnapshot;
   if (snapshot?.of !== props || at - snapshot.at > SNAPSHOT_MS || at < snapshot.at)
-    tiers.userSnapshot = { of: props, at, values: new Map(Object.entries(props.getProperties() ?? {})) };
+    tiers.userSnapshot = {
+      of: props,
+      at,
+      values: new Map(Object.entries(props.getProperties() ?? {})),
+      underLock: tiers.userLocked === true,
+    };
   return { props, values: (tiers.userSnapshot as { values: Map<string, string> }).values };
 }
 
@@ -113,7 +141,11 @@ function userStore(): Properties {
       return store;
     },
     getKeys: () => {
-      session().userSnapshot = undefined; // a listing (the dispatcher's, a deletion by prefix) reads what is there now
+      // A listing (the dispatcher's, a deletion by prefix) reads what is there now, unless the values were read under
+      // the user lock this execution still holds (the section began with that read, milliseconds ago, and the keys
+      // listed, the spreadsheets' dapa.bg.*, are written only under that lock).
+      const tiers = session();
+      if (!(tiers.userLocked && tiers.userSnapshot?.underLock)) tiers.userSnapshot = undefined;
       return [...userValues().values.keys()];
     },
   };
@@ -231,10 +263,15 @@ export function locked<T>(guard: Guard, action: () => T): T {
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
   if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
-  if (ofUser) session().userSnapshot = undefined; // the user's values are read again under their lock
+  const tiers = session();
+  if (ofUser) {
+    tiers.userSnapshot = undefined; // the user's values are read again under their lock
+    tiers.userLocked = true;
+  }
   try {
     return action();
   } finally {
+    if (ofUser) tiers.userLocked = false;
     lock.releaseLock();
   }
 }

@@ -99,19 +99,37 @@ function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; for
 
 /**
  * Makes the user's one trigger due when the earliest spreadsheet wants its step. `fired`: the trigger that was due
- * has just run (a dispatcher at its end), so it is set anew even when it looks pending. Throws only when no trigger
- * at all could be created.
+ * has just run (a dispatcher at its end), so it is set anew even when it looks pending. `note`: a change of the
+ * dispatcher's state made in the same section (a turn's runtime; one read and one write of the user's properties
+ * for both), kept even when arming fails. Throws only when no trigger at all could be created.
  */
-export function armDispatcher(fired = false): DispatcherState {
-  return updateDispatcher((d) => {
-    const { at, anyOn, forWindow } = wanted(d);
-    if (at === undefined) return settleTriggers(d, anyOn);
-    const pending = !fired && d.dueAt !== undefined && d.dueAt > now() - 60_000 && hasTrigger(d.triggerId);
-    if (pending && (d.dueAt as number) <= Math.max(at, now())) return;
-    if (pending && refusedLately(d)) return;
-    scheduleStep(d, at);
-    d.forWindow = forWindow;
+export function armDispatcher(fired = false, note?: (d: DispatcherState) => void): DispatcherState {
+  let failed: { error: unknown } | undefined;
+  const state = updateDispatcher((d) => {
+    if (!note) return arm(d, fired);
+    note(d);
+    const noted = JSON.stringify(d);
+    try {
+      arm(d, fired);
+    } catch (error) {
+      failed = { error };
+      for (const key of Object.keys(d)) delete (d as Record<string, unknown>)[key];
+      Object.assign(d, JSON.parse(noted) as DispatcherState);
+    }
   });
+  if (failed) throw failed.error;
+  return state;
+}
+
+/** Sets the user's trigger for the earliest wanted step (armDispatcher's section). */
+function arm(d: DispatcherState, fired: boolean): void {
+  const { at, anyOn, forWindow } = wanted(d);
+  if (at === undefined) return settleTriggers(d, anyOn);
+  const pending = !fired && d.dueAt !== undefined && d.dueAt > now() - 60_000 && hasTrigger(d.triggerId);
+  if (pending && (d.dueAt as number) <= Math.max(at, now())) return;
+  if (pending && refusedLately(d)) return;
+  scheduleStep(d, at);
+  d.forWindow = forWindow;
 }
 
 /**
