@@ -5,6 +5,8 @@
 import { type Lock, now, type Properties, userLock } from '../platform/gas';
 import { currentSpreadsheet, documentLock, documentProperties, session, userProperties } from './session';
 
+export { finite, isRecord } from './validate';
+
 /** Whose values: the user's own (key, settings, job, plan, background) or the spreadsheet's (everyone's). */
 export type Scope = 'user' | 'document';
 
@@ -291,16 +293,4 @@ export function updateValue<T>(
     writeValue(scope, key, next);
     return next;
   });
-}
-
-// ---- small validators for parse functions -----------------------------------------------------------------
-
-/** A plain object (not an array, not null). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A finite number, or undefined. */
-export function finite(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
