@@ -143,6 +143,7 @@ export class AppsScriptStandIn {
     this.executor = new Executions(code, this.session, {
       simultaneous: options.simultaneousExecutions ?? SIMULTANEOUS_EXECUTIONS_PER_USER,
       customFunctionsSetUserProperties: options.customFunctionsSetUserProperties ?? 'owner',
+      customFunctionUserCache: options.customFunctionUserCache ?? 'owner',
     });
     this.recalculation = new Recalculation(this.session, this.executor, {
       customFunctions: customFunctionNames(code),

@@ -171,6 +171,78 @@ describe('a published add-on left alone', () => {
   });
 });
 
+describe("an editor's formulas in a published add-on", () => {
+  /** When each kept domain was checked, as the result store says (its rows' times). */
+  function keptAt(): Map<string, number> {
+    const last = gas.sheet.lastRow('_dapa_results');
+    const rows = last > 0 ? gas.sheet.getValues(`'_dapa_results'!A1:D${last}`) : [];
+    const at = new Map<string, number>();
+    for (const [a, service, payload, time] of rows) {
+      if (typeof time !== 'number' || String(service).startsWith('claim:') || a === '') continue;
+      const keys = a === '*' ? (JSON.parse(String(payload)) as { k: string[] }).k : [String(a)];
+      for (const key of keys) at.set(key, time);
+    }
+    return at;
+  }
+
+  // Google does not say whose user cache an editor's recalculation gets: the owner's (the dispatcher reads it) or the
+  // editor's (only the document's cache, which the dispatcher cannot read, holds the records where the owner can).
+  it.each(['editor', 'owner'] as const)(
+    "keeps what an editor's cells fetched, as of when they fetched it, so the owner's background never pays for it again (custom functions get the %s's user cache)",
+    async (customFunctionUserCache) => {
+      await open({ installAs: 'addon', customFunctionUserCache });
+      await gas.run('startBackground');
+      await gas.edit('B2', '=DAPA(A2:A21)'); // the owner's formula, over cells still empty
+      const range = 'B2:E21';
+      // The editor pastes the domains: not an edit of a DAPA formula, so the step it wakes is the hourly dispatcher's,
+      // and the editor's recalculation of the formula fetches them itself.
+      gas.asUser(EDITOR);
+      const list = domains(20, 'editor');
+      const fetchedFrom = gas.clock.now();
+      gas.sheet.setValues(
+        'A2:A20',
+        list.slice(0, 19).map((d) => [d]),
+      );
+      await gas.edit('A21', list[19]);
+      expect(gas.sheet.getValues(range)).toEqual(list.map(metricsRow));
+      const fetchedBy = gas.clock.now();
+      billedOnce(20);
+      // The editor's formula cached its records in the document's cache and the editor's own; the owner's dispatcher,
+      // with no document, reads neither: what it keeps, it learned from the relay cell it asks the document through.
+      expect(list.filter((d) => storedKeys().has(d))).toEqual([]);
+      gas.asUser(OWNER);
+      await gas.runTriggers({
+        until: fetchedBy + 4 * HOUR,
+        stop: () => list.every((d) => storedKeys().has(d)),
+      });
+      expect(list.filter((d) => !storedKeys().has(d))).toEqual([]);
+      // Kept as of the hour they were fetched, never later (the retention the privacy policy states is not stretched).
+      for (const d of list) {
+        const at = keptAt().get(d) as number;
+        expect(at).toBeLessThanOrEqual(fetchedBy);
+        expect(at).toBeGreaterThan(fetchedFrom - HOUR);
+      }
+      // Through the editor's cache only the relay cell could tell the owner's dispatcher (a formula it wrote, run in the
+      // document); through the owner's, the dispatcher read them itself.
+      expect(
+        gas.executions.some((e) => e.functionName === 'DAPA_CACHE' && e.kind === 'custom-function'),
+      ).toBe(customFunctionUserCache === 'editor');
+      expect(failedTriggers()).toEqual([]);
+      // Past the caches' 6 hours the owner's own formula over the same domains reads them from the store: nothing billed.
+      await gas.runTriggers({ until: fetchedBy + 8 * HOUR });
+      const again = await formula(list, 'G', 'H');
+      await gas.runTriggers({ until: gas.clock.now() + 2 * HOUR, stop: () => filled(again) === 20 });
+      expect(gas.sheet.getValues(again)).toEqual(list.map(metricsRow));
+      billedOnce(20);
+      // With nothing left to ask, the relay cell is cleared: no metrics stay in the hidden sheet.
+      expect(
+        gas.sheet.lastRow('_dapa_versions') <= 128 ||
+          gas.sheet.getValues(`'_dapa_versions'!A129`)[0][0] === '',
+      ).toBe(true);
+    },
+  );
+});
+
 describe('two people writing one sheet at once', () => {
   async function editorChecks(list: readonly string[], column: string, at: number): Promise<JobState> {
     await gas.runWith({ user: EDITOR, at }, 'saveSettings', {

@@ -22,6 +22,8 @@ function globals() {
     'process', 'require', 'Buffer', 'module', 'structuredClone'].filter(function (n) { return typeof globalThis[n] !== 'undefined'; });
 }
 function now() { return Date.now(); }
+function plain(n) { return n * 2; }
+function private_(n) { return n * 2; }
 function cacheTry(what) {
   var cache = CacheService.getScriptCache();
   try {
@@ -174,6 +176,13 @@ describe('the Apps Script stand-in', () => {
     await gas.run('typed');
     expect(gas.sheet.getFormulas('A1:F1')).toEqual([['=1+1', '', '=+cmd', '', '', '']]);
     expect(gas.sheet.getValues('B1:F1')).toEqual([['=1+1', '#NAME?', 12, true, '-3']]);
+  });
+
+  it('runs any top-level function of the script from a cell (Google: @customfunction only lists it), never a private one', async () => {
+    gas = await loadAppsScript({ code: SCRIPT });
+    await gas.edit('A1', '=plain(21)');
+    await gas.edit('A2', '=private_(21)');
+    expect(gas.sheet.getValues('A1:A2')).toEqual([[42], ['#NAME?']]);
   });
 
   it('spills an array result, and shows #REF! when it would overwrite data', async () => {

@@ -23,6 +23,9 @@ import type { StepResult, Turn } from './step';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
+/** A step that asked the relay cell wants the next one this soon (Sheets recalculates it meanwhile). */
+const KEPT_AFTER_MS = 10 * 60_000;
+
 /** What a step read of its spreadsheet once: its state, the formulas and the job. */
 export interface Look {
   state: BackgroundState;
@@ -37,6 +40,7 @@ export class StepBooks {
   /** The step's refresh looked at every formula and none reads the legacy version columns. */
   private legacyFree?: boolean;
   private upkept = false;
+  private relayAsked = false;
 
   constructor(
     private readonly spreadsheet: Spreadsheet,
@@ -51,7 +55,8 @@ export class StepBooks {
     const job = loadJob(this.spreadsheet.getId());
     // The formulas not up to date, and their domains not kept yet (or checked before a refresh began).
     const { cells, pending, unkept } = formulaWork(this.spreadsheet, baseUrl, state.refreshSince);
-    keepShown(baseUrl, unkept); // on the grid already: kept for free, never paid again
+    // On the grid already: kept for free, never paid again (what the relay cell was asked, the next step keeps).
+    this.relayAsked = keepShown(this.spreadsheet, baseUrl, unkept);
     return (this.look = {
       state,
       cells,
@@ -117,7 +122,8 @@ export class StepBooks {
       const stopped = outcome.stopped ?? (s.failures >= MAX_FAILURES ? SERVICE_KEPT_FAILING : undefined);
       if (stopped) s.stopped = stopped;
       const status = backgroundStatus(s, turn.dispatcher);
-      const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt, upkeep: upkeepAt };
+      const kept = this.relayAsked ? now() + KEPT_AFTER_MS : undefined;
+      const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt, upkeep: upkeepAt, kept };
       s.wanted = goesOn(status) ? wanted : {};
       result = { ...outcome, stopped, status, nextAt: whenNext(wanted)?.at };
     });

@@ -3,15 +3,20 @@
 // getValues a sheet), and which of them need a check. Parsing a formula's text: formula-text.ts.
 /// <reference types="google-apps-script" />
 import { type DomainRecord, toEntry } from '../../../shared';
-import { dailyLimitOf } from '../platform/gas';
+import { dailyLimitOf, now } from '../platform/gas';
+import { documentCacheHere } from '../stores/document-cache';
+import { DAY_MS, retentionDays } from '../stores/retention';
 import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords, storeRecords } from '../stores/result-store';
 import { isAddOnSheet, readVersionSlots } from '../stores/store-sheet';
 import { isDapaFormula, parseDapaCall, type RangeRef } from './formula-text';
+import { askRelay, readRelayed, type Relay } from './shown-relay';
 import { lookAtSlots, reads, upToDateIn, type VersionedCell, versionOf } from './formula-versions';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
+
+const HOUR_MS = 3_600_000;
 
 export interface FormulaCell extends VersionedCell {
   /** The cells of its source range that hold a value. */
@@ -166,7 +171,7 @@ export function formulaWork(
   spreadsheet: Spreadsheet,
   baseUrl: string,
   since?: number,
-): { cells: FormulaCell[]; pending: string[]; unkept: Array<{ key: string; record: DomainRecord }> } {
+): { cells: FormulaCell[]; pending: string[]; unkept: Unkept } {
   const all = dapaFormulaCells(spreadsheet);
   // A formula that shows metrics for each of its domains needs nothing, whatever its slot says (a slot shared with
   // formulas still filling stays marked partial, and refreshing its shown formulas each step would recalculate them
@@ -176,37 +181,65 @@ export function formulaWork(
   const cells = since !== undefined ? all : all.filter(needed);
   const keys = formulaKeys(cells);
   const kept = readStoredRecords(baseUrl, keys, since);
-  return { cells, pending: keys.filter((k) => !kept.has(k)), unkept: shownUnkept(all, baseUrl) };
+  return { cells, pending: keys.filter((k) => !kept.has(k)), unkept: shownUnkept(spreadsheet, all, baseUrl) };
+}
+
+/** What the formulas show and the store lacks: those dated (kept as of when they were fetched), the rest not. */
+export interface Unkept {
+  dated: Array<{ key: string; record: DomainRecord; at: number }>;
+  undated: string[];
+  /** The relay cell as read (only a step with no document cache reads it: shown-relay.ts). */
+  relay?: Relay;
 }
 
 /**
  * What the formulas show that the result store does not keep (an editor's cells cached their results where the
  * owner's background cannot read them; a round's records were only cached): on the grid already, so kept for free,
- * and the background never pays for them again.
+ * and the background never pays for them again. Only what can be dated: a record the caches hold (6 hours at most)
+ * carries when it was fetched, and with no document cache here the relay cell answers for the document's cache; a
+ * result shown for longer is as old as it is, and keeping it as new would stretch the retention the privacy policy
+ * states.
  */
-function shownUnkept(
-  cells: readonly FormulaCell[],
-  baseUrl: string,
-): Array<{ key: string; record: DomainRecord }> {
+function shownUnkept(spreadsheet: Spreadsheet, cells: readonly FormulaCell[], baseUrl: string): Unkept {
   const showing = new Map<string, DomainRecord>();
   for (const c of cells) for (const { key, record } of c.showing ?? []) showing.set(key, record);
-  if (showing.size === 0) return [];
+  const relay = documentCacheHere() ? undefined : readRelayed(spreadsheet, baseUrl);
+  if (showing.size === 0) return { dated: [], undated: [], relay };
   const kept = readStoredRecords(baseUrl, [...showing.keys()]);
-  // Only what was fetched within the cache's 6 hours: a result shown for longer is as old as it is, and keeping it
-  // as new would stretch the retention the privacy policy states.
-  const fresh = readCachedRecords(
-    baseUrl,
-    [...showing.keys()].filter((k) => !kept.has(k)),
-  );
-  return [...fresh].map(([key, record]) => ({ key, record }));
+  const missing = [...showing.keys()].filter((k) => !kept.has(k));
+  const times = new Map<string, number>();
+  const dated: Unkept['dated'] = [];
+  for (const [key, record] of readCachedRecords(baseUrl, missing, times))
+    dated.push({ key, record, at: times.get(key) as number });
+  const found = new Set(dated.map((d) => d.key));
+  for (const key of missing) {
+    const relayed = found.has(key) ? undefined : relay?.answered.get(key);
+    if (!relayed) continue;
+    const { fetchedAt, ...record } = relayed;
+    dated.push({ key, record, at: fetchedAt });
+    found.add(key);
+  }
+  return { dated, undated: missing.filter((k) => !found.has(k)), relay };
 }
 
-/** Keeps what the formulas show and the store does not (a refusal for the day goes on up; anything else is logged). */
-export function keepShown(baseUrl: string, unkept: Array<{ key: string; record: DomainRecord }>): void {
+/**
+ * Keeps what the formulas show and the store does not, each as of the hour it was fetched (never later), nothing past
+ * the retention; with no document cache, asks the relay cell about the rest (true: it asked, and the next step reads
+ * the answer). A refusal for the day goes on up; anything else is logged.
+ */
+export function keepShown(spreadsheet: Spreadsheet, baseUrl: string, unkept: Unkept): boolean {
   try {
-    storeRecords(baseUrl, unkept);
+    const byHour = new Map<number, Array<{ key: string; record: DomainRecord }>>();
+    const since = now() - retentionDays() * DAY_MS;
+    for (const { key, record, at } of unkept.dated) {
+      const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
+      if (hour > since) byHour.set(hour, [...(byHour.get(hour) ?? []), { key, record }]);
+    }
+    for (const [hour, records] of byHour) storeRecords(baseUrl, records, hour);
+    return unkept.relay ? askRelay(spreadsheet, baseUrl, unkept.undated, unkept.relay) : false;
   } catch (error) {
     if (dailyLimitOf(error)) throw error;
     console.warn(`DAPA: shown results not kept (${error instanceof Error ? error.message : String(error)})`);
+    return false;
   }
 }

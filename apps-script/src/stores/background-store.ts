@@ -55,7 +55,7 @@ export function whenNext(
   wanted: Wanted,
   withUpkeep = installMode() === 'addon',
 ): { at: number; cause: WantCause } | undefined {
-  return earliest(withUpkeep ? wanted : { ...wanted, upkeep: undefined });
+  return earliest(withUpkeep ? wanted : { ...wanted, upkeep: undefined, kept: undefined });
 }
 
 /** Makes a step wanted for `cause` by `at` at the latest (an earlier entry of that cause stays). */

@@ -55,30 +55,35 @@ function fetchedHere(): Map<string, DomainRecord> {
 }
 
 /** What a cache entry holds: the record and when it was fetched (ms), so its 6 hours never stretch. */
-interface CachedRecord extends DomainRecord {
+export interface CachedRecord extends DomainRecord {
   fetchedAt: number;
 }
 
 function parseRecord(text: string | undefined): CachedRecord | undefined {
   if (!text) return undefined;
   try {
-    const r = JSON.parse(text) as Partial<CachedRecord>;
-    const metric = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-    if (typeof r.domain !== 'string' || typeof r.fetchedAt !== 'number') return undefined;
-    const record: CachedRecord = {
-      domain: r.domain,
-      site_da: metric(r.site_da),
-      site_pa: metric(r.site_pa),
-      site_mr: metric(r.site_mr),
-      spam_score: metric(r.spam_score),
-      fetchedAt: r.fetchedAt,
-    };
-    // Metrics the service marked "no data" stay null (a blank cell), never a number.
-    if (Array.isArray(r.noData) && r.noData.length > 0) record.noData = r.noData;
-    return record;
+    return cachedRecordOf(JSON.parse(text));
   } catch {
     return undefined;
   }
+}
+
+/** A cached record read back (from a cache entry, or as the spreadsheet's DAPA_CACHE cell relayed it); else undefined. */
+export function cachedRecordOf(value: unknown): CachedRecord | undefined {
+  const r = (value ?? {}) as Partial<CachedRecord>;
+  const metric = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  if (typeof r.domain !== 'string' || typeof r.fetchedAt !== 'number') return undefined;
+  const record: CachedRecord = {
+    domain: r.domain,
+    site_da: metric(r.site_da),
+    site_pa: metric(r.site_pa),
+    site_mr: metric(r.site_mr),
+    spam_score: metric(r.spam_score),
+    fetchedAt: r.fetchedAt,
+  };
+  // Metrics the service marked "no data" stay null (a blank cell), never a number.
+  if (Array.isArray(r.noData) && r.noData.length > 0) record.noData = r.noData;
+  return record;
 }
 
 /**
@@ -86,16 +91,21 @@ function parseRecord(text: string | undefined): CachedRecord | undefined {
  * CacheService keeps about 1,000 items and drops the oldest-written first, so a domain in use stays cached
  * through a long sidebar job instead of being paid for again.
  */
-export function readCachedRecords(baseUrl: string, domainKeys: readonly string[]): Map<string, DomainRecord> {
+export function readCachedRecords(
+  baseUrl: string,
+  domainKeys: readonly string[],
+  fetchedAt?: Map<string, number>,
+): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
   for (const key of domainKeys) {
     const here = fetchedHere().get(baseUrl + '\n' + key);
     if (here) found.set(key, here);
+    if (here) fetchedAt?.set(key, now());
   }
   for (const shelf of shelves()) {
     const missing = domainKeys.filter((k) => !found.has(k));
     if (missing.length === 0) break;
-    readShelf(shelf, baseUrl, missing, found);
+    readShelf(shelf, baseUrl, missing, found, fetchedAt);
   }
   return found;
 }
@@ -105,6 +115,7 @@ function readShelf(
   baseUrl: string,
   domainKeys: readonly string[],
   found: Map<string, DomainRecord>,
+  fetchedAt?: Map<string, number>,
 ): void {
   const at = now();
   for (let i = 0; i < domainKeys.length; i += BATCH) {
@@ -119,6 +130,7 @@ function readShelf(
       if (!cached || secondsLeft < 1) return;
       const { fetchedAt: _fetchedAt, ...record } = cached;
       found.set(key, record);
+      fetchedAt?.set(key, cached.fetchedAt);
       const group = refresh.get(secondsLeft) ?? {};
       group[cacheKeys[j]] = text as string;
       refresh.set(secondsLeft, group);

@@ -1,6 +1,6 @@
 // The add-on's two hidden sheets, owned here alone: `_dapa_results`, an append-only log of 4 columns (results and
 // claims; what its rows mean: result-rows.ts, claims.ts), and `_dapa_versions`, the formulas' version slots (one
-// column of VERSION_SLOTS rows). Creating them, reading the log in one call, appending to it, deleting its dead rows
+// column of VERSION_SLOTS rows) and the relay cell below them (checks/shown-relay.ts). Creating them, reading the log in one call, appending to it, deleting its dead rows
 // and its legacy columns, reading and writing the slots.
 //
 // Why none of this needs a lock. A published add-on's dispatcher works in spreadsheets it opened by id, where it has
@@ -17,7 +17,8 @@
 // - a sheet is made under a name of its own, sized and hidden there, then renamed: a name is unique, so one creator's
 //   rename wins and the others use its sheet, and nobody appends to a sheet before it has its final size;
 // - a version slot is one cell that each writer sets to a value nobody else writes (a time and a random part): a
-//   write lost to another costs one more recalculation later, never a result.
+//   write lost to another costs one more recalculation later, never a result; the relay cell below the slots is
+//   written only by the holder of the step lease.
 /// <reference types="google-apps-script" />
 import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
 import { now } from '../platform/gas';
@@ -200,6 +201,29 @@ export function writeVersionSlots(spreadsheet: Spreadsheet, values: ReadonlyMap<
     sheet.getRange(slots[i] + 1, 1, j - i, 1).setValues(slots.slice(i, j).map((s) => [values.get(s)]));
     i = j;
   }
+}
+
+/** The row below the slots that holds the relay cell: a DAPA_CACHE formula (shown-relay.ts) a step writes and reads. */
+const RELAY_ROW = VERSION_SLOTS + 1;
+
+/** The relay cell's formula and the value it shows ('' and '' where there is none). */
+export function readRelay(spreadsheet: Spreadsheet): { formula: string; value: string } {
+  const sheet = versionsSheet(spreadsheet, false);
+  if (!sheet || sheet.getMaxRows() < RELAY_ROW) return { formula: '', value: '' };
+  const cell = sheet.getRange(RELAY_ROW, 1);
+  return { formula: cell.getFormula(), value: String(cell.getValue() ?? '') };
+}
+
+/** Writes the relay cell's formula ('' clears it), the first time adding its one row below the slots. */
+export function writeRelay(spreadsheet: Spreadsheet, formula: string): void {
+  const sheet = versionsSheet(spreadsheet, formula !== '');
+  if (!sheet) return;
+  const rows = sheet.getMaxRows();
+  if (rows < RELAY_ROW && !formula) return;
+  if (rows < RELAY_ROW) sheet.insertRowsAfter(rows, RELAY_ROW - rows);
+  const cell = sheet.getRange(RELAY_ROW, 1);
+  if (formula) cell.setFormula(formula);
+  else cell.clearContent();
 }
 
 /** The absolute reference a formula takes as its 4th argument to read slot `slot` (from 0). */

@@ -5,9 +5,10 @@
  * Why a spreadsheet wants its next step: `window`, the plan's window frees; `work`, work is waiting (a start, an edit,
  * a check, rows left); `retry`, after a failed step; `month`, the month's turn frees the credit budget; `schedule`, a
  * scheduled refresh is due; `upkeep`, the oldest result kept passes the retention (the store's upkeep deletes it,
- * whether anyone opens the spreadsheet or not).
+ * whether anyone opens the spreadsheet or not); `kept`, the relay cell asked the document what its formulas fetched and
+ * the next step keeps its answer (checks/shown-relay.ts).
  */
-export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule' | 'upkeep';
+export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule' | 'upkeep' | 'kept';
 export type Wanted = Partial<Record<WantCause, number>>;
 
 /** The earliest entry of a wanted table (undefined: nothing is wanted). */

@@ -255,6 +255,6 @@ export class CacheService extends AppsScriptObject {
 
   getUserCache(): Cache {
     this._allowed('getUserCache');
-    return new Cache(this.stores.user(this.execution.user));
+    return new Cache(this.stores.user(this.execution.userCacheOf ?? this.execution.user));
   }
 }

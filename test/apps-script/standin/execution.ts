@@ -38,6 +38,8 @@ export class Execution {
    * may not change them.
    */
   userPropertiesReadOnly = false;
+  /** Whose user cache CacheService.getUserCache() gives (LoadOptions.customFunctionUserCache); else the user's. */
+  userCacheOf?: string;
   /**
    * The document the execution runs in (the active spreadsheet): the formula's, the edited one, the one whose
    * menu or sidebar called, a bound script's spreadsheet in its triggers; null in an add-on's time-driven trigger.

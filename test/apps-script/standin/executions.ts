@@ -53,6 +53,8 @@ export interface ExecutionLimits {
   simultaneous: number;
   /** May a custom function recalculated for the owner set the owner's user properties? */
   customFunctionsSetUserProperties: 'owner' | 'nobody';
+  /** Whose user cache a custom function recalculated for an editor gets (LoadOptions.customFunctionUserCache). */
+  customFunctionUserCache?: 'owner' | 'editor';
 }
 
 export class Executions {
@@ -104,6 +106,7 @@ export class Executions {
     execution.userPropertiesReadOnly =
       custom &&
       (this.session.user !== this.session.owner || this.limits.customFunctionsSetUserProperties === 'nobody');
+    if (custom && this.limits.customFunctionUserCache === 'editor') execution.userCacheOf = this.session.user;
     execution.document = document;
     execution.triggerKind = request.triggerKind;
     const running = this.list.filter((e) => e.user === runAs && e.status === 'running').length;

@@ -92,6 +92,12 @@ export interface LoadOptions {
    */
   customFunctionsSetUserProperties?: 'owner' | 'nobody';
   /**
+   * Google's custom-function guide lists Cache as working and says custom functions read the owner's user properties;
+   * whose user cache an editor's recalculation gets is not said: 'owner' (default: the custom function runs as the
+   * owner) or 'editor' (the user the formula recalculates for, whose cache the owner's executions never read).
+   */
+  customFunctionUserCache?: 'owner' | 'editor';
+  /**
    * How many formula cells Sheets recalculates side by side, each its own custom-function execution ("Each time a
    * custom function is used in a spreadsheet, Sheets makes a separate call to the Apps Script server"). Google does
    * not document the number; default 4. At most the per-user limit below can run.

@@ -16,12 +16,19 @@ import {
   type SpreadsheetModel,
 } from './sheet-model';
 
-/** Names of the script's custom functions: top-level functions whose JSDoc says @customfunction. */
+/**
+ * Names a formula may call: the script's top-level functions. Google: a custom function is any function of the script
+ * used like a built-in one ("@customfunction" only puts it in the autocomplete), and a name ending in an underscore
+ * is private ("cannot be called ... from a spreadsheet"). A top-level function here is one declared at the start of a
+ * line (the bundle's stubs, a test script's functions), or one whose JSDoc says @customfunction.
+ */
 export function customFunctionNames(code: string): Set<string> {
   const names = new Set<string>();
   for (const m of code.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*function\s+([A-Za-z_$][\w$]*)\s*\(/g)) {
     if (/@customfunction\b/.test(m[1])) names.add(m[2]);
   }
+  for (const m of code.matchAll(/^function\s+([A-Za-z$][\w$]*)\s*\(/gm))
+    if (!m[1].endsWith('_')) names.add(m[1]);
   return names;
 }
 
