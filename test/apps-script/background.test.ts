@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
-import { domains, metricsRow, sheetsAddress, storedKeys, useVirtualSandbox, virtualStandIn } from './support';
+import { domains, metricsRow, sheetsAddress, storedKeys, useStandInEachTest } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'entry-plan';
@@ -18,12 +18,9 @@ const MINUTE = 60_000;
 let sandbox: VirtualSandbox;
 let gas: AppsScriptStandIn;
 
-useVirtualSandbox(CONFIG, (s) => (sandbox = s));
-beforeEach(async () => {
-  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, triggerDelayMs: 2_000 });
-});
-afterEach(async () => {
-  await gas.close();
+const reopen = useStandInEachTest(KEY, CONFIG, (g, s) => {
+  gas = g;
+  sandbox = s;
 });
 
 function steps() {
@@ -216,12 +213,7 @@ describe('the daily trigger quota', () => {
   it.each(['first-request', 'utc-day'] as const)(
     'stops the steps when it is spent, and the hourly watch resumes them when it is back (%s); nothing is lost',
     async (quotaReset) => {
-      await gas.close();
-      gas = await virtualStandIn(sandbox, KEY, CONFIG, {
-        virtualLatencyMs: 300,
-        triggerQuotaMs: 3_000,
-        quotaReset,
-      });
+      await reopen({ virtualLatencyMs: 300, triggerQuotaMs: 3_000, quotaReset });
       // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it (at midnight, or 24
       // hours after the first step).
       const day = Math.floor(gas.clock.now() / 86_400_000) + 1;

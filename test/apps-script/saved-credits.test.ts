@@ -1,9 +1,10 @@
 // "Credits saved": a kept result reused after the 6-hour cache let it go counts once per user, however often a range
-// recalculates, and counting it writes nothing to a cache (a range writes the cache only for what it newly learned).
+// recalculates, and counting it writes nothing to a cache (a range writes the cache only for what it newly learned);
+// two executions of the user counting at once both keep their marks (the user lock).
 // The real built Code.js in the stand-in, on a virtual clock, against the sandbox's entry plan.
 import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
-import { domains, metricsRow, useVirtualSandbox, virtualStandIn } from './support';
+import { domains, metricsRow, useStandInEachTest } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
 
 const KEY = 'entry-plan';
@@ -16,12 +17,9 @@ const DAY = 86_400_000;
 let sandbox: VirtualSandbox;
 let gas: AppsScriptStandIn;
 
-useVirtualSandbox(CONFIG, (s) => (sandbox = s));
-beforeEach(async () => {
-  gas = await virtualStandIn(sandbox, KEY, CONFIG, { virtualLatencyMs: 300, triggerDelayMs: 2_000 });
-});
-afterEach(async () => {
-  await gas.close();
+const reopen = useStandInEachTest(KEY, CONFIG, (g, s) => {
+  gas = g;
+  sandbox = s;
 });
 
 function billed(): number {
@@ -69,6 +67,24 @@ describe('credits the result store saved', () => {
     expect(cachedRecords()).toEqual([]); // none went back into a cache (it was empty after the day)
     expect(billed()).toBe(n);
     expect(await saved()).toBe(n);
+  }, 60_000);
+
+  it('keep both marks when two executions of the user reuse other kept results at the same time', async () => {
+    // Every service call takes 20 ms, during which the other execution runs: the two interleave call by call.
+    await reopen({ virtualLatencyMs: 300, triggerDelayMs: 2_000, serviceCallMs: 20 });
+    const { list } = await filledRange(120);
+    gas.clock.advance(DAY);
+    const before = gas.executions.length;
+    gas.sheet.setFormula('H2', '=DAPA(A2:A61)');
+    gas.sheet.setFormula('N2', '=DAPA(A62:A121)');
+    await gas.recalculate(); // the two formulas side by side, each its own execution of the owner
+    const runs = gas.executions.slice(before).filter((e) => e.kind === 'custom-function');
+    expect(runs.map((e) => e.status)).toEqual(['ok', 'ok']);
+    const [a, b] = runs.map((e) => [e.startedAt, e.startedAt + (e.elapsedMs ?? 0)]);
+    expect(a[0] < b[1] && b[0] < a[1]).toBe(true); // at the same time
+    expect(gas.sheet.getValues('H2:K61')).toEqual(list.slice(0, 60).map(metricsRow));
+    expect(gas.sheet.getValues('N2:Q61')).toEqual(list.slice(60).map(metricsRow));
+    expect(await saved()).toBe(120); // 60 + 60: neither execution's marks were written over
   }, 60_000);
 
   it("are the user's own: another user's recalculations neither add to nor take from them", async () => {

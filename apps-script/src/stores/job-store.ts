@@ -3,6 +3,7 @@
 /// <reference types="google-apps-script" />
 import type { JobState } from '../../sidebar/contract';
 import { columnLetter } from '../platform/cells';
+import { digitsOf, placesIn } from './place-digits';
 import { isRecord, locked, readValue, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 
@@ -139,9 +140,6 @@ export function stateOf(job: StoredJob, note?: string): JobState {
 
 // ---- the rows that ended for a reason that can change: one bit per row of the job's range ------------------
 
-/** Five rows a base-32 digit: 10,000 rows take 2,000 characters (longer values are kept in parts). */
-const BITS = 5;
-
 function retryKey(spreadsheetId: string): string {
   return USER_PROPERTY.retryRowsPrefix + spreadsheetId;
 }
@@ -150,24 +148,13 @@ function parseRows(raw: unknown): string | undefined {
   return typeof raw === 'string' && /^[0-9a-v]*$/.test(raw) ? raw : undefined;
 }
 
-/** Offsets (from the job's first row) of the rows marked retryable. */
+/** Offsets (from the job's first row) of the rows marked retryable (place-digits.ts: five rows a digit, so 10,000
+ *  rows take 2,000 characters; longer values are kept in parts). */
 export function loadRetryRows(spreadsheetId: string): Set<number> {
-  const bits = readValue('user', retryKey(spreadsheetId), parseRows) ?? '';
-  const rows = new Set<number>();
-  [...bits].forEach((digit, i) => {
-    const n = parseInt(digit, 32);
-    for (let b = 0; b < BITS; b++) if ((n >> b) & 1) rows.add(i * BITS + b);
-  });
-  return rows;
+  return placesIn(readValue('user', retryKey(spreadsheetId), parseRows) ?? '');
 }
 
 /** Stores the rows marked retryable (none: the key is removed), under the user lock (changeJob). */
 function storeRetryRows(spreadsheetId: string, rows: ReadonlySet<number>): void {
-  const digits: number[] = [];
-  for (const row of rows) {
-    const i = Math.floor(row / BITS);
-    while (digits.length <= i) digits.push(0);
-    digits[i] |= 1 << (row % BITS);
-  }
-  writeValue('user', retryKey(spreadsheetId), digits.map((n) => n.toString(32)).join('') || undefined);
+  writeValue('user', retryKey(spreadsheetId), digitsOf(rows) || undefined);
 }

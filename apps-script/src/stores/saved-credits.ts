@@ -7,6 +7,7 @@
 // Marks of rows past the retention fold into a plain number. Counts of earlier versions (one per spreadsheet) are
 // still read. Writing a mark writes nothing to any cache.
 import { now } from '../platform/gas';
+import { digitsOf, placesIn } from './place-digits';
 import { batchTime, type Kept } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { currentSpreadsheet } from './session';
@@ -20,8 +21,6 @@ interface Marks {
 }
 
 const ALL = '*';
-/** Bitmap digits: 5 bits each. */
-const DIGITS = '0123456789abcdefghijklmnopqrstuv';
 
 function parseMarks(raw: unknown): Marks | undefined {
   if (!isRecord(raw)) return undefined;
@@ -31,31 +30,21 @@ function parseMarks(raw: unknown): Marks | undefined {
   return { base: finite(raw.base) ?? 0, rows };
 }
 
-/** The places a row's mark counts. */
+/** The places a row's mark counts: all of the row's size, or those of its bitmap (place-digits.ts). */
 function placesOf(bits: string | undefined): Set<number> {
+  if (!bits?.startsWith(ALL)) return placesIn(bits ?? '');
   const places = new Set<number>();
-  if (bits?.startsWith(ALL)) for (let p = 0, size = Number(bits.slice(1)) || 0; p < size; p++) places.add(p);
-  else if (bits)
-    for (let i = 0; i < bits.length; i++) {
-      const digit = DIGITS.indexOf(bits[i]);
-      for (let b = 0; b < 5; b++) if (digit >= 0 && digit & (1 << b)) places.add(i * 5 + b);
-    }
+  for (let p = 0, size = Number(bits.slice(1)) || 0; p < size; p++) places.add(p);
   return places;
 }
 
 function bitsOf(places: ReadonlySet<number>, size: number): string {
-  if (size > 0 && places.size >= size) return ALL + size;
-  const digits: number[] = [];
-  for (const p of places) digits[Math.floor(p / 5)] = (digits[Math.floor(p / 5)] ?? 0) | (1 << (p % 5));
-  return Array.from(digits, (d) => DIGITS[d ?? 0]).join('');
+  return size > 0 && places.size >= size ? ALL + size : digitsOf(places);
 }
 
 /** How many results a mark counts. */
 function countOf(bits: string): number {
-  if (bits.startsWith(ALL)) return Number(bits.slice(1)) || 0;
-  let n = 0;
-  for (const c of bits) for (let d = DIGITS.indexOf(c); d > 0; d >>= 1) n += d & 1;
-  return n;
+  return bits.startsWith(ALL) ? Number(bits.slice(1)) || 0 : placesIn(bits).size;
 }
 
 function keyHere(): string | undefined {
@@ -68,15 +57,21 @@ export function pastTheCache(hits: Iterable<Kept>, at = now()): Kept[] {
   return [...hits].filter((hit) => hit.at < at - CACHE_SECONDS * 1_000);
 }
 
-/** `hits` not counted yet for this user, grouped by row: nothing is read when none is past the cache. */
-function uncounted(marks: Marks | undefined, hits: readonly Kept[]): Map<string, Kept[]> {
-  const byRow = new Map<string, Kept[]>();
+/** A row's counted places and its hits not counted yet. */
+interface RowHits {
+  places: Set<number>;
+  hits: Kept[];
+}
+
+/** `hits` not counted yet for this user, by row (each row's mark parsed once): rows with none are left out. */
+function uncounted(marks: Marks | undefined, hits: readonly Kept[]): Map<string, RowHits> {
+  const byRow = new Map<string, RowHits>();
   for (const hit of hits) {
-    if (placesOf(marks?.rows[hit.batch]).has(hit.pos)) continue;
-    const list = byRow.get(hit.batch);
-    if (list) list.push(hit);
-    else byRow.set(hit.batch, [hit]);
+    let row = byRow.get(hit.batch);
+    if (!row) byRow.set(hit.batch, (row = { places: placesOf(marks?.rows[hit.batch]), hits: [] }));
+    if (!row.places.has(hit.pos)) row.hits.push(hit);
   }
+  for (const [id, row] of byRow) if (row.hits.length === 0) byRow.delete(id);
   return byRow;
 }
 
@@ -93,8 +88,7 @@ export function noteSaved(hits: readonly Kept[]): number {
   updateValue('user', key, parseMarks, (current) => {
     const marks: Marks = { base: current?.base ?? 0, rows: { ...current?.rows } };
     added = 0;
-    for (const [row, list] of uncounted(current, past)) {
-      const places = placesOf(marks.rows[row]);
+    for (const [row, { places, hits: list }] of uncounted(current, past)) {
       for (const hit of list) places.add(hit.pos);
       added += list.length;
       marks.rows[row] = bitsOf(places, list[0].size);
