@@ -43,7 +43,7 @@ const OTHER_ENTRY_POINTS = [
   { name: 'DAPA_SAMPLE', params: ['urls', 'metrics', 'header'], doc: DAPA_SAMPLE_DOC },
   // Written by background checks in their hidden sheet (checks/shown-relay.ts): no @customfunction, so it stays out
   // of the autocomplete, but Sheets runs it as it runs any function of the script.
-  { name: 'DAPA_CACHE', params: ['service', 'domains'] },
+  { name: 'DAPA_CACHE', params: ['service', 'domains', 'askedAt'] },
   { name: 'trySampleData', params: [] },
   { name: 'onOpen', params: ['e'] },
   { name: 'onInstall', params: ['e'] },

@@ -2,18 +2,23 @@
 // spreadsheet by id, with no document cache (Google: null "outside of the context of a containing document"), and that
 // cache is where those formulas put their records with when each was fetched; the grid shows the metrics but not when,
 // and keeping them as new would stretch the retention the privacy policy states. So the step asks the document: it
-// writes =DAPA_CACHE(service, domains) in the relay cell of `_dapa_versions` (store-sheet.ts), Sheets recalculates that
-// formula in the document, where the cache is readable, and its value lists the records with their times; the next
-// step reads it and keeps each as of when it was fetched. What the cache no longer holds stays unkept (it is as old as
-// it is). Only the holder of the step lease writes the cell, and a step with nothing to ask clears it.
+// writes =DAPA_CACHE(service, domains, asked at) in the relay cell of `_dapa_versions` (store-sheet.ts), Sheets
+// recalculates that formula in the document, where the cache is readable, and its value lists the records with their
+// times; the next step reads it and keeps each as of when it was fetched, then leaves only the time of the ask there
+// (no domains). What the cache no longer holds stays unkept (it is as old as it is): a result shown past the retention
+// can never be dated, so asks come at most every ASK_EVERY_MS, well inside the cache's 6 hours, never every step.
+// Only the holder of the step lease writes the cell.
 import type { DomainRecord } from '../../../shared';
 import { type CachedRecord, cachedRecordOf, readCachedRecords } from '../stores/result-cache';
+import { now } from '../platform/gas';
 import { readRelay, writeRelay } from '../stores/store-sheet';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 /** At most this many domains are asked a step (their answer stays well inside a cell's 50,000 characters). */
 const RELAY_KEYS = 300;
+/** How often the document is asked at most (a record stays in its cache 6 hours from its fetch: none is missed). */
+const ASK_EVERY_MS = 4 * 3_600_000;
 /** What a DAPA_CACHE value may hold. */
 const MAX_CHARS = 45_000;
 const KEY = /^[^\s"]+$/;
@@ -22,13 +27,15 @@ const KEY = /^[^\s"]+$/;
 export interface Relay {
   formula: string;
   asked: Set<string>;
+  /** When the last ask was written (0: never). */
+  askedAt: number;
   answered: Map<string, CachedRecord>;
 }
 
 /** Reads the relay cell once: what it asked, and the records (with when fetched) it answered for this service. */
 export function readRelayed(spreadsheet: Spreadsheet, baseUrl: string): Relay {
   const { formula, value } = readRelay(spreadsheet);
-  const call = /^=DAPA_CACHE\("([^"]*)",\s*"([^"]*)"/i.exec(formula);
+  const call = /^=DAPA_CACHE\("([^"]*)",\s*"([^"]*)",\s*(\d+)\)$/i.exec(formula);
   const answered = new Map<string, CachedRecord>();
   if (call?.[1] === baseUrl) {
     try {
@@ -41,12 +48,12 @@ export function readRelayed(spreadsheet: Spreadsheet, baseUrl: string): Relay {
       // not answered yet (or no longer a list): nothing to keep from it this step
     }
   }
-  return { formula, asked: new Set(call?.[2].split(' ') ?? []), answered };
+  return { formula, asked: new Set(call?.[2].split(' ') ?? []), askedAt: Number(call?.[3] ?? 0), answered };
 }
 
 /**
- * Asks for the undated domains not asked last time (those the cache did not hold then are not asked again at once),
- * or clears the cell when there is nothing to ask. Writes only what changed; true when it asked.
+ * Asks about the undated domains (those not asked last time first) when the last ask is ASK_EVERY_MS old, else leaves
+ * only the last ask's time in the cell. Writes only what changed; true when it asked (the next step reads the answer).
  */
 export function askRelay(
   spreadsheet: Spreadsheet,
@@ -54,14 +61,17 @@ export function askRelay(
   undated: readonly string[],
   relay: Relay,
 ): boolean {
-  const ask = undated.filter((k) => KEY.test(k) && !relay.asked.has(k)).slice(0, RELAY_KEYS);
-  const formula = ask.length > 0 ? `=DAPA_CACHE("${baseUrl.replace(/"/g, '')}", "${ask.join(' ')}")` : '';
+  const due = now() - relay.askedAt >= ASK_EVERY_MS;
+  const fresh = undated.filter((k) => KEY.test(k) && !relay.asked.has(k));
+  const ask = due ? [...fresh, ...undated.filter((k) => relay.asked.has(k))].slice(0, RELAY_KEYS) : [];
+  const at = ask.length > 0 ? now() : relay.askedAt;
+  const formula = at > 0 ? `=DAPA_CACHE("${baseUrl.replace(/"/g, '')}", "${ask.join(' ')}", ${at})` : '';
   if (formula !== relay.formula) writeRelay(spreadsheet, formula);
   return ask.length > 0;
 }
 
 /**
- * DAPA_CACHE(service, domains): what this spreadsheet's caches hold of these domains (separated by spaces), each with
+ * DAPA_CACHE(service, domains, asked at): what this spreadsheet's caches hold of these domains (separated by spaces), each with
  * when it was fetched, as one text. Nothing is sent and nothing is billed.
  */
 export function cachedForRelay(service: unknown, domains: unknown): string {
