@@ -24,7 +24,7 @@ import { returnStepLease, takeStepLease } from '../stores/step-lease';
 import { NO_KEY } from '../messages';
 import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
-import { sleepBudget } from './planner';
+import { CHUNK, sleepBudget } from './planner';
 import { BackgroundRun, type Checked, type FormulaCheck, type StepOutcome } from './run';
 import { StepBooks } from './step-books';
 
@@ -126,7 +126,11 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
   try {
     const { apiKey, baseUrl, turn } = context;
     const mode = { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length } as const;
-    return checkedOf(checkValues(keys, { mode, apiKey, baseUrl, deadline: turn.deadline, window }));
+    // The check looks at a slice of what is left, not at all of it: a 50,000-row range would read 46,000 cached
+    // entries a step (92 cache calls) to send 60. What the slice finds cached or kept is done here, and the run's
+    // next check takes the next slice when the window still has room.
+    const slice = keys.slice(0, Math.max(CHUNK, 4 * n));
+    return checkedOf(checkValues(slice, { mode, apiKey, baseUrl, deadline: turn.deadline, window }));
   } finally {
     markInFlight(context.baseUrl, [], 0);
   }
