@@ -2,6 +2,7 @@
 // round-trips, is dropped when empty, and is kept in parts when longer than a property value may be.
 import { changeJob, loadRetryRows } from '../../apps-script/src/stores/job-store';
 import { freshSession } from '../../apps-script/src/stores/session';
+import { fakeLock, fakeProperties } from './fake-services';
 
 /** Stores the rows through the job store's one write path (under the user lock). */
 function storeRetryRows(id: string, rows: ReadonlySet<number>): void {
@@ -13,23 +14,8 @@ let user: Record<string, string>;
 beforeEach(() => {
   freshSession();
   user = {};
-  let held = false;
-  const lock = {
-    tryLock: () => (held = true),
-    hasLock: () => held,
-    releaseLock: () => void (held = false),
-  };
-  const props = {
-    getProperty: (key: string) => (key in user ? user[key] : null),
-    setProperties: (values: Record<string, string>) => {
-      for (const value of Object.values(values))
-        if (value.length > 9 * 1024) throw new Error('Argument too large');
-      Object.assign(user, values);
-    },
-    deleteProperty: (key: string) => delete user[key],
-    getKeys: () => Object.keys(user),
-    getProperties: () => ({ ...user }),
-  };
+  const lock = fakeLock();
+  const props = fakeProperties(user);
   Object.assign(globalThis, {
     PropertiesService: { getUserProperties: () => props },
     LockService: { getUserLock: () => lock, getDocumentLock: () => null },

@@ -5,6 +5,7 @@ import * as placeDigits from '../../apps-script/src/stores/place-digits';
 import type { Kept } from '../../apps-script/src/stores/result-rows';
 import { noteSaved, savedCredits } from '../../apps-script/src/stores/saved-credits';
 import { freshSession } from '../../apps-script/src/stores/session';
+import { fakeLock, fakeProperties } from './fake-services';
 
 const DAY = 86_400_000;
 const SIZE = 240;
@@ -17,19 +18,8 @@ let user: Record<string, string>;
 beforeEach(() => {
   freshSession();
   user = {};
-  let held = false;
-  const lock = {
-    tryLock: () => (held = true),
-    hasLock: () => held,
-    releaseLock: () => void (held = false),
-  };
-  const props = (data: Record<string, string>) => ({
-    getProperty: (key: string) => (key in data ? data[key] : null),
-    setProperties: (values: Record<string, string>) => void Object.assign(data, values),
-    deleteProperty: (key: string) => delete data[key],
-    getKeys: () => Object.keys(data),
-    getProperties: () => ({ ...data }),
-  });
+  const lock = fakeLock();
+  const props = fakeProperties;
   const sheet = {
     getId: () => 'sheet-1',
     getDeveloperMetadata: () => [],
