@@ -224,4 +224,39 @@ describe('claims while a request waits for room in the shared minute', () => {
     expect(Date.now() - from).toBeGreaterThanOrEqual(58_000);
     await session.end();
   });
+
+  test('an execution adds a lesson of the plan only when it knows something the store does not', async () => {
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:lessons');
+    const now = Date.now();
+    const maximum = { maxUrlsPerRequest: { value: 5, exact: true, at: now } };
+    await remote.keepPlan({ v: 1, at: now, sends: [], limits: maximum });
+    const lessons = () => webdis.get('dapa:lessons:plans') ?? [];
+    // It learned nothing: its steps and its end add nothing.
+    const idle = await startedSession(remote, 'lessons', 'idle.org');
+    await idle.tick(Date.now());
+    await idle.end();
+    expect(lessons()).toHaveLength(1);
+    // A run that learned the minute's URL limit adds it, once.
+    const learner = new ShareSession({
+      storageKey: 'dapaWindow:lessons',
+      reuseMs: 0,
+      maximumSet: true,
+      remote,
+    });
+    await learner.awaitPlan(new Promise<void>(() => {}));
+    const at = Date.now();
+    const window = {
+      v: 1 as const,
+      at,
+      sends: [],
+      limits: { ...maximum, urlsPerMinute: { value: 60, exact: false, at } },
+    };
+    const run = new SharingRun(['learner.org'], { baseUrl: server.url, deadline: Infinity, window });
+    await learner.start(run, ['learner.org'], at);
+    await learner.tick(Date.now());
+    await learner.tick(Date.now());
+    await learner.end();
+    expect(lessons()).toHaveLength(2);
+    expect((await remote.window(Date.now()))?.limits.urlsPerMinute?.value).toBe(60);
+  });
 });
