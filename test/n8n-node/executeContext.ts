@@ -25,6 +25,16 @@ export interface SentRequest {
   body: string;
 }
 
+/** What a transport answers: the status, the headers and the body text. */
+export interface TransportAnswer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** Carries a request instead of Node's fetch (a test on virtual time: no socket, no real wait). */
+export type Transport = (request: SentRequest) => Promise<TransportAnswer>;
+
 export interface ContextSetup {
   /** Input items, as their `json`. */
   items: IDataObject[];
@@ -53,6 +63,8 @@ export interface ContextSetup {
   sharedState?: ICredentialDataDecryptedObject;
   /** The node's type as n8n names it; `n8n-nodes-dapa-checker.dapaCheckerTool` when an AI agent uses it as a tool. */
   nodeType?: string;
+  /** Carries every request (the service's and the store's) instead of real HTTP. */
+  transport?: Transport;
 }
 
 export interface ExecuteContext {
@@ -77,19 +89,11 @@ function authenticationHeaders(credentials: ICredentialDataDecryptedObject): Rec
   return out;
 }
 
-async function realHttp(
+async function fetched(
   options: IHttpRequestOptions,
-  sent: SentRequest[],
-  parsedBodies: boolean,
-  onAnswer?: (status: number, text: string) => void,
-) {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name] = String(value);
-  const body =
-    options.body === undefined || typeof options.body === 'string'
-      ? (options.body as string | undefined)
-      : JSON.stringify(options.body);
-  sent.push({ method: options.method ?? 'GET', url: options.url, headers, body: body ?? '' });
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<TransportAnswer> {
   const signals = [options.abortSignal, options.timeout ? AbortSignal.timeout(options.timeout) : undefined];
   const response = await fetch(options.url, {
     method: options.method ?? 'GET',
@@ -97,12 +101,40 @@ async function realHttp(
     body,
     signal: AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined)),
   });
-  const text = await response.text();
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers.entries()),
+    text: await response.text(),
+  };
+}
+
+async function realHttp(
+  options: IHttpRequestOptions,
+  sent: SentRequest[],
+  parsedBodies: boolean,
+  onAnswer?: (status: number, text: string) => void,
+  transport?: Transport,
+) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name] = String(value);
+  const body =
+    options.body === undefined || typeof options.body === 'string'
+      ? (options.body as string | undefined)
+      : JSON.stringify(options.body);
+  const request: SentRequest = {
+    method: options.method ?? 'GET',
+    url: options.url,
+    headers,
+    body: body ?? '',
+  };
+  sent.push(request);
+  const response = transport ? await transport(request) : await fetched(options, headers, body);
+  const text = response.text;
   onAnswer?.(response.status, text);
   if (!options.ignoreHttpStatusErrors && response.status >= 400) {
     throw new Error(`Request failed with status code ${response.status}`);
   }
-  const isJson = (response.headers.get('content-type') ?? '').includes('json');
+  const isJson = (response.headers['content-type'] ?? '').includes('json');
   let parsed: unknown = text;
   if (options.encoding !== 'text' || parsedBodies) {
     try {
@@ -114,9 +146,9 @@ async function realHttp(
   if (!options.returnFullResponse) return parsed;
   return {
     body: parsed,
-    headers: Object.fromEntries(response.headers.entries()),
+    headers: response.headers,
     statusCode: response.status,
-    statusMessage: response.statusText,
+    statusMessage: '',
   };
 }
 
@@ -172,7 +204,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
     helpers: {
       // Plain HTTP (the shared store's webdis): recorded apart from the service's requests.
       async httpRequest(options: IHttpRequestOptions) {
-        return await realHttp(options, storeSent, false);
+        return await realHttp(options, storeSent, false, undefined, setup.transport);
       },
       async httpRequestWithAuthentication(type: string, options: IHttpRequestOptions) {
         if (type !== 'dapaCheckerApi') throw new Error(`Unknown credential type ${type}`);
@@ -182,7 +214,7 @@ export function createExecuteContext(setup: ContextSetup): ExecuteContext {
           // n8n 2.8 ties every authenticated request to the execution's cancel signal.
           abortSignal: setup.cancelSignal,
         };
-        return await realHttp(withAuth, sent, setup.parsedBodies ?? false, setup.onAnswer);
+        return await realHttp(withAuth, sent, setup.parsedBodies ?? false, setup.onAnswer, setup.transport);
       },
     },
   };

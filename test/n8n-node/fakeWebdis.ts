@@ -2,6 +2,7 @@
 // a free loopback port speaking webdis's URL protocol (`/SET/key/value/NX/PX/30000.json`, arguments URL-encoded,
 // JSON replies such as {"SET":[true,"OK"]} and {"GET":null}) over an in-memory Redis of the commands the node uses,
 // with expiries on the server's clock. It can ask for HTTP Basic auth (401 otherwise) and refuse commands (403).
+// Tests on virtual time use the in-memory Redis without a server (`memoryRedis`, `memoryWebdis`).
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -27,9 +28,17 @@ export interface FakeWebdis {
   close(): Promise<void>;
 }
 
-export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<FakeWebdis> {
+/** The in-memory Redis behind the stand-in: the commands the node uses, with expiries on `Date.now()`. */
+export interface MemoryRedis {
+  /** Runs one command ([COMMAND, ...args]) and gives its reply as webdis writes it in JSON. */
+  run(args: string[]): unknown;
+  get(key: string): Value | undefined;
+  set(key: string, value: string, px?: number): void;
+  keys(): string[];
+}
+
+export function memoryRedis(): MemoryRedis {
   const data = new Map<string, { value: Value; until: number }>();
-  const commands: string[][] = [];
   const live = (key: string) => {
     const entry = data.get(key);
     if (entry && entry.until <= Date.now()) data.delete(key);
@@ -100,6 +109,41 @@ export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<
         return [false, `ERR unknown command '${command}'`];
     }
   };
+  return {
+    run,
+    get: (key) => live(key)?.value,
+    set: (key, value, px) => data.set(key, { value, until: px ? Date.now() + px : Infinity }),
+    keys: () => [...data.keys()].filter((key) => live(key) !== undefined),
+  };
+}
+
+/**
+ * webdis's URL protocol over `redis` with no server: a command URL (`<base>/SET/key/value.json`) is run after `trip()`
+ * ms (on whatever timers are in force: jest's fake ones keep it virtual) and answered after another `trip()`.
+ */
+export function memoryWebdis(
+  redis: MemoryRedis,
+  base: string,
+  trip: () => number,
+): (url: string) => Promise<{ status: number; body: string }> {
+  const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  return async (url) => {
+    const parts = url
+      .slice(base.length + 1)
+      .replace(/\.json$/, '')
+      .split('/');
+    const args = parts.map((p) => decodeURIComponent(p));
+    args[0] = args[0].toUpperCase();
+    await after(trip());
+    const body = JSON.stringify({ [args[0]]: redis.run(args) });
+    await after(trip());
+    return { status: 200, body };
+  };
+}
+
+export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<FakeWebdis> {
+  const redis = memoryRedis();
+  const commands: string[][] = [];
   const server = http.createServer((req, res) => {
     const parts = (req.url ?? '/').split('?')[0].split('/').slice(1);
     if (parts.length > 0) parts[parts.length - 1] = parts[parts.length - 1].replace(/\.json$/, '');
@@ -117,7 +161,7 @@ export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<
       return;
     }
     commands.push(args);
-    const body = JSON.stringify({ [args[0]]: run(args) });
+    const body = JSON.stringify({ [args[0]]: redis.run(args) });
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -126,9 +170,9 @@ export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<
     url: `http://127.0.0.1:${port}`,
     commands,
     options,
-    get: (key) => live(key)?.value,
-    set: (key, value, px) => data.set(key, { value, until: px ? Date.now() + px : Infinity }),
-    keys: () => [...data.keys()].filter((key) => live(key) !== undefined),
+    get: redis.get,
+    set: redis.set,
+    keys: redis.keys,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

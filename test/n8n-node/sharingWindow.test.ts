@@ -117,10 +117,12 @@ describe('claims while a request waits for room in the shared minute', () => {
     const limit = (value: number) => ({ value, exact: true, at: now });
     // Another worker spent the key's minute just now: 20 URLs of 20.
     await remote.addSends(Array.from({ length: 4 }, (): [number, number] => [now, 5]));
-    await remote.keepPlan(
-      { v: 1, at: now, sends: [], limits: { urlsPerMinute: limit(20), maxUrlsPerRequest: limit(5) } },
-      now,
-    );
+    await remote.keepPlan({
+      v: 1,
+      at: now,
+      sends: [],
+      limits: { urlsPerMinute: limit(20), maxUrlsPerRequest: limit(5) },
+    });
     const session = await startedSession(remote, 'test', 'claimed.org');
     expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
 
@@ -157,18 +159,15 @@ describe('claims while a request waits for room in the shared minute', () => {
 
     // Once the limit is known, requests of several workers go together, as the minute's room allows.
     const now = Date.now();
-    await remote.keepPlan(
-      {
-        v: 1,
-        at: now,
-        sends: [],
-        limits: {
-          urlsPerMinute: { value: 60, exact: true, at: now },
-          maxUrlsPerRequest: { value: 5, exact: true, at: now },
-        },
+    await remote.keepPlan({
+      v: 1,
+      at: now,
+      sends: [],
+      limits: {
+        urlsPerMinute: { value: 60, exact: true, at: now },
+        maxUrlsPerRequest: { value: 5, exact: true, at: now },
       },
-      now,
-    );
+    });
     await remote.reserve(`another-worker:2:5:${now}`, now);
     const next = await startedSession(remote, 'serial', 'next.org');
     const at = Date.now();
@@ -181,10 +180,12 @@ describe('claims while a request waits for room in the shared minute', () => {
     const remote = new RedisShare(node, http, webdis.url, 'dapa:taken');
     const now = Date.now();
     const limit = (value: number) => ({ value, exact: true, at: now });
-    await remote.keepPlan(
-      { v: 1, at: now, sends: [], limits: { urlsPerMinute: limit(60), maxUrlsPerRequest: limit(5) } },
-      now,
-    );
+    await remote.keepPlan({
+      v: 1,
+      at: now,
+      sends: [],
+      limits: { urlsPerMinute: limit(60), maxUrlsPerRequest: limit(5) },
+    });
     const session = await startedSession(remote, 'taken', 't.org');
     const token = session.sending(5);
     const entry = await session.reserve(5, Infinity);
@@ -206,24 +207,56 @@ describe('claims while a request waits for room in the shared minute', () => {
     const now = Date.now();
     // The limit was guessed from a refusal 70 s ago (past the calm before a probe); other workers filled the minute.
     await remote.addSends([[now - 1000, 20]]);
-    await remote.keepPlan(
-      {
-        v: 1,
-        at: now,
-        sends: [],
-        limits: {
-          urlsPerMinute: { value: 20, exact: false, at: now - 70_000 },
-          maxUrlsPerRequest: { value: 5, exact: true, at: now - 70_000 },
-        },
-        pressure: { urls: now - 70_000 },
+    await remote.keepPlan({
+      v: 1,
+      at: now,
+      sends: [],
+      limits: {
+        urlsPerMinute: { value: 20, exact: false, at: now - 70_000 },
+        maxUrlsPerRequest: { value: 5, exact: true, at: now - 70_000 },
       },
-      now,
-    );
+      pressure: { urls: now - 70_000 },
+    });
     const session = await startedSession(remote, 'calm', 'c.org');
     const from = Date.now();
     await session.reserve(5, Infinity);
     // It waited for the 20 URLs to leave the minute (59 s), instead of probing into it at once.
     expect(Date.now() - from).toBeGreaterThanOrEqual(58_000);
     await session.end();
+  });
+
+  test('an execution adds a lesson of the plan only when it knows something the store does not', async () => {
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:lessons');
+    const now = Date.now();
+    const maximum = { maxUrlsPerRequest: { value: 5, exact: true, at: now } };
+    await remote.keepPlan({ v: 1, at: now, sends: [], limits: maximum });
+    const lessons = () => webdis.get('dapa:lessons:plans') ?? [];
+    // It learned nothing: its steps and its end add nothing.
+    const idle = await startedSession(remote, 'lessons', 'idle.org');
+    await idle.tick(Date.now());
+    await idle.end();
+    expect(lessons()).toHaveLength(1);
+    // A run that learned the minute's URL limit adds it, once.
+    const learner = new ShareSession({
+      storageKey: 'dapaWindow:lessons',
+      reuseMs: 0,
+      maximumSet: true,
+      remote,
+    });
+    await learner.awaitPlan(new Promise<void>(() => {}));
+    const at = Date.now();
+    const window = {
+      v: 1 as const,
+      at,
+      sends: [],
+      limits: { ...maximum, urlsPerMinute: { value: 60, exact: false, at } },
+    };
+    const run = new SharingRun(['learner.org'], { baseUrl: server.url, deadline: Infinity, window });
+    await learner.start(run, ['learner.org'], at);
+    await learner.tick(Date.now());
+    await learner.tick(Date.now());
+    await learner.end();
+    expect(lessons()).toHaveLength(2);
+    expect((await remote.window(Date.now()))?.limits.urlsPerMinute?.value).toBe(60);
   });
 });

@@ -1,8 +1,9 @@
 // The shared store across workers: Redis through webdis, under `dapa:<digest>:` (a digest of the API key and the
 // service address, never the key). Per domain a claim (`SET c:<domain> <owner> NX PX`, renewed while the execution
-// runs) and an answer (`SET r:<domain> <json> PX <reuse>`); per key the plan's limits (`plan`), who learns the
-// per-request maximum (`learn`, SET NX PX) and the minute's sends of every worker (`sends`, a list of
-// "<answer time>:<URLs>", RPUSH + LRANGE, trimmed and expiring). An operation that fails throws the store's problem
+// runs) and an answer (`SET r:<domain> <json> PX <reuse>`); per key the plan's limits and pushbacks as each worker
+// learned them (`plans`, a list: RPUSH + LRANGE, merged on reading), who learns the per-request maximum (`learn`, SET NX
+// PX) and the minute's sends of every worker (`sends`, a list of "<answer time>:<URLs>", RPUSH + LRANGE, trimmed and
+// expiring). Nothing shared is read, changed and written back: two workers writing at once both stay. An operation that fails throws the store's problem
 // (its message says which); the caller then falls back to sharing within its process.
 import {
   mergeWindows,
@@ -20,6 +21,11 @@ export const LEASE_MS = 60_000;
 const WAITERS_MS = 60_000;
 const PLAN_MS = 7 * 24 * 3600 * 1000;
 export const SENDS_KEPT = 500;
+/**
+ * Lessons of the plan kept, the newest: a worker adds one only when it knows something the store did not, and each
+ * carries all its writer knew, so the newest hold everything.
+ */
+export const PLANS_KEPT = 50;
 /** Domains per MGET (the URL stays short). */
 const CHUNK = 50;
 
@@ -98,19 +104,17 @@ export class RedisShare {
   /** The window all workers share: the minute's sends, the plan's limits and when a limit last pushed back. */
   async window(now: number): Promise<WindowSnapshot | undefined> {
     const sends = await this.run('LRANGE', `${this.prefix}:sends`, 0, -1);
-    const plan = await this.run('GET', `${this.prefix}:plan`);
+    const plans = await this.run('LRANGE', `${this.prefix}:plans`, 0, -1);
     const list = (Array.isArray(sends) ? sends : [])
       .map((entry) => String(entry).split(':').map(Number))
       .filter((p): p is [number, number] => p.length >= 2 && p.every(Number.isFinite))
       .map((p): [number, number] => [p[0], p[1]]);
-    let kept: Partial<Pick<WindowSnapshot, 'limits' | 'pressure'>>;
-    try {
-      kept = typeof plan === 'string' ? (JSON.parse(plan) as typeof kept) : {};
-    } catch {
-      kept = {};
-    }
+    // Every worker's lessons together, by the core's rule (exact beats inferred, the newer of two guesses, the latest
+    // pushback), whatever order they were added in.
+    let kept: WindowSnapshot | undefined;
+    for (const entry of Array.isArray(plans) ? plans : []) kept = mergeWindows(kept, readPlan(entry, now));
     return restoreWindow(
-      { v: 1, at: now, sends: list, limits: kept.limits ?? {}, pressure: kept.pressure },
+      { v: 1, at: now, sends: list, limits: kept?.limits ?? {}, pressure: kept?.pressure },
       now,
     );
   }
@@ -152,19 +156,16 @@ export class RedisShare {
     await this.run('LREM', `${this.prefix}:flight`, 1, entry);
   }
 
-  /** Keeps the plan's limits and pushbacks, merged with what is there (exact beats inferred, newer beats older). */
-  async keepPlan(window: WindowSnapshot, now: number): Promise<void> {
-    const stored = await this.window(now);
-    const mine: WindowSnapshot = {
-      v: 1,
-      at: now,
-      sends: [],
-      limits: window.limits,
-      pressure: window.pressure,
-    };
-    const merged = mergeWindows(stored, mine) ?? mine;
-    const json = JSON.stringify({ limits: merged.limits, pressure: merged.pressure });
-    await this.run('SET', `${this.prefix}:plan`, json, 'PX', PLAN_MS);
+  /**
+   * Adds this execution's limits and pushbacks to the lessons every worker reads. Appended, never read, merged and
+   * written back: a worker that did so with what it had read before a learner wrote lost the learner's lesson (the
+   * minute's URL limit), and the next request, alone while no limit was known, went into a full minute.
+   */
+  async keepPlan(window: WindowSnapshot): Promise<void> {
+    const name = `${this.prefix}:plans`;
+    await this.run('RPUSH', name, JSON.stringify({ limits: window.limits, pressure: window.pressure }));
+    await this.run('LTRIM', name, -PLANS_KEPT, -1);
+    await this.run('PEXPIRE', name, PLAN_MS);
   }
 
   /** Takes the turn to learn the per-request maximum (true), for a lease. */
@@ -176,6 +177,19 @@ export class RedisShare {
   async learnedBy(owner: string): Promise<void> {
     const name = `${this.prefix}:learn`;
     if ((await this.run('GET', name)) === owner) await this.run('DEL', name);
+  }
+}
+
+/** One worker's lesson as a window of no sends (anything unreadable: none). */
+function readPlan(entry: Reply, now: number): WindowSnapshot | undefined {
+  try {
+    const kept = JSON.parse(String(entry)) as Partial<Pick<WindowSnapshot, 'limits' | 'pressure'>>;
+    return restoreWindow(
+      { v: 1, at: now, sends: [], limits: kept.limits ?? {}, pressure: kept.pressure },
+      now,
+    );
+  } catch {
+    return undefined;
   }
 }
 

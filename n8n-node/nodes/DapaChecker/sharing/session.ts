@@ -74,6 +74,12 @@ function roomFor(window: WindowSnapshot | undefined, now: number, urls: number, 
   return plan.plan(now, urls, 0, before);
 }
 
+/** What a window says of the plan, to compare: each limit's value and label, and when a limit last pushed back. */
+function planOf(window: WindowSnapshot | undefined): string {
+  const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
+  return JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
+}
+
 export class ShareSession {
   readonly owner = randomUUID();
   /** When the service answered for each domain this execution got, for `checked_at`. */
@@ -305,11 +311,12 @@ export class ShareSession {
   private async flush(remote: RedisShare, now: number): Promise<void> {
     await remote.addSends(this.unsentSends.splice(0));
     const window = this.run?.window(now);
-    const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
-    const plan = JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
+    const plan = planOf(window);
     if (window && plan !== this.keptPlan) {
       this.keptPlan = plan;
-      await remote.keepPlan(window, now);
+      // A lesson the store holds already (as last read; it only gains lessons) is not added again.
+      if (planOf(mergeWindows(this.remoteWindow, window)) !== planOf(this.remoteWindow))
+        await remote.keepPlan(window);
     }
     if (this.untaken > 0) return;
     for (const entry of this.answeredEntries.splice(0)) await remote.unreserve(entry);
