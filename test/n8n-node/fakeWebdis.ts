@@ -3,10 +3,20 @@
 // JSON replies such as {"SET":[true,"OK"]} and {"GET":null}) over an in-memory Redis of the commands the node uses,
 // with expiries on the server's clock. It can ask for HTTP Basic auth (401 otherwise) and refuse commands (403).
 // Tests on virtual time use the in-memory Redis without a server (`memoryRedis`, `memoryWebdis`).
+import type { INode } from 'n8n-workflow';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 type Value = string | string[];
+
+/** The node a store (RedisShare) is opened for in tests: its name is what the store's errors name. */
+export const STORE_TEST_NODE = {
+  id: '1',
+  name: 'DAPA Checker',
+  type: 'dapaChecker',
+  typeVersion: 1,
+  position: [0, 0],
+} as INode;
 
 export interface FakeWebdisOptions {
   /** `user:password` the server asks for. */

@@ -2,18 +2,11 @@
 // timers; each store command takes its worker's latency each way): the minute's URL limit one worker learned from
 // the service's refusal stays, whichever order the two workers' commands reach the store in. A lesson lost there
 // let the next request go alone into a full minute (the issue's second request refused whole).
-import type { INode } from 'n8n-workflow';
 import type { WindowSnapshot } from '../../shared/index';
 import { RedisShare } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
-import { memoryRedis, memoryWebdis, type MemoryRedis } from './fakeWebdis';
+import { memoryRedis, memoryWebdis, type MemoryRedis, STORE_TEST_NODE } from './fakeWebdis';
 
-const node = {
-  id: '1',
-  name: 'DAPA Checker',
-  type: 'dapaChecker',
-  typeVersion: 1,
-  position: [0, 0],
-} as INode;
+const node = STORE_TEST_NODE;
 const BASE = 'http://webdis.test';
 
 beforeEach(() => jest.useFakeTimers({ now: 1_700_000_000_000 }));

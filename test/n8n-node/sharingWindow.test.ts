@@ -1,7 +1,7 @@
 // The key's minute shared by workers through the store, on a skipping clock (the node's waits move Date.now()
 // forward instead of passing, for the node, the sandbox and the webdis stand-in alike): a worker that starts right
 // after another filled the minute knows the plan and the minute's sends from the store, and sends nothing into it.
-import type { INode, INodeType } from 'n8n-workflow';
+import type { INodeType } from 'n8n-workflow';
 import { SharingRun } from '../../shared/sharing-run';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
@@ -13,7 +13,7 @@ import { REQUEST_TIMEOUT_MS } from '../../n8n-node/nodes/DapaChecker/transport';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { anotherWorker, createExecuteContext } from './executeContext';
-import { startFakeWebdis, type FakeWebdis } from './fakeWebdis';
+import { startFakeWebdis, STORE_TEST_NODE, type FakeWebdis } from './fakeWebdis';
 
 let skipped = 0;
 jest.mock('n8n-workflow', () => {
@@ -99,13 +99,7 @@ async function startedSession(remote: RedisShare, name: string, domain: string):
 }
 
 describe('claims while a request waits for room in the shared minute', () => {
-  const node = {
-    id: '1',
-    name: 'DAPA Checker',
-    type: 'dapaChecker',
-    typeVersion: 1,
-    position: [0, 0],
-  } as INode;
+  const node = STORE_TEST_NODE;
   const http: StoreHttp = async (url) => {
     const response = await fetch(url);
     return { status: response.status, body: await response.text() };
