@@ -19,6 +19,12 @@ export const MAX_LABEL_LENGTH = 63;
 // Hosts are letters (any script, for IDNs), digits, hyphens and underscores, separated by dots.
 const LABEL = /^[\p{L}\p{N}\p{M}_](?:[\p{L}\p{N}\p{M}_-]*[\p{L}\p{N}\p{M}_])?$/u;
 const TLD = /^(?:\p{L}[\p{L}\p{M}]+|xn--[a-z0-9-]+)$/u;
+/**
+ * A host that hostOf, toAsciiHost and hostProblem leave as it is and accept: lowercase ASCII labels of at most 63
+ * characters (LABEL's letters, digits, hyphens inside and underscores), and an extension TLD accepts.
+ */
+const PLAIN_HOST =
+  /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{0,57}[a-z0-9])$/;
 
 /** What a non-text value is, for the shells' wording: 'date', 'list', 'number 5', 'boolean TRUE', 'object'. */
 function kindOf(value: unknown): string {
@@ -76,6 +82,10 @@ export function toEntry(value: unknown): Entry {
       value: String(text.length),
     };
   }
+  // The usual spelling, a plain lowercase ASCII host, is already what the steps below make of it: its key at once
+  // (a 50,000-row range is read this way at every look).
+  if (text.length <= MAX_HOST_LENGTH && PLAIN_HOST.test(text))
+    return { kind: 'candidate', key: keyOfHost(text) };
   const host = toAsciiHost(hostOf(text));
   const problem = hostProblem(host);
   if (problem) return { kind: 'rejected', reason: 'invalid_url_format', problem, value: clip(text) };

@@ -9,6 +9,8 @@ import {
   planStep,
   SHORT_WAIT_MS,
   sleepBudget,
+  workAhead,
+  observeStepWork,
   type StepPlan,
 } from '../../apps-script/src/background/planner';
 
@@ -65,8 +67,23 @@ describe('planStep', () => {
     const lateness: Lateness = { typicalMs: 30_000, lowMs: 10_000, highMs: 50_000 };
     // 59 s is more than 2 s + the 50 s a trigger may be late: scheduling ahead by 50 s costs 9 s of sleep.
     expect(planStep(input({ room, lateness }))).toEqual({ kind: 'schedule', at: 1_009_000 });
-    // No runtime left for sleeping today: ahead by the least lateness and half the rest.
-    expect(planStep(input({ room, lateness, waitBudgetMs: 0 }))).toEqual({ kind: 'schedule', at: 1_039_000 });
+    // No runtime left for sleeping today: never early (a step that woke early could not wait, and would start again).
+    expect(planStep(input({ room, lateness, waitBudgetMs: 0 }))).toEqual({ kind: 'schedule', at: 1_059_000 });
+    // Some: ahead by what the budget pays, priced as if a trigger could be late by anything up to the highest seen.
+    const some = planStep(input({ room, lateness, waitBudgetMs: 10 * MINUTE, left: 50_000 }));
+    expect(some.kind).toBe('schedule');
+    const ahead = Math.sqrt((2 * 50_000 * 10 * MINUTE) / Math.ceil(50_000 / 60));
+    expect(some.kind === 'schedule' && some.at).toBeCloseTo(1_059_000 - ahead, 3);
+  });
+
+  it('a step woken ahead of its window sleeps what its trigger was set ahead for, whatever the budget says now', () => {
+    const room = { ...FULL, urls: 0, requests: 0, emptyAt: 1_000_000 + 20_000 };
+    const lateness: Lateness = { typicalMs: 30_000, lowMs: 10_000, highMs: 50_000 };
+    // Its trigger was due 30 s before the window (and fired 10 s late): it sleeps 20 s, though no budget is left.
+    const woken = input({ room, lateness, waitBudgetMs: 0, dueAt: 1_000_000 - 10_000 });
+    expect(planStep(woken)).toEqual({ kind: 'wait', until: 1_020_000 });
+    // Without that trigger (woken by an edit, or after its first send) the same wait ends the step.
+    expect(planStep({ ...woken, dueAt: undefined }).kind).toBe('schedule');
   });
 
   it('never sleeps past the end of its execution', () => {
@@ -122,6 +139,19 @@ describe('observeLateness', () => {
     expect(sleepBudget(0)).toBe(60 * MINUTE);
     expect(sleepBudget(70 * MINUTE)).toBe(0);
   });
+
+  it('the sleep budget leaves the work left its runtime (5 minutes of the quota kept aside)', () => {
+    // 50,000 domains at 60 a minute: 834 steps of 4 s each still to come today take 55.6 min.
+    const work = workAhead(50_000, 60, 4_000, 0);
+    expect(work).toBe(834 * 4_000);
+    expect(sleepBudget(0, work, 0)).toBe(90 * MINUTE - 5 * MINUTE - work);
+    expect(sleepBudget(20 * MINUTE, work, 10 * MINUTE)).toBe(90 * MINUTE - 5 * MINUTE - 20 * MINUTE - work);
+    // Only the windows left before the day's end count (the quota comes back after it); none measured yet: 5 s a step.
+    expect(workAhead(50_000, 60, 4_000, 86_400_000 - 10 * MINUTE)).toBe(10 * 4_000);
+    expect(workAhead(600, 60, undefined, 0)).toBe(10 * 5_000);
+    expect(observeStepWork(undefined, 4_000)).toBe(4_000);
+    expect(observeStepWork(4_000, 9_000)).toBe(5_000);
+  });
 });
 
 // ---- whole runs on a virtual clock --------------------------------------------------------------------------
@@ -162,7 +192,13 @@ interface RunFigures {
  * 500 domains: a formula sends the first window at t = 0, then background steps (fired late by `late()`, 1 s to
  * start) work through the rest. The plan: 60 URLs a minute, counted from each answer (400 ms after the send).
  */
-function simulate(decide: Decide, late: () => number, cadence: Cadence = 'minute', count = 500): RunFigures {
+function simulate(
+  decide: Decide,
+  late: () => number,
+  cadence: Cadence = 'minute',
+  count = 500,
+  startMs = 1_000,
+): RunFigures {
   const sends: Array<[number, number]> = [];
   const room = (t: number): PlanRoom => {
     const recent = sends.filter(([at]) => at > t - MINUTE);
@@ -186,10 +222,13 @@ function simulate(decide: Decide, late: () => number, cadence: Cadence = 'minute
   let dueAt = 31_000;
   let runtimeMs = 0;
   let steps = 0;
-  while (left > 0 && steps < 1000) {
+  let stepWorkMs: number | undefined;
+  let sleptTodayMs = 0;
+  while (left > 0 && steps < 5000) {
     const startedAt = dueAt + late();
     steps += 1;
-    let now = startedAt + 1_000;
+    let now = startedAt + startMs;
+    let sleptMs = 0;
     lateness = observeLateness(lateness, now - dueAt);
     let first = true;
     let probed = false;
@@ -201,22 +240,33 @@ function simulate(decide: Decide, late: () => number, cadence: Cadence = 'minute
         endsAt: startedAt + 240_000,
         cadence,
         lateness,
-        waitBudgetMs: sleepBudget(runtimeMs + now - startedAt),
+        waitBudgetMs: sleepBudget(
+          runtimeMs + now - startedAt,
+          workAhead(left, 60, stepWorkMs, now),
+          sleptTodayMs + sleptMs,
+        ),
         first,
         probed,
+        dueAt: first ? dueAt : undefined,
       });
       probed = first && plan.kind === 'check';
       if (plan.kind === 'check') {
         now = doneAt = send(now, plan.n);
         left -= plan.n;
         first = false;
-      } else if (plan.kind === 'wait') now = plan.until;
-      else {
-        if (plan.kind === 'schedule') dueAt = plan.at;
+      } else if (plan.kind === 'wait') {
+        sleptMs += plan.until - now;
+        now = plan.until;
+      } else {
+        if (plan.kind === 'schedule') {
+          dueAt = plan.at;
+        }
         break;
       }
     }
     runtimeMs += now - startedAt + 200;
+    stepWorkMs = observeStepWork(stepWorkMs, now - startedAt + 200 - sleptMs);
+    sleptTodayMs += sleptMs;
   }
   return { tookMs: doneAt, runtimeMs, requests: sends.length, steps };
 }
@@ -271,4 +321,29 @@ describe('10,000 rows on the entry plan, triggers late by 0–60 s (bound 166.7 
       expect(figures.runtimeMs).toBeLessThanOrEqual(90 * MINUTE);
     },
   );
+});
+
+describe('50,000 domains on the entry plan in one day of the consumer quota (bound 13.9 h)', () => {
+  const BOUND = (50_000 / 60) * MINUTE;
+  const runs = (startMs: number) =>
+    [1, 2, 3].map((seed) => {
+      const random = seeded(seed);
+      return simulate(planStep, () => Math.round(random() * 60_000), 'minute', 50_000, startMs);
+    });
+
+  it("steps of 4 s: the day's trigger runtime never runs out (Google would stop the fill for the rest of the day)", () => {
+    for (const figures of runs(3_000)) {
+      expect(figures.runtimeMs).toBeLessThanOrEqual(90 * MINUTE);
+      // One step a window after the formula's own first one: none woke early only to end and start again.
+      expect(figures.steps).toBe(Math.ceil((50_000 - 60) / 60));
+      expect(figures.tookMs).toBeLessThanOrEqual(1.35 * BOUND);
+    }
+  });
+
+  it('steps of 3 s: within 1.27 × the bound', () => {
+    for (const figures of runs(2_000)) {
+      expect(figures.runtimeMs).toBeLessThanOrEqual(90 * MINUTE);
+      expect(figures.tookMs).toBeLessThanOrEqual(1.27 * BOUND);
+    }
+  });
 });

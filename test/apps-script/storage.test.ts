@@ -237,7 +237,9 @@ describe('the lock policy', () => {
     expect(locked('user', () => locked('document', () => [userLock.held, lock.held]))).toEqual([true, true]);
     expect(() => locked('document', () => locked('user', () => 'never'))).toThrow(LOCK_ORDER);
     expect([userLock.held, lock.held]).toEqual([false, false]);
-    // Without a document lock (a spreadsheet opened by id) 'document' is the user lock, and nesting is fine.
+    // Without a document lock (an execution in a spreadsheet opened by id) 'document' is the user lock, and nesting
+    // is fine.
+    freshSession();
     documentLockHere = false;
     expect(locked('document', () => locked('user', () => userLock.held))).toBe(true);
   });

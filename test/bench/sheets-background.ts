@@ -820,13 +820,13 @@ ${checks.map((c) => `- ${c}`).join('\n')}
 ## What the figures do not model
 
 - Apps Script's cost per service call grows with the data (a \`setValues\` of 2,000 cells is slower than one of 4); the
-  stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes about 20–40 calls.
+  stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes dozens of calls.
 - How late \`after()\` triggers really fire is not documented (reports say from a few seconds to about a minute); the
   headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than it would sleep anyway
-  (apps-script/src/background/planner.ts), while the day's runtime stays under 60 minutes (two thirds of the consumer quota);
-  the next step is scheduled ahead by what that budget allows spread over the windows left (a short list: the most
-  lateness seen lately), and sleeps the rest if it comes early. Past that budget, steps end and are scheduled ahead
-  by the least lateness plus half of what varies.
+  (apps-script/src/background/planner.ts), within what the day's 90 minutes leave once the work still to come has its
+  share (at most 60 minutes of sleep, 5 kept aside); the next step is scheduled ahead by what that budget allows spread
+  over the windows left (a short list: the most lateness seen lately), and sleeps the rest if it comes early. Past that
+  budget, steps end and are scheduled at their window.
 - Formula recalculation after a rewrite is immediate in the stand-in; Sheets may take a few seconds.
 - Other users of the add-on are modelled by what this user meets of them, not by their executions: script-lock
   sections asking on a fixed schedule and queued with this user's first come, first served, and items written into

@@ -1,5 +1,6 @@
 // How answers are read: whatever the server or a proxy sends, it becomes one plain Answer, and the key probe
 // tells a working key from a wrong one and from an expired plan.
+import fc from 'fast-check';
 import {
   classify,
   parseRetryAfter,
@@ -164,5 +165,30 @@ describe('base addresses and inputs', () => {
     });
     expect(toEntry('www.com')).toEqual({ kind: 'candidate', key: 'www.com' });
     expect(toEntry('1.2.3.4')).toMatchObject({ kind: 'rejected', reason: 'invalid_url_format' });
+  });
+
+  test('a plain lowercase host is read as the whole normalization reads it (its quick path changes no answer)', () => {
+    // Upper case never takes the quick path, and the normalization lowercases: both spellings must give one answer.
+    const whole = (text: string) => toEntry(` ${text.toUpperCase()} `);
+    const brief = (e: ReturnType<typeof toEntry>) =>
+      e.kind === 'candidate' ? e.key : e.kind === 'rejected' ? `rejected ${e.problem}` : e.kind;
+    const label = fc.oneof(
+      fc.stringMatching(/^[a-z0-9_-]{0,8}$/),
+      fc.stringMatching(/^[a-z0-9]{60,66}$/),
+      fc.constantFrom('www', 'xn--', 'xn--a', 'xn--a-', 'xn--bcher-kva', '-a', 'a-', '_', 'co', 'c', '9z'),
+    );
+    const host = fc
+      .tuple(fc.array(label, { minLength: 1, maxLength: 5 }), fc.constantFrom('', '.', '/x', ':80'))
+      .map(([labels, tail]) => labels.join('.') + tail);
+    fc.assert(
+      fc.property(host, (text) => {
+        expect(brief(toEntry(text))).toBe(brief(whole(text)));
+      }),
+      { numRuns: 3000, seed: 34 },
+    );
+    const long = `${'a'.repeat(60)}.`.repeat(4) + 'com'; // 247 characters; 259 with two labels more
+    expect(brief(toEntry(long))).toBe(long);
+    expect(brief(toEntry(`bbbbbbb.${long}.com`))).toBe('rejected host_too_long');
+    expect(brief(toEntry('a.xn--'))).toBe(brief(whole('a.xn--')));
   });
 });

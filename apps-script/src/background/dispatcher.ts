@@ -6,7 +6,13 @@
 import { isDapaFormula } from '../checks/formula-text';
 import { missingFor } from '../platform/consent';
 import { type DailyLimit, dailyLimitOf, now, sleep } from '../platform/gas';
-import { activeSpreadsheet, currentSpreadsheet, inSpreadsheet, noteDailyLimit } from '../stores/session';
+import {
+  activeSpreadsheet,
+  currentSpreadsheet,
+  idOf,
+  inSpreadsheet,
+  noteDailyLimit,
+} from '../stores/session';
 import {
   type BackgroundState,
   dayOf,
@@ -26,7 +32,7 @@ import {
 import { upkeep } from '../stores/store-compaction';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
-import { observeLateness } from './planner';
+import { observeLateness, observeStepWork } from './planner';
 import { runStep, startDueRefresh, type Turn, turnOf } from './step';
 import { MAX_FAILURES, RETRY_FAILURE_MS } from './run';
 
@@ -41,8 +47,12 @@ type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean): void {
   armDispatcher(fired, (d) => {
     const day = dayOf(turn.executionStartedAt);
-    d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + now() - turn.executionStartedAt;
+    const spent = now() - turn.executionStartedAt;
+    d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + spent;
+    d.daySleptMs = (d.day === day ? (d.daySleptMs ?? 0) : 0) + turn.sleptMs;
     d.day = day;
+    if (fired && triggerCadence(d) === 'minute')
+      d.stepWorkMs = observeStepWork(d.stepWorkMs, spent - turn.sleptMs);
     if (
       fired &&
       firstLook !== undefined &&
@@ -83,7 +93,7 @@ const PASSING = /Service .* failed|timed out|try again|Required permissions/i;
 function openSpreadsheet(id: string, state: BackgroundState): Spreadsheet | undefined {
   try {
     const active = SpreadsheetApp.getActiveSpreadsheet();
-    if (active && active.getId() === id) return active;
+    if (active && idOf(active) === id) return active;
     return SpreadsheetApp.openById(id);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
@@ -183,7 +193,7 @@ export function dapaOnEdit(event?: unknown): void {
 
 function onEditStep(event: unknown): void {
   const spreadsheet = activeSpreadsheet();
-  const id = spreadsheet.getId();
+  const id = idOf(spreadsheet);
   const status = loadStatus(id);
   if (!goesOn(status)) return;
   if (status !== 'hourly' || !dapaEdit(event)) {

@@ -38,6 +38,8 @@ export interface PlanInput {
   first: boolean;
   /** The first check (one request) has just been answered: the rest of the window goes now. */
   probed?: boolean;
+  /** When the trigger that woke this step was due, when it was set ahead of the window (until the step sends). */
+  dueAt?: number;
 }
 
 export type StepPlan =
@@ -59,19 +61,18 @@ export const UNKNOWN_LATENESS: Required<Lateness> = { typicalMs: 30_000, lowMs: 
 /**
  * How far ahead of the window the next trigger is due, for work that needs `windows` more windows and may still sleep
  * `budgetMs` today. Due early by `a`, a trigger late by L sleeps a − L in the step when early and loses L − a when
- * later; with lateness spread between the lowest and the highest seen, sleeping costs about (a − low)² / 2(high − low)
- * per window. The budget is spread over the windows left: a short list is never late (a = the highest lateness), a
- * long one as early as the day's sleeping allows; with no budget, the risk is split (halfway to the typical).
+ * later. Sleeping is priced as if any lateness from none to the highest seen were as likely, about a² / 2·high a
+ * window (the least lateness seen lately rises after each later trigger, and pricing by it spent a long list's budget
+ * in its first hours). The budget is spread over the windows left: a short list is never late (a = the highest
+ * lateness), a long one as early as the day's sleeping allows; with no budget, none is woken before its window (one
+ * that woke early could not wait, and would start again: its work paid twice).
  */
 export function aheadMs(known: Lateness, budgetMs: number, windows = 1): number {
   const lateness = known.highMs === undefined ? UNKNOWN_LATENESS : known;
-  const typical = lateness.typicalMs ?? 0;
-  const low = Math.min(lateness.lowMs ?? 0, typical);
-  const high = Math.max(lateness.highMs ?? 0, typical);
-  const split = low + (typical - low) / 2;
-  if (budgetMs <= 0) return split;
-  const affordable = low + Math.sqrt((2 * Math.max(1, high - low) * budgetMs) / Math.max(1, windows));
-  return Math.max(split, Math.min(high, affordable));
+  const high = Math.max(lateness.highMs ?? 0, lateness.typicalMs ?? 0);
+  if (budgetMs <= 0) return 0;
+  const affordable = Math.sqrt((2 * Math.max(1, high) * budgetMs) / Math.max(1, windows));
+  return Math.min(high, affordable);
 }
 
 /** Windows the work left still needs at the plan's pace (at least one). */
@@ -88,7 +89,21 @@ function windowsLeft(input: PlanInput): number {
 function longestSleep(input: PlanInput): number {
   if (input.cadence === 'sidebar') return 0; // the sidebar calls again on time; it never needs to sleep
   if (input.cadence === 'hourly') return Infinity; // the next trigger is an hour away
-  return SHORT_WAIT_MS + aheadMs(input.lateness, input.waitBudgetMs, windowsLeft(input));
+  return (
+    SHORT_WAIT_MS +
+    Math.max(plannedAhead(input), aheadMs(input.lateness, input.waitBudgetMs, windowsLeft(input)))
+  );
+}
+
+/**
+ * How far ahead of the window the trigger that woke the step was set: the step sleeps that much whatever the budget
+ * now says of the next one (it was budgeted when the trigger was set; ending would pay the step's work again, and a
+ * new trigger would be late again).
+ */
+function plannedAhead(input: PlanInput): number {
+  return input.dueAt !== undefined
+    ? Math.max(0, Math.min(MAX_LATENESS_MS, input.room.emptyAt - input.dueAt))
+    : 0;
 }
 
 /** One decision of a step. */
@@ -103,7 +118,8 @@ export function planStep(input: PlanInput): StepPlan {
     return { kind: 'check', n: Math.min(sendable, probe) };
   const at = Math.max(now, room.emptyAt);
   const wait = at - now;
-  const canSleep = wait <= input.waitBudgetMs && at <= input.endsAt;
+  const affordable = Math.max(input.waitBudgetMs, SHORT_WAIT_MS, SHORT_WAIT_MS + plannedAhead(input));
+  const canSleep = wait <= affordable && at <= input.endsAt;
   if (canSleep && (wait <= SHORT_WAIT_MS || wait <= longestSleep(input))) return { kind: 'wait', until: at };
   if (sendable > 0) return { kind: 'check', n: sendable };
   if (input.cadence === 'sidebar') return { kind: 'schedule', at };
@@ -132,12 +148,46 @@ export function observeLateness(lateness: Lateness, lateMs: number): Lateness {
 export const DAY_RUNTIME_MS = 90 * 60_000;
 
 /**
- * The day's trigger runtime a step may spend sleeping: two thirds of the consumer quota of 90 min a day (a
+ * The day's trigger runtime a step may spend sleeping: at most two thirds of the consumer quota of 90 min a day (a
  * 10,000-row job's steps spend most of it waking ahead of their windows; the rest of the quota is left to work).
  */
 export const SLEEP_BUDGET_MS = 60 * 60_000;
+/** Runtime of the day no step sleeps through: for what is not a step of the work left (edits, other spreadsheets). */
+export const DAY_RESERVE_MS = 5 * 60_000;
+const DAY_MS = 86_400_000;
+/** What a step works (its sleep aside) before steps have measured it: a window of requests and a look at the sheet. */
+export const STEP_WORK_PRIOR_MS = 5_000;
 
-/** Runtime left for sleeping today, given what the day's trigger executions used so far. */
-export function sleepBudget(usedTodayMs: number): number {
-  return Math.max(0, SLEEP_BUDGET_MS - usedTodayMs);
+/**
+ * Runtime left for sleeping today: what the day's trigger executions used so far (`usedTodayMs`, of which they slept
+ * `sleptTodayMs`) and what the steps still to come today will take working (`workAheadMs`, workAhead) leave of the
+ * quota, and at most SLEEP_BUDGET_MS of sleep a day. The work left is never starved of the quota by sleeping: Google
+ * stops every trigger of the user for the rest of the day once it is spent.
+ */
+export function sleepBudget(usedTodayMs: number, workAheadMs = 0, sleptTodayMs = usedTodayMs): number {
+  const quotaLeft = DAY_RUNTIME_MS - DAY_RESERVE_MS - usedTodayMs - workAheadMs;
+  return Math.max(0, Math.min(SLEEP_BUDGET_MS - sleptTodayMs, quotaLeft));
+}
+
+/**
+ * The trigger runtime the work left takes before the day's end: one step a window (`left` domains, `capacity` a
+ * window, one window a minute at most), each as long as steps lately worked (`stepWorkMs`, their sleep aside; before
+ * any was measured, STEP_WORK_PRIOR_MS).
+ */
+export function workAhead(
+  left: number,
+  capacity: number,
+  stepWorkMs: number | undefined,
+  now: number,
+): number {
+  if (!(left > 0)) return 0;
+  const each = stepWorkMs ?? STEP_WORK_PRIOR_MS;
+  const windows = Number.isFinite(capacity) && capacity > 0 ? Math.ceil(left / capacity) : Infinity;
+  const minutesToday = Math.ceil((DAY_MS - (now % DAY_MS)) / 60_000);
+  return Math.min(windows, minutesToday) * each;
+}
+
+/** What steps lately worked (their sleep aside), with this execution's: a moving average. */
+export function observeStepWork(lately: number | undefined, workMs: number): number {
+  return Math.round(lately === undefined ? workMs : 0.8 * lately + 0.2 * workMs);
 }

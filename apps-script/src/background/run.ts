@@ -39,6 +39,8 @@ export interface RunStart {
   stopped?: string;
   /** The service answered this spreadsheet's previous step a short while ago: no single-request check first. */
   answeredLately?: boolean;
+  /** When the trigger that woke the step was due, when it was set ahead of the plan's window. */
+  dueAt?: number;
 }
 
 /** A check of the formulas' domains: n of these keys may be sent, reusing results kept since `since`. */
@@ -149,6 +151,7 @@ export class BackgroundRun {
       waitBudgetMs: budget,
       first,
       probed: this.probed,
+      dueAt: this.sent === 0 ? this.start.dueAt : undefined, // its window: the first one it sends
     });
     this.probed = this.sent === 0 && first && plan.kind === 'check';
     if (plan.kind === 'wait') return plan;

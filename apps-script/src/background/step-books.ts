@@ -20,6 +20,7 @@ import { stepUpkeep, upkeep } from '../stores/store-compaction';
 import { SERVICE_KEPT_FAILING } from '../messages';
 import { MAX_FAILURES, type StepOutcome } from './run';
 import type { StepResult, Turn } from './step';
+import { idOf } from '../stores/session';
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
@@ -49,10 +50,10 @@ export class StepBooks {
 
   /** Reads what the step needs of its spreadsheet once (undefined: background checks are off there). */
   open(turn: Turn, baseUrl: string): Look | undefined {
-    const state = loadBackground(this.spreadsheet.getId());
+    const state = loadBackground(idOf(this.spreadsheet));
     const on = goesOn(backgroundStatus(state, turn.dispatcher));
     if (turn.cadence !== 'sidebar' && !on) return undefined;
-    const job = loadJob(this.spreadsheet.getId());
+    const job = loadJob(idOf(this.spreadsheet));
     // The formulas not up to date, and their domains not kept yet (or checked before a refresh began).
     const { cells, pending, unkept } = formulaWork(this.spreadsheet, baseUrl, state.refreshSince);
     // On the grid already: kept for free, never paid again (what the relay cell was asked, the next step keeps).
@@ -108,7 +109,7 @@ export class StepBooks {
     this.upkept = true;
     const name = this.spreadsheet.getName();
     let result: StepResult | undefined;
-    updateBackground(this.spreadsheet.getId(), (s) => {
+    updateBackground(idOf(this.spreadsheet), (s) => {
       if (turn.cadence !== 'sidebar') {
         s.steps += 1;
         s.lastStepAt = startedAt;

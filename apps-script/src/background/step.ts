@@ -6,7 +6,7 @@ import { outcomeText, roomIn, type WindowSnapshot } from '../../../shared';
 import { checkValues, reuseOf } from '../checks/check';
 import { advanceJob, startRefreshJob } from '../checks/job-run';
 import { now, sleep } from '../platform/gas';
-import { activeSpreadsheet } from '../stores/session';
+import { activeSpreadsheet, idOf } from '../stores/session';
 import {
   type BackgroundStatus,
   dayOf,
@@ -24,7 +24,7 @@ import { returnStepLease, takeStepLease } from '../stores/step-lease';
 import { NO_KEY } from '../messages';
 import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
-import { CHUNK, sleepBudget } from './planner';
+import { CHUNK, sleepBudget, workAhead } from './planner';
 import { BackgroundRun, type Checked, type FormulaCheck, type StepOutcome } from './run';
 import { StepBooks } from './step-books';
 
@@ -52,6 +52,8 @@ export interface Turn {
   endsAt: number;
   deadline: number;
   dispatcher: DispatcherState;
+  /** What the execution slept so far (the rest of its runtime is work). */
+  sleptMs: number;
 }
 
 /** A turn of this kind starting now; `dispatcher`: the user's trigger when the caller has just read it. */
@@ -64,6 +66,7 @@ export function turnOf(cadence: Cadence, dispatcher?: DispatcherState): Turn {
     endsAt: at + startMs,
     deadline: at + deadlineMs,
     dispatcher: dispatcher ?? loadDispatcher(),
+    sleptMs: 0,
   };
 }
 
@@ -73,6 +76,8 @@ interface Context {
   apiKey: string;
   baseUrl: string;
   startedAt: number;
+  /** The domains the step told the spreadsheet's =DAPA cells it may send (cleared when its run ends). */
+  marked?: Set<string>;
 }
 
 /** How a step ended, as its callers read it: its outcome, the spreadsheet's status and when its next step comes. */
@@ -89,27 +94,54 @@ export function startDueRefresh(spreadsheet: Spreadsheet): void {
   const at = now();
   const due = claimDueSchedule(at);
   if (due?.target === 'range' && due.range) startRefreshJob(spreadsheet, due.range, at);
-  else if (due) updateBackground(spreadsheet.getId(), (s) => (s.refreshSince = at));
+  else if (due) updateBackground(idOf(spreadsheet), (s) => (s.refreshSince = at));
 }
 
-/** Trigger runtime spent today, this execution's so far included. */
-function usedToday(turn: Turn): number {
+/** When the trigger that started this execution was due, when it was set ahead of the plan's window (else none). */
+function wokenAheadAt(turn: Turn): number | undefined {
+  const { dueAt, forWindow } = turn.dispatcher;
+  return turn.cadence === 'minute' && forWindow && dueAt !== undefined && dueAt <= turn.executionStartedAt
+    ? dueAt
+    : undefined;
+}
+
+/** Trigger runtime spent today and what of it was sleep, this execution's so far included. */
+function usedToday(turn: Turn): { usedMs: number; sleptMs: number } {
   const d = turn.dispatcher;
-  const day = d.day === dayOf(turn.executionStartedAt) ? (d.dayRuntimeMs ?? 0) : 0;
-  return day + now() - turn.executionStartedAt;
+  const today = d.day === dayOf(turn.executionStartedAt);
+  return {
+    usedMs: (today ? (d.dayRuntimeMs ?? 0) : 0) + now() - turn.executionStartedAt,
+    sleptMs: (today ? (d.daySleptMs ?? 0) : 0) + turn.sleptMs,
+  };
 }
 
 /**
  * Runs the step: carries out what its run asks until it ends (the window is read once per decision and handed to the
- * check), and answers the run's outcome.
+ * check), and answers the run's outcome; what it marked in flight for the =DAPA cells is cleared at the end.
  */
 function drive(run: BackgroundRun, context: Context): StepOutcome {
+  try {
+    return driveRun(run, context);
+  } finally {
+    if (context.marked) markInFlight(context.baseUrl, [], 0);
+  }
+}
+
+/** drive's loop: one decision of the run at a time (the sleep budget leaves the day's work its runtime). */
+function driveRun(run: BackgroundRun, context: Context): StepOutcome {
+  const { turn } = context;
   for (;;) {
     const window = loadWindow(context.baseUrl);
-    const action = run.next(now(), roomIn(window, now(), run.left), sleepBudget(usedToday(context.turn)));
+    const room = roomIn(window, now(), run.left);
+    const ahead = workAhead(run.left, room.capacity, turn.dispatcher.stepWorkMs, now());
+    const { usedMs, sleptMs } = usedToday(turn);
+    const action = run.next(now(), room, sleepBudget(usedMs, ahead, sleptMs));
     if (action.kind === 'end') return run.outcome(now(), nextMonthAt(now()));
-    if (action.kind === 'wait') sleep(action.until - now());
-    else if (action.work === 'formulas') run.checked(now(), checkFormulas(action, context, window));
+    if (action.kind === 'wait') {
+      const from = now();
+      sleep(action.until - from);
+      turn.sleptMs += now() - from;
+    } else if (action.work === 'formulas') run.checked(now(), checkFormulas(action, context, window));
     else run.checked(now(), checkJob(action.n, context));
   }
 }
@@ -122,18 +154,20 @@ function checkFormulas(action: FormulaCheck, context: Context, window?: WindowSn
   const queue = readQueue(context.baseUrl);
   const inFlight = new Set(queue.sender && queue.sender.until > now() ? (queue.sending ?? []) : []);
   const keys = action.keys.filter((k) => !inFlight.has(k));
-  markInFlight(context.baseUrl, keys.slice(0, 2 * n + 50), context.turn.deadline); // what it may send, and some
-  try {
-    const { apiKey, baseUrl, turn } = context;
-    const mode = { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length } as const;
-    // The check looks at a slice of what is left, not at all of it: a 50,000-row range would read 46,000 cached
-    // entries a step (92 cache calls) to send 60. What the slice finds cached or kept is done here, and the run's
-    // next check takes the next slice when the window still has room.
-    const slice = keys.slice(0, Math.max(CHUNK, 4 * n));
-    return checkedOf(checkValues(slice, { mode, apiKey, baseUrl, deadline: turn.deadline, window }));
-  } finally {
-    markInFlight(context.baseUrl, [], 0);
+  // What it may send, and some: marked once for the step's checks that stay inside it (the window's probe, then its
+  // rest), and cleared when the step's run ends.
+  const sending = keys.slice(0, 2 * n + 50);
+  if (!context.marked || sending.slice(0, n).some((k) => !context.marked?.has(k))) {
+    markInFlight(context.baseUrl, sending, context.turn.deadline);
+    context.marked = new Set(sending);
   }
+  const { apiKey, baseUrl, turn } = context;
+  const mode = { kind: 'background', maxSend: n, reuse: reuseOf(false, since), left: keys.length } as const;
+  // The check looks at a slice of what is left, not at all of it: a 50,000-row range would read 46,000 cached
+  // entries a step (92 cache calls) to send 60. What the slice finds cached or kept is done here, and the run's
+  // next check takes the next slice when the window still has room.
+  const slice = keys.slice(0, Math.max(CHUNK, 4 * n));
+  return checkedOf(checkValues(slice, { mode, apiKey, baseUrl, deadline: turn.deadline, window }));
 }
 
 /**
@@ -196,6 +230,7 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
       jobLeft: look.jobLeft,
       stopped: apiKey ? undefined : NO_KEY,
       answeredLately: (look.state.answeredAt ?? -Infinity) > now() - ANSWERED_LATELY_MS,
+      dueAt: wokenAheadAt(turn),
     });
     return books.close(drive(run, context), turn, context.startedAt);
   } finally {

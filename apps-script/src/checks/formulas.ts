@@ -33,10 +33,12 @@ export interface FormulaCell extends VersionedCell {
  */
 type Grids = Map<Sheet, unknown[][]>;
 
-function gridOf(sheet: Sheet, grids: Grids): unknown[][] {
+function gridOf(sheet: Sheet, grids: Grids, size?: { rows: number; columns: number }): unknown[][] {
   let grid = grids.get(sheet);
   if (!grid) {
-    grid = sheet.getLastRow() < 1 || sheet.getLastColumn() < 1 ? [] : sheet.getDataRange().getValues();
+    const rows = size?.rows ?? sheet.getLastRow();
+    const columns = size?.columns ?? sheet.getLastColumn();
+    grid = rows < 1 || columns < 1 ? [] : sheet.getRange(1, 1, rows, columns).getValues();
     grids.set(sheet, grid);
   }
   return grid;
@@ -110,9 +112,11 @@ export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
   const found: FormulaCell[] = [];
   const grids: Grids = new Map();
   for (const sheet of spreadsheet.getSheets()) {
+    if (isAddOnSheet(sheet.getName())) continue;
     const lastRow = sheet.getLastRow();
     const lastColumn = sheet.getLastColumn();
-    if (lastRow < 1 || lastColumn < 1 || isAddOnSheet(sheet.getName())) continue;
+    if (lastRow < 1 || lastColumn < 1) continue;
+    const size = { rows: lastRow, columns: lastColumn };
     let sheetId: number | undefined;
     sheet
       .getRange(1, 1, lastRow, lastColumn)
@@ -124,7 +128,7 @@ export function dapaFormulaCells(spreadsheet: Spreadsheet): FormulaCell[] {
           const call = parseDapaCall(formula);
           const source = call?.source;
           const at = {
-            grid: gridOf(sheet, grids),
+            grid: gridOf(sheet, grids, size),
             row: r + 1,
             column: c + 1,
             header: call?.header ?? false,
@@ -233,7 +237,10 @@ export function keepShown(spreadsheet: Spreadsheet, baseUrl: string, unkept: Unk
     const since = now() - retentionDays() * DAY_MS;
     for (const { key, record, at } of unkept.dated) {
       const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
-      if (hour > since) byHour.set(hour, [...(byHour.get(hour) ?? []), { key, record }]);
+      if (hour <= since) continue;
+      const group = byHour.get(hour);
+      if (group) group.push({ key, record });
+      else byHour.set(hour, [{ key, record }]);
     }
     for (const [hour, records] of byHour) storeRecords(baseUrl, records, hour);
     return unkept.relay ? askRelay(spreadsheet, baseUrl, unkept.undated, unkept.relay) : false;

@@ -8,7 +8,7 @@ import { type Outcome, outcomeText } from '../../../shared';
 import type { JobState } from '../../sidebar/contract';
 import { asCellText, isEmptyCell } from '../platform/cells';
 import { now } from '../platform/gas';
-import { noteDailyLimit } from '../stores/session';
+import { idOf, noteDailyLimit } from '../stores/session';
 import { type CellValue, writeRows } from '../platform/row-writer';
 import {
   changeJob,
@@ -70,7 +70,7 @@ export function startRefreshJob(spreadsheet: Spreadsheet, range: JobRange, since
     sheet.getRange(firstRow - 1, column + 1 + OUTPUT_WIDTH).setValue('Checked at');
   storeNewJob(
     newJob(
-      spreadsheet.getId(),
+      idOf(spreadsheet),
       { ...range, sheetName: sheet.getName() },
       { message: SCHEDULED_REFRESH, since },
     ),
@@ -251,7 +251,7 @@ export function advanceJob(
   spreadsheet: Spreadsheet,
   { apiKey, pace, claim }: JobTurn,
 ): { remaining: boolean; progressed: boolean; fatal?: JobStop; state?: JobState } {
-  const spreadsheetId = spreadsheet.getId();
+  const spreadsheetId = idOf(spreadsheet);
   const { job, lease } = claim ?? claimJob(spreadsheetId, now(), false);
   if (!job || job.status !== 'running') return { remaining: false, progressed: false };
   // Another turn holds the job (its lease): this one waits rather than overlap it.

@@ -62,8 +62,10 @@ export function askRelay(
   relay: Relay,
 ): boolean {
   const due = now() - relay.askedAt >= ASK_EVERY_MS;
-  const fresh = undated.filter((k) => KEY.test(k) && !relay.asked.has(k));
-  const ask = due ? [...fresh, ...undated.filter((k) => relay.asked.has(k))].slice(0, RELAY_KEYS) : [];
+  // Domains not asked last time first, then those asked again: one pass, and every key checked, not trusted.
+  const [fresh, again]: [string[], string[]] = [[], []];
+  if (due) for (const k of undated) if (KEY.test(k)) (relay.asked.has(k) ? again : fresh).push(k);
+  const ask = [...fresh, ...again].slice(0, RELAY_KEYS);
   const at = ask.length > 0 ? now() : relay.askedAt;
   const formula = at > 0 ? `=DAPA_CACHE("${baseUrl.replace(/"/g, '')}", "${ask.join(' ')}", ${at})` : '';
   if (formula !== relay.formula) writeRelay(spreadsheet, formula);

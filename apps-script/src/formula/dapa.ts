@@ -3,7 +3,7 @@
 import type { DomainRecord, Fatal, Outcome } from '../../../shared';
 import { checkCells } from './cell-check';
 import { dailyLimitOf, now } from '../platform/gas';
-import { dailyLimitMet, noteDailyLimit } from '../stores/session';
+import { dailyLimitMet, idOrUndefined, noteDailyLimit } from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
 import { goesOnForCells, limitedForTheDay, noteLimitedForTheDay } from '../stores/background-store';
 import {
@@ -195,7 +195,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   const limit = waiting ? (met ?? limitedForTheDay()) : undefined;
   if (limit) unfinished = dailyLimitCell(limit);
   else if (waiting) {
-    const id = SpreadsheetApp.getActiveSpreadsheet()?.getId();
+    const id = idOrUndefined(SpreadsheetApp.getActiveSpreadsheet());
     if (id && goesOnForCells(id)) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
   }
   return answer.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));

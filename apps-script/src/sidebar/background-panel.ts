@@ -7,7 +7,7 @@ import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
 import { missingFor, requireFor } from '../platform/consent';
 import { now } from '../platform/gas';
-import { activeSpreadsheet, installMode } from '../stores/session';
+import { activeSpreadsheet, idOf, installMode } from '../stores/session';
 import { DAY_RUNTIME_MS } from '../background/planner';
 import {
   backgroundStatus,
@@ -60,7 +60,7 @@ export function startBackground(): BackgroundInfo {
   if (!storedApiKey()) throw new Error(NO_KEY);
   requireFor('background');
   const spreadsheet = activeSpreadsheet();
-  const id = spreadsheet.getId();
+  const id = idOf(spreadsheet);
   const name = spreadsheet.getName();
   const started = updateBackground(id, (state) => {
     state.on = true;
@@ -85,7 +85,7 @@ export function startBackground(): BackgroundInfo {
 
 export function stopBackground(): BackgroundInfo {
   const spreadsheet = activeSpreadsheet();
-  updateBackground(spreadsheet.getId(), (state) => {
+  updateBackground(idOf(spreadsheet), (state) => {
     state.on = false;
     state.wanted = {};
   });
@@ -101,7 +101,7 @@ export function stopBackground(): BackgroundInfo {
 /** "Check again": every formula's domains are checked anew in the background, ignoring kept results. */
 export function checkFormulasAgain(): BackgroundInfo {
   requireFor('sheet');
-  const id = activeSpreadsheet().getId();
+  const id = idOf(activeSpreadsheet());
   updateBackground(id, (state) => (state.refreshSince = now()));
   wakeBackground(id, now());
   return getBackground();
@@ -120,7 +120,7 @@ function nextStepAt(
 }
 
 export function getBackground(): BackgroundInfo {
-  const state = loadBackground(activeSpreadsheet().getId());
+  const state = loadBackground(idOf(activeSpreadsheet()));
   const d = loadDispatcher();
   const status = backgroundStatus(state, d);
   const mode = installMode();
@@ -177,7 +177,7 @@ function rowsLeft(): { rowsLeft: number; leftMs?: number } {
   const spreadsheet = activeSpreadsheet();
   const baseUrl = currentBaseUrl();
   const formulaRows = formulaWork(spreadsheet, baseUrl).pending.length;
-  const job = loadJob(spreadsheet.getId());
+  const job = loadJob(idOf(spreadsheet));
   const rows = formulaRows + (job?.status === 'running' ? job.total - job.done : 0);
   const perMinute = loadWindow(baseUrl)?.limits.urlsPerMinute?.value;
   return perMinute ? { rowsLeft: rows, leftMs: Math.round((rows / perMinute) * 60_000) } : { rowsLeft: rows };
@@ -191,6 +191,6 @@ export function setKeepDays(days: unknown): BackgroundInfo {
 export function setSchedule(change: ScheduleChange | null): BackgroundInfo {
   saveSchedule(change);
   const next = readSchedule()?.nextAt;
-  if (next !== undefined) wakeBackground(activeSpreadsheet().getId(), next);
+  if (next !== undefined) wakeBackground(idOf(activeSpreadsheet()), next);
   return getBackground();
 }

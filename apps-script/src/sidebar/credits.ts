@@ -8,7 +8,7 @@ import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { chooseTarget, inputValues, sheetOf } from '../checks/job-target';
 import { now } from '../platform/gas';
-import { activeSpreadsheet } from '../stores/session';
+import { activeSpreadsheet, idOf } from '../stores/session';
 import { goesOn, listGoingOn, loadDispatcher, loadStatus } from '../stores/background-store';
 import { creditBudget, creditView, setCreditBudget as saveBudget } from '../stores/credit-ledger';
 import type { Schedule } from '../stores/schedule';
@@ -32,7 +32,7 @@ export function setCreditBudget(budget: number | null): CreditInfo {
   if (before !== undefined && (after === undefined || after > before)) {
     const spreadsheet = activeSpreadsheet();
     for (const { id } of listGoingOn(loadDispatcher())) wakeBackground(id, now());
-    if (!goesOn(loadStatus(spreadsheet.getId())))
+    if (!goesOn(loadStatus(idOf(spreadsheet))))
       refreshFormulas(
         spreadsheet,
         dapaFormulaCells(spreadsheet).filter((c) => !upToDate(spreadsheet, c)),

@@ -17,7 +17,7 @@ import {
 import { asCellText, columnLetter, isEmptyCell } from '../platform/cells';
 import { missingFor, requireFor } from '../platform/consent';
 import { now, sleep } from '../platform/gas';
-import { activeSpreadsheet } from '../stores/session';
+import { activeSpreadsheet, idOf } from '../stores/session';
 import type { CellValue } from '../platform/row-writer';
 import { goesOn, loadStatus } from '../stores/background-store';
 import {
@@ -83,7 +83,7 @@ export function startJob(source: JobSource): JobState {
   if (writeHeader && headerRow !== undefined) {
     sheet.getRange(headerRow, column + 1, 1, OUTPUT_WIDTH).setValues([OUTPUT_HEADER.slice()]);
   }
-  const job = newJob(spreadsheet.getId(), target, { message: target.note });
+  const job = newJob(idOf(spreadsheet), target, { message: target.note });
   if (source.fresh === true) {
     job.fresh = true;
     job.freshFrom = now();
@@ -95,7 +95,7 @@ export function startJob(source: JobSource): JobState {
 export function continueJob(): JobState {
   const startedAt = now();
   const spreadsheet = activeSpreadsheet();
-  const spreadsheetId = spreadsheet.getId();
+  const spreadsheetId = idOf(spreadsheet);
   const missing = missingFor('sidebar');
   if (missing.length > 0) return stopForConsent(spreadsheetId, missing);
   // Who runs the job is decided before any lease is claimed: background checks when they go on (also with the
@@ -159,12 +159,12 @@ function stopForConsent(spreadsheetId: string, missing: readonly string[]): JobS
 }
 
 export function cancelJob(): JobState {
-  const spreadsheetId = activeSpreadsheet().getId();
+  const spreadsheetId = idOf(activeSpreadsheet());
   return endJob(spreadsheetId, NO_JOB_TO_CANCEL, ['running', 'error'], 'cancelled', jobMessage);
 }
 
 export function getJob(): JobState | null {
-  const job = loadJob(activeSpreadsheet().getId());
+  const job = loadJob(idOf(activeSpreadsheet()));
   return job ? stateOf(job) : null;
 }
 
@@ -173,7 +173,7 @@ export function retrySkipped(): JobState {
   requireApiKey();
   requireFor('sidebar');
   const spreadsheet = activeSpreadsheet();
-  const spreadsheetId = spreadsheet.getId();
+  const spreadsheetId = idOf(spreadsheet);
   const last = loadJob(spreadsheetId);
   if (!last) throw new Error(NO_JOB_TO_RETRY);
   if (last.status === 'running' && (last.leaseUntil ?? 0) > now()) {

@@ -15,6 +15,7 @@ import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
 import { currentBaseUrl, readSettings, saveSettings } from '../stores/settings';
 import { upkeep } from '../stores/store-compaction';
+import { idOf } from '../stores/session';
 
 /** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */
 export function onOpen(_event?: unknown): void {
@@ -118,7 +119,7 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
     false,
   );
   upkeep(spreadsheet, { legacyFree: legacyFree || rest });
-  const woken = left.size > 0 && wakeBackground(spreadsheet.getId(), now());
+  const woken = left.size > 0 && wakeBackground(idOf(spreadsheet), now());
   const formulas = cells.length;
   spreadsheet.toast(
     formulas === 0

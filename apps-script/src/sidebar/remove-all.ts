@@ -6,7 +6,7 @@
 import { isDapaFormula, parseDapaCall } from '../checks/formula-text';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
 import type { Spreadsheet } from '../platform/gas';
-import { activeSpreadsheet } from '../stores/session';
+import { activeSpreadsheet, idOf } from '../stores/session';
 import { forgetBackground } from '../stores/background-store';
 import { forgetJob } from '../stores/job-store';
 import { forgetSaved } from '../stores/saved-credits';
@@ -94,7 +94,7 @@ function deleteOwnNotes(spreadsheet: Spreadsheet): number {
  * credits kept results saved there.
  */
 function forgetThisSpreadsheet(spreadsheet: Spreadsheet): void {
-  const id = spreadsheet.getId();
+  const id = idOf(spreadsheet);
   forgetBackground(id);
   forgetJob(id);
   forgetSaved(id);

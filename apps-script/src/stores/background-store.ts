@@ -74,14 +74,15 @@ export interface DroppedNote {
 
 /** The user's one background trigger and what it learned. */
 export interface DispatcherState {
-  /** The pending trigger and when it is due. */
+  /** The pending trigger, when it is due, and since when it is the add-on's hourly one (a one-off was refused). */
   triggerId?: string;
   dueAt?: number;
-  /** The pending trigger is the add-on's hourly dispatcher (Google refused a one-off trigger at hourlySince). */
   hourlySince?: number;
-  /** The day (ms / 86,400,000) and the trigger runtime spent on it, for the sleep budget. */
+  /** For the sleep budget: the day, its trigger runtime, what of it was sleep, what a step lately worked (average). */
   day?: number;
   dayRuntimeMs?: number;
+  daySleptMs?: number;
+  stepWorkMs?: number;
   /** How late steps got to work after their due time. */
   lateness?: Lateness;
   /** The pending trigger was set for the plan's window to free. */
@@ -90,9 +91,7 @@ export interface DispatcherState {
 }
 
 /** The day an instant falls on (ms / 86,400,000): what DispatcherState.day counts. */
-export function dayOf(at: number): number {
-  return Math.floor(at / 86_400_000);
-}
+export const dayOf = (at: number): number => Math.floor(at / 86_400_000);
 
 // ---- stored state -------------------------------------------------------------------------------------
 

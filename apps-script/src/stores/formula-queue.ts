@@ -7,7 +7,7 @@
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
 import { now } from '../platform/gas';
 import { documentCacheHere, keepEntry, readEntry } from './document-cache';
-import { cacheKeyDigest, currentSpreadsheet } from './session';
+import { cacheKeyDigest, currentSpreadsheet, idOrUndefined } from './session';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
 
@@ -38,7 +38,7 @@ export interface FormulaQueue {
 /** The queue's key in the document's cache (document-cache.ts); undefined outside a document (no formula runs there). */
 function place(baseUrl: string): string | undefined {
   const here = documentCacheHere();
-  const id = currentSpreadsheet()?.getId();
+  const id = idOrUndefined(currentSpreadsheet());
   return here && id ? `${CACHE_PREFIX}q:${cacheKeyDigest(id + '\n' + baseUrl)}` : undefined;
 }
 

@@ -10,7 +10,7 @@ import { now } from '../platform/gas';
 import { digitsOf, placesIn } from './place-digits';
 import { batchTime, type Kept } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
-import { currentSpreadsheet } from './session';
+import { currentSpreadsheet, idOf } from './session';
 import { deleteKeys, finite, isRecord, readValue, updateValue } from './storage';
 import { CACHE_SECONDS, DOCUMENT_PROPERTY, USER_PROPERTY } from './storage-keys';
 
@@ -49,7 +49,7 @@ function countOf(bits: string): number {
 
 function keyHere(): string | undefined {
   const spreadsheet = currentSpreadsheet();
-  return spreadsheet ? USER_PROPERTY.savedPrefix + spreadsheet.getId() : undefined;
+  return spreadsheet ? USER_PROPERTY.savedPrefix + idOf(spreadsheet) : undefined;
 }
 
 /** The kept results among `hits` that the cache could no longer hold: checked more than its 6 hours ago. */

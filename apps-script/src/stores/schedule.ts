@@ -3,7 +3,7 @@
 // refresh that is due here and starts it itself (background/step.ts).
 import type { ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
 import { now } from '../platform/gas';
-import { currentSpreadsheet } from './session';
+import { currentSpreadsheet, idOrUndefined } from './session';
 import { jobRange, type JobRange } from './job-store';
 import { claim } from './claims';
 import { finite, isRecord, readValue, writeValue } from './storage';
@@ -51,7 +51,7 @@ export function saveSchedule(change: ScheduleChange | null): void {
     nextAt: now() + PERIOD_MS[change.every],
   };
   if (change.target === 'range') {
-    schedule.range = jobRange(currentSpreadsheet()?.getId() ?? '');
+    schedule.range = jobRange(idOrUndefined(currentSpreadsheet()) ?? '');
     if (!schedule.range)
       throw new Error('Check a range from the sidebar first: the schedule refreshes that range.');
   }

@@ -20,6 +20,7 @@ import {
   type Properties,
   sha256,
   type Spreadsheet,
+  userLock as googleUserLock,
 } from '../platform/gas';
 
 export type { InstallMode } from '../platform/gas';
@@ -46,8 +47,6 @@ export interface StoreSession {
   digests: Map<string, string>;
   /** The user's properties as last read, and whether under the user lock (storage.ts). */
   userSnapshot?: { of: Properties; at: number; values: Map<string, string>; underLock?: boolean };
-  /** Whether this execution holds the user lock now (storage.ts). */
-  userLocked?: boolean;
   /** When this execution's lock waits must be over (storage.ts). */
   waitsEndBy?: number;
   /** The retention read once per spreadsheet (retention.ts). */
@@ -64,6 +63,19 @@ export interface StoreSession {
   formulaLooks: WeakMap<object, unknown>;
   /** Google's daily quota that refused this execution a call, if one did (this module: noteDailyLimit). */
   dailyLimit?: { of: object; limit: DailyLimit };
+  /** Each spreadsheet's id, asked once (this module: idOf; an id never changes, and each ask is a service call). */
+  ids: WeakMap<object, string>;
+  /** The document's cache and lock, asked once for the spreadsheet they were asked in (this module). */
+  documentHandles?: {
+    of: Spreadsheet | undefined;
+    via: Array<object | undefined>;
+    cache?: Cache | null;
+    lock?: Lock | null;
+  };
+  /** The user's lock, asked once (this module). */
+  userLockHandle?: { of: object; lock: Lock };
+  /** Which locks this execution holds now (storage.ts: it alone takes and returns them). */
+  held: { user: boolean; document: boolean };
 }
 
 function blankSession(): StoreSession {
@@ -75,6 +87,8 @@ function blankSession(): StoreSession {
     fetchedHere: new Map(),
     weighed: new Set(),
     formulaLooks: new WeakMap(),
+    ids: new WeakMap(),
+    held: { user: false, document: false },
   };
 }
 
@@ -119,6 +133,18 @@ export function inSpreadsheet<T>(spreadsheet: Spreadsheet, action: () => T): T {
   }
 }
 
+/** A spreadsheet's id, asked of Google once an execution (each background step needs it in a dozen places). */
+export function idOf(spreadsheet: Spreadsheet): string {
+  let id = current.ids.get(spreadsheet);
+  if (id === undefined) current.ids.set(spreadsheet, (id = spreadsheet.getId()));
+  return id;
+}
+
+/** The id of a spreadsheet when there is one (asked once, as idOf). */
+export function idOrUndefined(spreadsheet: Spreadsheet | null | undefined): string | undefined {
+  return spreadsheet ? idOf(spreadsheet) : undefined;
+}
+
 /** Whether the current spreadsheet is this execution's own document (not one the dispatcher opened by id). */
 function isOwnDocument(): boolean {
   const { opened, own } = current;
@@ -126,7 +152,8 @@ function isOwnDocument(): boolean {
   if (own?.sheet === opened) return own.is;
   let is = false;
   try {
-    is = SpreadsheetApp.getActiveSpreadsheet()?.getId() === opened.getId();
+    const active = SpreadsheetApp.getActiveSpreadsheet();
+    is = !!active && idOf(active) === idOf(opened);
   } catch {
     // no document of its own
   }
@@ -187,12 +214,37 @@ export function inOurWords<A extends unknown[], R>(call: (...args: A) => R): (..
  * dispatcher works in a spreadsheet it opened by id: that one is not the execution's document).
  */
 export function documentCache(): Cache | null {
-  return isOwnDocument() ? googleDocumentCache() : null;
+  const handles = documentHandles();
+  if (handles.cache === undefined) handles.cache = isOwnDocument() ? googleDocumentCache() : null;
+  return handles.cache;
 }
 
 /** The lock of the current spreadsheet's state, null where there is none (storage.ts takes it). */
 export function documentLock(): Lock | null {
-  return isOwnDocument() ? googleDocumentLock() : null;
+  const handles = documentHandles();
+  if (handles.lock === undefined) handles.lock = isOwnDocument() ? googleDocumentLock() : null;
+  return handles.lock;
+}
+
+/** The document's handles asked in this execution for the spreadsheet it works in now (asked again on a change). */
+function documentHandles(): NonNullable<StoreSession['documentHandles']> {
+  const via = [services().CacheService, services().LockService];
+  const handles = current.documentHandles;
+  if (!handles || handles.of !== current.opened || handles.via.some((v, i) => v !== via[i]))
+    current.documentHandles = { of: current.opened, via };
+  return current.documentHandles as NonNullable<StoreSession['documentHandles']>;
+}
+
+/** Google's services as the execution has them (a unit test may have only some). */
+function services(): Record<string, object | undefined> {
+  return globalThis as unknown as Record<string, object | undefined>;
+}
+
+/** The lock of the user's state, asked once an execution (storage.ts takes it). */
+export function userLock(): Lock {
+  if (current.userLockHandle?.of !== LockService)
+    current.userLockHandle = { of: LockService, lock: googleUserLock() };
+  return current.userLockHandle.lock;
 }
 
 /** How the add-on was installed: an Editor add-on (Marketplace or test deployment) or a bound script. */

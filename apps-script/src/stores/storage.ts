@@ -2,8 +2,15 @@
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
-import { type Lock, now, type Properties, userLock } from '../platform/gas';
-import { currentSpreadsheet, documentLock, documentProperties, session, userProperties } from './session';
+import { type Lock, now, type Properties } from '../platform/gas';
+import {
+  currentSpreadsheet,
+  documentLock,
+  documentProperties,
+  session,
+  userLock,
+  userProperties,
+} from './session';
 
 export { finite, isRecord } from './validate';
 
@@ -120,7 +127,7 @@ function userValues(): { props: Properties; values: Map<string, string> } {
       of: props,
       at,
       values: new Map(Object.entries(props.getProperties() ?? {})),
-      underLock: tiers.userLocked === true,
+      underLock: tiers.held.user,
     };
   return { props, values: (tiers.userSnapshot as { values: Map<string, string> }).values };
 }
@@ -147,7 +154,7 @@ function userStore(): Properties {
       // the user lock this execution still holds (the section began with that read, milliseconds ago, and the keys
       // listed, the spreadsheets' dapa.bg.*, are written only under that lock).
       const tiers = session();
-      if (!(tiers.userLocked && tiers.userSnapshot?.underLock)) tiers.userSnapshot = undefined;
+      if (!(tiers.held.user && tiers.userSnapshot?.underLock)) tiers.userSnapshot = undefined;
       return [...userValues().values.keys()];
     },
   };
@@ -259,29 +266,25 @@ export const LOCK_ORDER = 'DAPA: the user lock is taken before the document lock
  */
 export function locked<T>(guard: Guard, action: () => T): T {
   const { lock, ofUser } = lockOf(guard);
-  if (lock.hasLock()) return action();
-  if (guard === 'user' && documentLock()?.hasLock()) throw new Error(LOCK_ORDER);
-  const { waitsEndBy } = session();
+  const tiers = session();
+  const kind = ofUser ? 'user' : 'document'; // only this function takes and returns locks: no hasLock() to ask
+  if (tiers.held[kind]) return action();
+  if (guard === 'user' && tiers.held.document) throw new Error(LOCK_ORDER);
+  const { waitsEndBy } = tiers;
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
   if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
-  const tiers = session();
-  if (ofUser) {
-    tiers.userSnapshot = undefined; // the user's values are read again under their lock
-    tiers.userLocked = true;
-  }
+  tiers.held[kind] = true;
+  if (ofUser) tiers.userSnapshot = undefined; // the user's values are read again under their lock
   try {
     return action();
   } finally {
-    if (ofUser) tiers.userLocked = false;
+    tiers.held[kind] = false;
     lock.releaseLock();
   }
 }
 
-/**
- * Reads a value, lets `change` return its next state (undefined deletes it) and stores that, under the lock.
- * Returns what was stored.
- */
+/** Reads a value, lets `change` return its next state (undefined deletes it), stores and answers it, under the lock. */
 export function updateValue<T>(
   scope: Scope,
   key: string,

@@ -9,7 +9,7 @@ import { now, type Spreadsheet } from '../platform/gas';
 import { claimRow, deadClaimRows, walkClaims } from './claims';
 import { deadResultRows, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
-import { session } from './session';
+import { idOf, session } from './session';
 import { returnStepLease, STEP_CLAIM, takeStepLease } from './step-lease';
 import { compactLog, readStore, weighLog } from './store-sheet';
 
@@ -57,7 +57,7 @@ export function compactStore(
   legacyFree = false,
 ): Compaction | undefined {
   try {
-    session().weighed.add(spreadsheet.getId());
+    session().weighed.add(idOf(spreadsheet));
     const started = now();
     const read = readStore(spreadsheet);
     if (!holdsLease(read, lease, started + COMPACTION_MS)) return undefined;
@@ -123,7 +123,7 @@ export function stepUpkeep(
   let compaction: Compaction | undefined;
   let weight: Weight | undefined;
   try {
-    const id = spreadsheet.getId();
+    const id = idOf(spreadsheet);
     const { weighed } = session();
     if (!weighed.has(id) || legacyFree) {
       weighed.add(id);

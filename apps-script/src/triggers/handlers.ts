@@ -2,7 +2,7 @@
 // of each spreadsheet with background checks (Google: one per user per document) and the bound script's hourly watch;
 // installing them for a spreadsheet, and removing them, with nothing half-installed left behind on a refusal.
 /// <reference types="google-apps-script" />
-import { installMode } from '../stores/session';
+import { idOf, installMode } from '../stores/session';
 import { listGoingOn, loadDispatcher } from '../stores/background-store';
 import { TRIGGER_REFUSED } from '../messages';
 
@@ -55,7 +55,7 @@ export function installTriggers(spreadsheet: Spreadsheet, armStep: () => void): 
     armStep();
   } catch {
     if (madeEdit) removeEditTrigger(spreadsheet);
-    const others = listGoingOn(loadDispatcher()).some(({ id }) => id !== spreadsheet.getId());
+    const others = listGoingOn(loadDispatcher()).some(({ id }) => id !== idOf(spreadsheet));
     if (!others) deleteTriggers(STEP_HANDLER, WATCH_HANDLER);
     throw new Error(TRIGGER_REFUSED);
   }
