@@ -61,6 +61,37 @@ describe('a bound script, triggers late by 0–60 s', () => {
     },
   );
 
+  it('a step for the window gets two triggers due at once; one that finds the step running ends and sets none', async () => {
+    await open({ triggerDelayMs: 0 });
+    await gas.run('startBackground');
+    const { range } = await formula(600);
+    await gas.runTriggers({ until: gas.clock.now() + 30 * MINUTE, maxFirings: 1 });
+    const pending = () => gas.triggers.filter((t) => t.handler === 'dapaBackgroundStep' && !t.spent);
+    expect(pending()).toHaveLength(2);
+    expect(pending()[0].dueAt).toBe(pending()[1].dueAt);
+    // Both fire at once (each late by its own draw; here the same): the first to claim the step works, the other
+    // finds it running and ends without setting a trigger (the running step sets the next ones at its end).
+    const due = pending()[0].dueAt as number;
+    const createdBefore = gas.createdTriggers.length;
+    const filledBefore = filled(range);
+    const [first, second] = [
+      gas.runWith({ at: due }, 'dapaBackgroundStep'),
+      gas.runWith({ at: due + 50 }, 'dapaBackgroundStep'),
+    ];
+    await Promise.all([first, second]);
+    const runs = gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep').slice(-2);
+    expect(runs).toHaveLength(2);
+    const [long, short] = [...runs].sort((a, b) => (b.elapsedMs ?? 0) - (a.elapsedMs ?? 0));
+    const createdAfter = gas.createdTriggers.slice(createdBefore);
+    expect(short.elapsedMs ?? Infinity).toBeLessThan(1_000); // it found the step running and ended at once
+    // Only the step that worked set triggers: two, at its end (long after the other ended).
+    expect(createdAfter.filter((t) => t.handler === 'dapaBackgroundStep')).toHaveLength(2);
+    const longEnd = long.startedAt + (long.elapsedMs ?? 0);
+    expect(createdAfter.every((t) => t.createdAt >= longEnd - 5_000)).toBe(true);
+    expect(filled(range)).toBeGreaterThan(filledBefore);
+    billedOnce(filled(range));
+  });
+
   it('keeps pace when a step ends on a refused probe: its successor is due ahead of the window by the lateness', async () => {
     // Triggers always 50 s late: the first step's probe above the guessed rate (a lone run, after four windows) is
     // refused near the step's end; the next step must be due 50 s before the window frees, not when it frees.

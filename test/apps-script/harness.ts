@@ -156,6 +156,7 @@ export class AppsScriptStandIn {
       delay: typeof delay === 'function' ? delay : () => delay,
       quotaMs: options.triggerQuotaMs ?? TRIGGER_RUNTIME_PER_DAY_MS[options.account ?? 'consumer'],
       reset: options.quotaReset,
+      overlapping: options.overlappingTriggers,
     });
     this.edits = new Edits(this.session, this.triggerRunner, this.recalculation);
     this.refusedTriggers = this.triggerRunner.refused;

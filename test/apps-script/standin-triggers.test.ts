@@ -19,6 +19,10 @@ function tick(e) {
   props.setProperty('uid', String(e && e.triggerUid));
 }
 function work() { Utilities.sleep(299000); Utilities.sleep(299000); tick(); }
+function slow() { Utilities.sleep(30000); tick(); }
+function plantSlow(n, ms) {
+  for (var i = 0; i < n; i++) ScriptApp.newTrigger('slow').timeBased().after(ms).create();
+}
 /** @customfunction */
 function SCHEDULE() { ScriptApp.newTrigger('tick').timeBased().after(1000).create(); return 1; }
 `;
@@ -29,6 +33,30 @@ afterEach(async () => {
 });
 
 describe('ScriptApp in the stand-in', () => {
+  it.each([false, true])(
+    'two triggers due 10 s apart, each running 30 s: side by side with overlappingTriggers (%s), else one after the other',
+    async (overlappingTriggers) => {
+      const lateness = [0, 10_000];
+      gas = await loadAppsScript({
+        code: SCRIPT,
+        clock: 'virtual',
+        overlappingTriggers,
+        triggerDelayMs: () => lateness.shift() ?? 0,
+      });
+      const t0 = gas.clock.now();
+      await gas.run('plantSlow', 2, 60_000);
+      expect(await gas.runTriggers({ until: t0 + 3_600_000 })).toBe(2);
+      const runs = gas.executions.filter((e) => e.functionName === 'slow');
+      expect(runs).toHaveLength(2);
+      const [a, b] = runs.map((e) => e.startedAt - t0);
+      expect(a).toBeGreaterThanOrEqual(60_000);
+      // Google starts a due trigger whatever else of the user runs (30 simultaneous executions per user).
+      if (overlappingTriggers) expect(b - a).toBeLessThan(11_000);
+      else expect(b - a).toBeGreaterThanOrEqual(30_000);
+      expect(gas.properties.script().ticks).toBe('2');
+    },
+  );
+
   it("allows 20 triggers per user and throws Apps Script's error for the 21st", async () => {
     gas = await loadAppsScript({ code: SCRIPT, clock: 'virtual' });
     expect(await gas.run('plant', 20, 60_000)).toBe(20);

@@ -59,6 +59,8 @@ export interface PerCellSetup {
   sheets?: number;
   /** How the product is installed (the stand-in's `installAs`; default 'script'). */
   installAs?: InstallAs;
+  /** Triggers due while another execution runs fire beside it (the stand-in's `overlappingTriggers`). */
+  overlappingTriggers?: boolean;
   /**
    * The next day: once the `count` cells are filled (or the time is up), the clock moves 7 hours (the 6-hour cache is
    * empty, the 30-day store is not) and this many new rows are dragged below; what they cost in the next 30 minutes
@@ -191,6 +193,7 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
     // Time-driven triggers late by 0–60 s, seeded (the headline conditions of bench:sheets).
     triggerDelayMs: uniformLateness(7),
     installAs: setup.installAs,
+    overlappingTriggers: setup.overlappingTriggers,
     otherUsers: setup.otherUsers,
     cacheEviction: setup.cacheEviction,
   });
@@ -654,6 +657,8 @@ export function issue34Runs(): PerCellRun[] {
         atOnce: 30,
         background: true,
         range: true,
+        // A bound script's window step has two triggers due at once: the later one fires beside a running step.
+        overlappingTriggers: true,
         boundMs: boundOf(50_000),
         limitMs: 2 * boundOf(50_000),
       },

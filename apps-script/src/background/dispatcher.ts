@@ -27,6 +27,7 @@ import {
   resumeAfterDailyLimit,
   triggerCadence,
   updateBackground,
+  updateDispatcher,
   whenNext,
 } from '../stores/background-store';
 import { upkeep } from '../stores/store-compaction';
@@ -43,9 +44,13 @@ const DUE_SLACK_MS = 60_000;
 
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
-/** Adds the execution's runtime to the day's, learns the triggers' lateness, and sets the user's trigger again. */
-export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean): void {
-  armDispatcher(fired, (d) => {
+/**
+ * Adds the execution's runtime to the day's, learns the triggers' lateness, and sets the user's trigger again; not
+ * `rearm`: a trigger that found its step already running (its twin's, WINDOW_TRIGGERS) leaves the trigger to the
+ * running step, which sets it at its end.
+ */
+export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean, rearm = true): void {
+  const note = (d: DispatcherState) => {
     const day = dayOf(turn.executionStartedAt);
     const spent = now() - turn.executionStartedAt;
     d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + spent;
@@ -61,7 +66,9 @@ export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boo
       triggerCadence(d) === 'minute'
     )
       d.lateness = observeLateness(d.lateness ?? {}, firstLook - d.dueAt);
-  });
+  };
+  if (rearm) armDispatcher(fired, note);
+  else updateDispatcher(note);
 }
 
 /**
@@ -153,6 +160,7 @@ function dispatch(): void {
   const missing = missingFor('background');
   if (missing.length > 0) return stopForConsent(missing, turn.dispatcher);
   let firstLook: number | undefined;
+  let stepped = false;
   for (const { id, state } of dueSpreadsheets(turn, goingOn)) {
     if (now() >= turn.endsAt) break;
     const spreadsheet = openSpreadsheet(id, state);
@@ -163,12 +171,13 @@ function dispatch(): void {
         return runStep(spreadsheet, turn);
       });
       firstLook ??= step?.firstLook;
+      stepped ||= step !== undefined;
     } catch (error) {
       if (dailyLimitOf(error)) throw error; // not the spreadsheet's failure: Google's, for the day
       failedTurn(id, error instanceof Error ? error.message : String(error));
     }
   }
-  finishTurn(turn, firstLook, true);
+  finishTurn(turn, firstLook, true, stepped || !turn.leaseTaken);
 }
 
 /** Whether an edit entered a DAPA formula (the edit event's range, or its value). */

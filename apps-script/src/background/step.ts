@@ -54,6 +54,8 @@ export interface Turn {
   dispatcher: DispatcherState;
   /** What the execution slept so far (the rest of its runtime is work). */
   sleptMs: number;
+  /** A step it was due to run was running already (another execution held the step lease). */
+  leaseTaken?: boolean;
 }
 
 /** A turn of this kind starting now; `dispatcher`: the user's trigger when the caller has just read it. */
@@ -213,7 +215,10 @@ function checkJob(n: number, { apiKey, turn }: Context): Checked {
  */
 export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | undefined {
   const holder = takeStepLease(turn.deadline + LEASE_MARGIN_MS);
-  if (!holder) return undefined; // a step is running; it makes the next one due
+  if (!holder) {
+    turn.leaseTaken = true;
+    return undefined; // a step is running; it makes the next one due
+  }
   const books = new StepBooks(spreadsheet, holder);
   try {
     const apiKey = storedApiKey();

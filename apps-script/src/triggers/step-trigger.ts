@@ -1,8 +1,9 @@
 // The user's ONE time-driven trigger that serves all of the user's spreadsheets with background checks (a published
 // add-on is a standalone project: its trigger has no document, and Google allows one time-driven trigger per user per
 // document, or per user; one per user keeps both readings), made due when the earliest spreadsheet wants its step. A
-// bound script keeps a one-off trigger plus an hourly watch; an add-on a one-off when Google accepts it, else the
-// hourly dispatcher. Every change happens under the shared lock; a refused trigger is caught.
+// bound script keeps a one-off trigger (set twice over for a window: WINDOW_TRIGGERS) plus an hourly watch; an add-on a
+// one-off when Google accepts it, else the hourly dispatcher. Every change happens under the shared lock; a refused
+// trigger is caught.
 import { now } from '../platform/gas';
 import { installMode } from '../stores/session';
 import {
@@ -28,9 +29,18 @@ function hasTrigger(id: string | undefined): boolean {
   return id !== undefined && ownTriggers().some((t) => t.getUniqueId() === id);
 }
 
-function oneOff(state: DispatcherState, at: number): void {
+/**
+ * A bound script's step set for the plan's window gets two one-off triggers due at once: each fires late by its own
+ * 0–60 s, and the first to come works (the other finds the step lease taken and ends, or is deleted before it fires),
+ * so a window waits for the earlier of two latenesses (about 20 s on average instead of 30). An add-on keeps one
+ * (Google: one trigger of each type per user per document).
+ */
+export const WINDOW_TRIGGERS = 2;
+
+function oneOff(state: DispatcherState, at: number, copies = 1): void {
   const wait = Math.max(1000, Math.ceil(at - now()));
   const trigger = ScriptApp.newTrigger(STEP_HANDLER).timeBased().after(wait).create();
+  for (let i = 1; i < copies; i++) ScriptApp.newTrigger(STEP_HANDLER).timeBased().after(wait).create();
   state.triggerId = trigger.getUniqueId();
   state.dueAt = now() + wait;
   state.hourlySince = undefined;
@@ -56,11 +66,11 @@ function refusedLately(state: DispatcherState): boolean {
  * trigger Google accepts get a one-off trigger; an add-on Google refuses gets the hourly dispatcher. Throws only
  * when no trigger at all could be created.
  */
-function scheduleStep(state: DispatcherState, at: number): void {
+function scheduleStep(state: DispatcherState, at: number, forWindow = false): void {
   const addon = installMode() === 'addon';
   if (addon && refusedLately(state)) return hourly(state);
   deleteTriggers(STEP_HANDLER);
-  if (!addon) return oneOff(state, at);
+  if (!addon) return oneOff(state, at, forWindow ? WINDOW_TRIGGERS : 1);
   try {
     oneOff(state, at);
   } catch {
@@ -128,7 +138,7 @@ function arm(d: DispatcherState, fired: boolean): void {
   const pending = !fired && d.dueAt !== undefined && d.dueAt > now() - 60_000 && hasTrigger(d.triggerId);
   if (pending && (d.dueAt as number) <= Math.max(at, now())) return;
   if (pending && refusedLately(d)) return;
-  scheduleStep(d, at);
+  scheduleStep(d, at, forWindow);
   d.forWindow = forWindow;
 }
 

@@ -54,6 +54,12 @@ export interface LoadOptions {
    * last result without running. A change of text or of a value it reads still recalculates. Default false.
    */
   keepsIdenticalResults?: boolean;
+  /**
+   * Time-driven triggers that come due while another of the user's executions runs fire beside it (Google: "Simultaneous
+   * executions per user: 30"; nothing waits for a running trigger), instead of after it (the default, simpler to read
+   * in a test: one trigger's execution at a time).
+   */
+  overlappingTriggers?: boolean;
   /** The daily trigger runtime quota: 'consumer' (90 min, default) or 'workspace' (6 h). */
   account?: 'consumer' | 'workspace';
   /** A daily trigger runtime quota of this many ms instead (to test what happens when it runs out). */

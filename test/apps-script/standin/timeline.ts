@@ -36,6 +36,8 @@ export interface Timeline {
   at(at: number, fn: () => void): void;
   /** Resolves when the clock reaches `at`; on a virtual clock, executions due earlier run first. */
   waitUntil(at: number): Promise<void>;
+  /** As waitUntil, or sooner when `other` settles (then the clock is not kept moving to `at` for nobody). */
+  waitUntilOr(at: number, other: Promise<unknown>): Promise<void>;
   /** Whether this execution may be stopped by the time-limit watchdog now (it is computing). */
   computing(id: number): boolean;
 }
@@ -78,6 +80,9 @@ export class RealTimeline implements Timeline {
   }
   async waitUntil(at: number): Promise<void> {
     if (at > this.clock.now()) this.clock.advance(at - this.clock.now());
+  }
+  async waitUntilOr(at: number, other: Promise<unknown>): Promise<void> {
+    await Promise.race([this.waitUntil(at), other]);
   }
   computing(): boolean {
     return true;
@@ -179,6 +184,20 @@ export class VirtualTimeline implements Timeline {
 
   waitUntil(at: number): Promise<void> {
     return new Promise<void>((resolve) => this.at(at, resolve));
+  }
+
+  waitUntilOr(at: number, other: Promise<unknown>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = this.addTimer(at, resolve);
+      this.dispatch();
+      const cancel = () => {
+        const i = this.timers.indexOf(timer);
+        if (i < 0) return; // it fired already
+        this.timers.splice(i, 1);
+        resolve();
+      };
+      other.then(cancel, cancel);
+    });
   }
 
   at(at: number, fn: () => void): void {

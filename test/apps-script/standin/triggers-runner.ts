@@ -38,6 +38,8 @@ export interface TriggerRunnerOptions {
   quotaMs: number;
   /** When a user's trigger runtime comes back (default: 24 hours after their first trigger of the window). */
   reset?: QuotaReset;
+  /** A trigger due while another execution runs fires beside it (LoadOptions.overlappingTriggers). */
+  overlapping?: boolean;
 }
 
 export class TriggerRunner {
@@ -122,15 +124,29 @@ export class TriggerRunner {
   async run(options: { until: number; stop?: () => boolean; maxFirings?: number }): Promise<number> {
     const world = this.session.world;
     let firings = 0;
+    // With `overlapping`, the firings still running (each recalculates the formulas it made stale when it ends).
+    const running = new Set<Promise<void>>();
+    let stopped = false;
+    const settle = async () => {
+      if (running.size > 0) await Promise.race(running);
+    };
     for (;;) {
+      if (stopped) break;
       const next = world.triggers.nextClock();
       const fireAt = next && next.dueAt !== undefined ? next.dueAt + this.lateFor(next) : Infinity;
       const sidebarAt = this.sidebar.nextAt;
       const at = Math.min(fireAt, sidebarAt);
-      if (at === Infinity || at > options.until) break;
+      if (at === Infinity || at > options.until) {
+        if (running.size === 0) break;
+        await settle(); // a running firing may still set a trigger
+        continue;
+      }
       if (at > this.clock.now()) {
-        // Executions running beside (runWith) go on until then; what is due may have changed meanwhile.
-        await world.timeline.waitUntil(at);
+        // Executions running beside (runWith, overlapping firings) go on until then, or until a firing ends (it may
+        // have set a trigger due sooner); what is due may have changed meanwhile.
+        await (running.size > 0
+          ? world.timeline.waitUntilOr(at, Promise.race(running))
+          : world.timeline.waitUntil(at));
         continue;
       }
       if (sidebarAt <= fireAt) {
@@ -148,11 +164,21 @@ export class TriggerRunner {
         this.skipped.push({ id: trigger.id, handler: trigger.handler, at: this.clock.now() });
         continue;
       }
-      await this.fire(trigger, {});
-      await this.recalculation.recalculate();
       firings += 1;
+      const firing = this.fire(trigger, {}).then(() => this.recalculation.recalculate());
+      if (this.options.overlapping && trigger.kind === 'CLOCK') {
+        const tracked: Promise<void> = firing.then(() => {
+          running.delete(tracked);
+          if (options.stop?.()) stopped = true;
+        });
+        running.add(tracked);
+        if (firings >= (options.maxFirings ?? Infinity)) break;
+        continue;
+      }
+      await firing;
       if (options.stop?.() || firings >= (options.maxFirings ?? Infinity)) break;
     }
+    await Promise.all(running);
     return firings;
   }
 
