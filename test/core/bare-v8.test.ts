@@ -4,13 +4,14 @@ import { bundleCore } from './core-bundle';
 import { ScriptedApi } from '../sandbox/scripted';
 
 // 40 KB until the core owned the window across executions (window.ts) and worded outcomes from codes (wording.ts);
-// 48 KB until the run took a credit budget (issue 21: the ceiling, its outcome and its wording, about 0.5 KB).
-const MAX_CORE_BYTES = 49 * 1024;
+// 48 KB until the run took a credit budget (issue 21: the ceiling, its outcome and its wording, about 0.5 KB); 49 KB
+// until the quick path of plain hosts (issue 34: a 50,000-row range is read at every look; about 0.15 KB).
+const MAX_CORE_BYTES = 50 * 1024;
 
 describe('the bundled core', () => {
   const { code, bytes } = bundleCore();
 
-  test(`is at most 49 KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
+  test(`is at most ${MAX_CORE_BYTES / 1024} KB minified with zod (now ${(bytes / 1024).toFixed(1)} KB)`, () => {
     expect(bytes).toBeLessThanOrEqual(MAX_CORE_BYTES);
   });
 
