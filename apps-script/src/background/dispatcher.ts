@@ -56,7 +56,11 @@ export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boo
     d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + spent;
     d.daySleptMs = (d.day === day ? (d.daySleptMs ?? 0) : 0) + turn.sleptMs;
     d.day = day;
-    if (fired && triggerCadence(d) === 'minute')
+    // What a step works: only an execution that ran one counts (a twin that found the step running, or a trigger with
+    // nothing due, would pull the average down and the sleep budget would spend the work's runtime).
+    // What a step works: only an execution that ran one counts (a twin that found the step running, or a trigger with
+    // nothing due, would pull the average down and the sleep budget would spend the work's runtime).
+    if (fired && firstLook !== undefined && triggerCadence(d) === 'minute')
       d.stepWorkMs = observeStepWork(d.stepWorkMs, spent - turn.sleptMs);
     if (
       fired &&
