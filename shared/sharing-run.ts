@@ -81,7 +81,18 @@ export class SharingRun extends CheckRun {
     const view = this.others(now);
     if (view.whole) this.absorb(view, now);
     super.receive(id, response, now);
+    if (!view.whole) this.labelShare(now);
     this.taken(now);
+  }
+
+  /**
+   * Without the store, the run sees only this process's sends: executions on other workers may have filled the same
+   * minute unseen. A URL limit guessed from such a minute is labelled a share, so that it is probed upward for any
+   * work left once the minute has been calm, and the run takes the whole minute when the others are done.
+   */
+  private labelShare(now: number): void {
+    const upm = this.pacer.limits.urlsPerMinute;
+    if (upm && !upm.exact && upm.at === now) upm.shared = true;
   }
 
   override next(now: number): Step {

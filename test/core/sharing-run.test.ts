@@ -98,6 +98,44 @@ describe('a sharing run', () => {
     },
   );
 
+  test.each([
+    [false, 'send', true],
+    [true, 'wait', undefined],
+  ])(
+    'a URL limit learned from its own sends: with a window of every worker (%s) the run %ss once the minute was calm',
+    (whole, expected, shared) => {
+      const t0 = 3_000_000;
+      const domains = Array.from({ length: 45 }, (_v, i) => `d${i}.com`);
+      // The fourth request finds the minute spent: other workers' sends, unseen without the store, filled it.
+      const refused = new Set(domains.slice(15, 20));
+      const api = new ScriptedApi({
+        skip: (key, attempt) => (refused.has(key) && attempt === 1 ? 'rate_limit_reached' : undefined),
+      });
+      const view: OthersView = { inFlight: [], whole };
+      const run = new SharingRun(
+        domains,
+        { baseUrl: BASE, deadline: Infinity, maxUrlsPerRequest: 5 },
+        () => view,
+      );
+      expect(sendsOf(run, api, t0)).toHaveLength(4);
+      expect(run.window(t0).limits.urlsPerMinute).toEqual({ value: 15, exact: false, at: t0, shared });
+      // A minute on, the run sends its guess of 15 again; 15 URLs are left, a short list at that rate.
+      const t1 = t0 + 60_001;
+      expect(run.next(t0)).toMatchObject({ type: 'wait' });
+      for (let i = 0; i < 3; i++) {
+        const step = run.next(t1);
+        if (step.type !== 'send') throw new Error(`expected a send, got ${step.type}`);
+        run.receive(step.id, api.handle(step.request, t1), t1);
+      }
+      // Without the store the guess may be this worker's share of a minute the others have left: once the minute
+      // since the refusal was calm, one request above it goes (a probe). With every worker's sends seen, the guess
+      // is the plan's: the run waits for its minute to slide.
+      const step = run.next(t1);
+      expect(step.type).toBe(expected);
+      if (step.type === 'wait') expect(step.ms).toBe(60_001);
+    },
+  );
+
   test('a refusal teaches the limit from the others’ sends as they are when it is answered, not when it was decided', () => {
     const now = 2_000_000;
     const maximum = { maxUrlsPerRequest: { value: 5, exact: true, at: 0 } };

@@ -37,6 +37,8 @@ export interface ClusterSetup {
   store: Latency;
   /** Before each execution starts on its worker (the queue's hand-over and n8n's set-up). */
   start: Latency;
+  /** Share Across Workers (the store); off: each worker shares only within its own process. Default on. */
+  shareAcrossWorkers?: boolean;
 }
 
 export interface ClusterRun {
@@ -48,6 +50,10 @@ export interface ClusterRun {
   items: number;
   /** Why the shared store was not used, as items said it (none when every execution used it). */
   storeNotes: string[];
+  /** Each execution's time from the first start to its end (virtual ms), in the order they ended. */
+  executionMs: number[];
+  /** URLs the service billed in each minute from the first start, as the request log would count them. */
+  perMinute: number[];
 }
 
 /** `executions` lists of `size` domains, each overlapping the next by half (as in the end-to-end scenario). */
@@ -73,12 +79,26 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
     }
     await after(draw(setup.up));
     const out = sandbox.handle({ ...request, path: request.url.slice(SERVICE.length) }, Date.now());
+    billedAt(Date.now(), out.body);
     await after(draw(setup.down));
     return { status: out.status, headers: out.headers, text: out.body };
   };
 
   const queue = setup.lists.slice();
   const first = Date.now();
+  const perMinute: number[] = [];
+  const billedAt = (at: number, body: string) => {
+    let processed = 0;
+    try {
+      processed = (JSON.parse(body) as { summary?: { processed?: number } }).summary?.processed ?? 0;
+    } catch {
+      // not an envelope: nothing billed
+    }
+    const minute = Math.floor((at - first) / 60_000);
+    while (perMinute.length <= minute) perMinute.push(0);
+    perMinute[minute] += processed;
+  };
+  const executionMs: number[] = [];
   let items = 0;
   const storeNotes = new Set<string>();
   const slot = async (Node: new () => INodeType) => {
@@ -87,13 +107,14 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
       const double = createExecuteContext({
         items: list.map((url) => ({ url })),
         credentials: { apiKey: setup.key, environment: 'custom', baseUrl: SERVICE },
-        shareAcrossWorkers: true,
+        shareAcrossWorkers: setup.shareAcrossWorkers ?? true,
         sharedState: { url: STORE },
         transport,
       });
       const out = (await new Node().execute!.call(double.context)) as unknown as Array<
         Array<{ json: { shared_store?: string } }>
       >;
+      executionMs.push(Date.now() - first);
       for (const item of [...out[0], ...out[1]]) {
         items += 1;
         if (item.json.shared_store) storeNotes.add(item.json.shared_store);
@@ -112,5 +133,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
     lastMs: Date.now() - first,
     items,
     storeNotes: [...storeNotes],
+    executionMs,
+    perMinute,
   };
 }
