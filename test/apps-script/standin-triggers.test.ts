@@ -57,6 +57,29 @@ describe('ScriptApp in the stand-in', () => {
     },
   );
 
+  it('two triggers due at once fire each at its own lateness: the less late one first', async () => {
+    const lateness = [40_000, 10_000];
+    gas = await loadAppsScript({
+      code: SCRIPT,
+      clock: 'virtual',
+      overlappingTriggers: true,
+      triggerDelayMs: () => lateness.shift() ?? 0,
+    });
+    const t0 = gas.clock.now();
+    await gas.run('plantSlow', 2, 60_000);
+    expect(await gas.runTriggers({ until: t0 + 3_600_000 })).toBe(2);
+    const starts = gas.executions
+      .filter((e) => e.functionName === 'slow')
+      .map((e) => e.startedAt - t0)
+      .sort((a, b) => a - b);
+    expect(starts).toHaveLength(2);
+    // Due at 60 s: the first fires 10 s late, the other 40 s late (not both at the later draw).
+    expect(starts[0]).toBeGreaterThanOrEqual(70_000);
+    expect(starts[0]).toBeLessThan(71_000);
+    expect(starts[1]).toBeGreaterThanOrEqual(100_000);
+    expect(starts[1]).toBeLessThan(101_000);
+  });
+
   it("allows 20 triggers per user and throws Apps Script's error for the 21st", async () => {
     gas = await loadAppsScript({ code: SCRIPT, clock: 'virtual' });
     expect(await gas.run('plant', 20, 60_000)).toBe(20);

@@ -134,12 +134,17 @@ export class TriggerTable {
     if (i >= 0) this.triggers.splice(i, 1);
   }
 
-  /** The clock trigger due first (not spent), if any. */
-  nextClock(): TriggerRecord | undefined {
+  /**
+   * The clock trigger (not spent) that fires first: by `firesAt` (its due time plus its own lateness, the runner's),
+   * by its due time without one. Each trigger is late by its own draw, so of two due at once the less late fires first.
+   */
+  nextClock(firesAt: (t: TriggerRecord) => number = (t) => t.dueAt as number): TriggerRecord | undefined {
     let next: TriggerRecord | undefined;
+    let nextAt = Infinity;
     for (const t of this.triggers) {
       if (t.kind !== 'CLOCK' || t.spent || t.dueAt === undefined) continue;
-      if (!next || t.dueAt < (next.dueAt as number)) next = t;
+      const at = firesAt(t);
+      if (!next || at < nextAt) [next, nextAt] = [t, at];
     }
     return next;
   }

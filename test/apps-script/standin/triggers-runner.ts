@@ -132,8 +132,10 @@ export class TriggerRunner {
     };
     for (;;) {
       if (stopped) break;
-      const next = world.triggers.nextClock();
-      const fireAt = next && next.dueAt !== undefined ? next.dueAt + this.lateFor(next) : Infinity;
+      // Each trigger fires at its own due time plus its own lateness (of two due at once, the less late one first).
+      const firesAt = (t: TriggerRecord) => (t.dueAt as number) + this.lateFor(t);
+      const next = world.triggers.nextClock(firesAt);
+      const fireAt = next ? firesAt(next) : Infinity;
       const sidebarAt = this.sidebar.nextAt;
       const at = Math.min(fireAt, sidebarAt);
       if (at === Infinity || at > options.until) {
