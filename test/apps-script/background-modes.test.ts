@@ -75,17 +75,24 @@ describe('a bound script, triggers late by 0–60 s', () => {
     const due = pending()[0].dueAt as number;
     const createdBefore = gas.createdTriggers.length;
     const filledBefore = filled(range);
-    const stepWork = () =>
-      (JSON.parse(gas.properties.user()['dapa.dispatcher'] ?? '{}') as { stepWorkMs?: number }).stepWorkMs;
-    const workBefore = stepWork();
+    type Books = { stepWorkMs?: number; besideStepMs?: number };
+    const books = () => JSON.parse(gas.properties.user()['dapa.dispatcher'] ?? '{}') as Books;
+    const workBefore = books().stepWorkMs;
     expect(workBefore).toBeGreaterThan(0); // what the first step worked
+    expect(books().besideStepMs).toBeUndefined();
     const [first, second] = [
       gas.runWith({ at: due }, 'dapaBackgroundStep'),
-      // It adds its runtime to the day's but not to what a step works (the sleep budget's estimate).
-      gas.runWith({ at: due + 50 }, 'dapaBackgroundStep').then(stepWork),
+      // It adds its runtime to the day's, and its work to what the window's executions worked beside the step, not
+      // to the average of what a window works (only a step adds to it, so such executions never pull it down).
+      gas.runWith({ at: due + 50 }, 'dapaBackgroundStep').then(books),
     ];
-    const [, workAfterSecond] = await Promise.all([first, second]);
-    expect(workAfterSecond).toBe(workBefore);
+    const [, afterSecond] = await Promise.all([first, second]);
+    expect(afterSecond.stepWorkMs).toBe(workBefore);
+    expect(afterSecond.besideStepMs).toBeGreaterThan(0);
+    expect(afterSecond.besideStepMs).toBeLessThan(2_000);
+    // The step, ending after it, adds it to its window's work and starts the next window's count afresh.
+    expect(books().besideStepMs).toBeUndefined();
+    expect(books().stepWorkMs).not.toBe(workBefore);
     const runs = gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep').slice(-2);
     expect(runs).toHaveLength(2);
     const [long, short] = [...runs].sort((a, b) => (b.elapsedMs ?? 0) - (a.elapsedMs ?? 0));

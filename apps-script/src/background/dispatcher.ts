@@ -33,7 +33,7 @@ import {
 import { upkeep } from '../stores/store-compaction';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
-import { observeLateness, observeStepWork } from './planner';
+import { EXECUTION_UNSEEN_MS, observeLateness, observeStepWork } from './planner';
 import { runStep, startDueRefresh, type Turn, turnOf } from './step';
 import { MAX_FAILURES, RETRY_FAILURE_MS } from './run';
 
@@ -52,16 +52,17 @@ type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 export function finishTurn(turn: Turn, firstLook: number | undefined, fired: boolean, rearm = true): void {
   const note = (d: DispatcherState) => {
     const day = dayOf(turn.executionStartedAt);
-    const spent = now() - turn.executionStartedAt;
+    // Google counts the whole execution: what runs before the turn starts and after this note is written too.
+    const spent = now() - turn.executionStartedAt + EXECUTION_UNSEEN_MS;
     d.dayRuntimeMs = (d.day === day ? (d.dayRuntimeMs ?? 0) : 0) + spent;
     d.daySleptMs = (d.day === day ? (d.daySleptMs ?? 0) : 0) + turn.sleptMs;
     d.day = day;
-    // What a step works: only an execution that ran one counts (a twin that found the step running, or a trigger with
-    // nothing due, would pull the average down and the sleep budget would spend the work's runtime).
-    // What a step works: only an execution that ran one counts (a twin that found the step running, or a trigger with
-    // nothing due, would pull the average down and the sleep budget would spend the work's runtime).
-    if (fired && firstLook !== undefined && triggerCadence(d) === 'minute')
-      d.stepWorkMs = observeStepWork(d.stepWorkMs, spent - turn.sleptMs);
+    // What a window works: its step, with what the executions beside it since the last step worked (a twin that found
+    // the step running, a trigger with nothing due); averaged over steps only, so those never pull it down.
+    if (fired && firstLook !== undefined && triggerCadence(d) === 'minute') {
+      d.stepWorkMs = observeStepWork(d.stepWorkMs, spent - turn.sleptMs + (d.besideStepMs ?? 0));
+      delete d.besideStepMs;
+    } else if (fired) d.besideStepMs = (d.besideStepMs ?? 0) + spent - turn.sleptMs;
     if (
       fired &&
       firstLook !== undefined &&

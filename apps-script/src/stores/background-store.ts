@@ -78,11 +78,16 @@ export interface DispatcherState {
   triggerId?: string;
   dueAt?: number;
   hourlySince?: number;
-  /** For the sleep budget: the day, its trigger runtime, what of it was sleep, what a step lately worked (average). */
+  /**
+   * For the sleep budget: the day, its trigger runtime, what of it was sleep, what a window's executions lately
+   * worked (an average: its step and any trigger that found the step running), and what such triggers worked since
+   * the last step.
+   */
   day?: number;
   dayRuntimeMs?: number;
   daySleptMs?: number;
   stepWorkMs?: number;
+  besideStepMs?: number;
   /** How late steps got to work after their due time. */
   lateness?: Lateness;
   /** The pending trigger was set for the plan's window to free. */
