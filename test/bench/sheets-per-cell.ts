@@ -657,7 +657,7 @@ export function issue34Runs(): PerCellRun[] {
         atOnce: 30,
         background: true,
         range: true,
-        // A bound script's window step has two triggers due at once: the later one fires beside a running step.
+        // A bound script's window step has three triggers due at once: a later one may fire beside a running step.
         overlappingTriggers: true,
         boundMs: boundOf(50_000),
         limitMs: 2 * boundOf(50_000),

@@ -16,6 +16,7 @@ import {
 import {
   type BackgroundState,
   dayOf,
+  dispatcherMarks,
   type DispatcherState,
   forgetBackground,
   goesOn,
@@ -23,6 +24,7 @@ import {
   loadDispatcher,
   loadStatus,
   noteDropped,
+  noteDispatcherAtWork,
   noteLimitedForTheDay,
   resumeAfterDailyLimit,
   triggerCadence,
@@ -39,6 +41,8 @@ import { MAX_FAILURES, RETRY_FAILURE_MS } from './run';
 
 /** After an edit, the first step waits for the formulas' own 30 seconds. */
 const AFTER_EDIT_MS = 31_000;
+/** The at-work note outlasts the turn's deadline by this much (an execution Google stopped leaves it to run out). */
+const AT_WORK_MARGIN_MS = 60_000;
 /** A spreadsheet whose step is wanted this soon is worked on by the dispatcher now (its planner waits if early). */
 const DUE_SLACK_MS = 60_000;
 
@@ -157,13 +161,31 @@ function throughDailyLimit(limit: DailyLimit): void {
 }
 
 function dispatch(): void {
-  resumeAfterDailyLimit();
+  const marks = dispatcherMarks(now());
+  if (marks.atWork) {
+    // A trigger due with the one at work (WINDOW_TRIGGERS): it ends at once, its runtime noted; the one at work sets
+    // the next triggers at its end.
+    const turn = turnOf('minute');
+    turn.leaseTaken = true;
+    return finishTurn(turn, undefined, true, false);
+  }
+  resumeAfterDailyLimit(marks.limit);
   // The list first (a listing reads the user's properties afresh), then the trigger's state from that same read.
   const goingOn = listGoingOn({});
   const dispatcher = loadDispatcher();
   const turn = turnOf(triggerCadence(dispatcher), dispatcher);
   const missing = missingFor('background');
   if (missing.length > 0) return stopForConsent(missing, turn.dispatcher);
+  noteDispatcherAtWork(turn.deadline + AT_WORK_MARGIN_MS);
+  try {
+    workThrough(turn, goingOn);
+  } finally {
+    noteDispatcherAtWork(undefined);
+  }
+}
+
+/** The dispatcher's turn through the user's spreadsheets whose step is due, then its trigger set again. */
+function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void {
   let firstLook: number | undefined;
   let stepped = false;
   for (const { id, state } of dueSpreadsheets(turn, goingOn)) {

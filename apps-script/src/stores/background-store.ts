@@ -274,25 +274,27 @@ export function noteLimitedForTheDay(limit: DailyLimit): void {
   }
 }
 
+const asLimit = (noted: unknown): DailyLimit | undefined =>
+  noted === 'properties' || noted === 'urlfetch' || noted === 'runtime' ? noted : undefined;
+
 /**
  * The quota Google refused this user's work with, as noted until the first background step after Google's reset:
  * a cell left waiting says so (the sender that met the refusal is another execution).
  */
 export function limitedForTheDay(): DailyLimit | undefined {
   try {
-    const noted = userCache().get(DAILY_LIMIT_MARK);
-    return noted === 'properties' || noted === 'urlfetch' || noted === 'runtime' ? noted : undefined;
+    return asLimit(userCache().get(DAILY_LIMIT_MARK));
   } catch {
     return undefined;
   }
 }
 
 /**
- * After Google's reset: when a refusal was noted, a step is wanted now in every spreadsheet whose checks go on (its
- * formulas that said so fill in), and the note goes. Answers whether there was one.
+ * After Google's reset: when a refusal was noted (`noted`, as read), a step is wanted now in every spreadsheet whose
+ * checks go on (its formulas that said so fill in), and the note goes. Answers whether there was one.
  */
-export function resumeAfterDailyLimit(): boolean {
-  if (limitedForTheDay() === undefined) return false;
+export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
+  if (noted === undefined) return false;
   const at = now();
   for (const { id } of listGoingOn(loadDispatcher())) updateBackground(id, (s) => wantBy(s, 'work', at));
   try {
@@ -301,4 +303,33 @@ export function resumeAfterDailyLimit(): boolean {
     // noted again and resumed again: a step that finds nothing to do costs little
   }
   return true;
+}
+
+// ---- the user's dispatcher at work ------------------------------------------------------------------------------
+
+/**
+ * Where the user's dispatcher notes that one of its executions is at work, until when: in the user's cache, beside the
+ * daily refusal's note, so that a trigger due with it (WINDOW_TRIGGERS) reads both in one call and ends at once. An
+ * evicted note only costs that trigger the longer way (the step lease tells it the step is running).
+ */
+const AT_WORK_MARK = 'dapa.bg.atWork';
+
+/** The user's marks, read in one call: the quota Google refused the day with, and whether a dispatcher is at work. */
+export function dispatcherMarks(at: number): { limit?: DailyLimit; atWork: boolean } {
+  try {
+    const marks = userCache().getAll([DAILY_LIMIT_MARK, AT_WORK_MARK]);
+    return { limit: asLimit(marks[DAILY_LIMIT_MARK]), atWork: Number(marks[AT_WORK_MARK]) > at };
+  } catch {
+    return { atWork: false };
+  }
+}
+
+/** Notes that this execution works the user's spreadsheets until `until` (undefined: it has ended). Never throws. */
+export function noteDispatcherAtWork(until: number | undefined): void {
+  try {
+    if (until === undefined) userCache().remove(AT_WORK_MARK);
+    else userCache().put(AT_WORK_MARK, String(until), Math.max(1, Math.ceil((until - now()) / 1000)));
+  } catch {
+    // a twin then takes the longer way: the step lease
+  }
 }

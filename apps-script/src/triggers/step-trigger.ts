@@ -1,7 +1,7 @@
 // The user's ONE time-driven trigger that serves all of the user's spreadsheets with background checks (a published
 // add-on is a standalone project: its trigger has no document, and Google allows one time-driven trigger per user per
 // document, or per user; one per user keeps both readings), made due when the earliest spreadsheet wants its step. A
-// bound script keeps a one-off trigger (set twice over for a window: WINDOW_TRIGGERS) plus an hourly watch; an add-on a
+// bound script keeps a one-off trigger (set three times over for a window: WINDOW_TRIGGERS) plus an hourly watch; an add-on a
 // one-off when Google accepts it, else the hourly dispatcher. Every change happens under the shared lock; a refused
 // trigger is caught.
 import { now } from '../platform/gas';
@@ -30,12 +30,14 @@ function hasTrigger(id: string | undefined): boolean {
 }
 
 /**
- * A bound script's step set for the plan's window gets two one-off triggers due at once: each fires late by its own
- * 0–60 s, and the first to come works (the other finds the step lease taken and ends, or is deleted before it fires),
- * so a window waits for the earlier of two latenesses (about 20 s on average instead of 30). An add-on keeps one
- * (Google: one trigger of each type per user per document).
+ * A bound script's step set for the plan's window gets three one-off triggers due at once: each fires late by its own
+ * 0–60 s, and the first to come works (the others find the dispatcher at work and end at once, or are deleted before
+ * they fire), so a window waits for the earliest of three latenesses (about 15 s on average instead of 30). Should
+ * Google fire triggers due at once together instead, each of the other two costs about 0.4 s of the day's runtime a
+ * window, which the sleep budget counts (dispatcher.ts). An add-on keeps one (Google: one trigger of each type per
+ * user per document).
  */
-export const WINDOW_TRIGGERS = 2;
+export const WINDOW_TRIGGERS = 3;
 
 function oneOff(state: DispatcherState, at: number, copies = 1): void {
   const wait = Math.max(1000, Math.ceil(at - now()));
