@@ -3,6 +3,8 @@
 // user (dapa.dispatcher): the ONE time-driven trigger that serves all of them and what it learned (lateness, runtime
 // today). Where a spreadsheet's background checks stand is one value, backgroundStatus(), read by every site. Every
 // change happens under the shared lock.
+// Over 300 lines: every background mark of the user is here (properties, and the two notes in the user's cache a
+// trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
 import { type DailyLimit, now, userCache } from '../platform/gas';
 import { keepEntry, readEntry } from './document-cache';
 import { installMode } from './session';
