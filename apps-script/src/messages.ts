@@ -299,12 +299,34 @@ export function removeConfirmText(): string {
   );
 }
 
-/** What "Remove DAPA from this spreadsheet" did. */
+/** "1 DAPA formula", "3 DAPA formulas": a count with its noun in the number it takes. */
+export function counted(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** What "Remove DAPA from this spreadsheet" did (a count of one takes the singular). */
 export function removedText(removed: { formulas: number; sheets: number; notes: number }): string {
+  const formulas =
+    removed.formulas === 1
+      ? '1 DAPA formula is now a value'
+      : `${removed.formulas} DAPA formulas are now values`;
   return (
-    `DAPA is removed from this spreadsheet: ${removed.formulas} DAPA formulas are now values, ${removed.sheets} ` +
-    `sheets of DAPA's and ${removed.notes} of its notes are deleted, and your background checks here are off. ` +
+    `DAPA is removed from this spreadsheet: ${formulas}, ${counted(removed.sheets, 'sheet', 'sheets')} of DAPA's ` +
+    `and ${counted(removed.notes, 'note', 'notes')} of its are deleted, and your background checks here are off. ` +
     'Other people who turned background checks on here remove theirs with the same menu item. To remove DAPA itself, ' +
     'see the user guide, "Uninstall from Sheets".'
+  );
+}
+
+/**
+ * A menu item or sidebar button whose consent box is unticked (Google's granular consent): what it needs, in DAPA's
+ * words, before Google's own screen asks for it. `screens` are the boxes as Google's screen words them.
+ */
+export function permissionNeeded(what: string, screens: string[]): string {
+  const boxes = screens.map((s) => `"${s}"`).join(' and ');
+  return (
+    `${what} needs your permission: you did not allow ${boxes} for DAPA. Tick ` +
+    `${screens.length === 1 ? 'that box' : 'those boxes'} on the Google screen that opens next (or choose the menu ` +
+    'item again). =DAPA formulas work without it.'
   );
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOXES, type Box, CONSENT, SCOPES } from '../../apps-script/src/platform/consent';
-import { UI_REFUSED } from '../../apps-script/src/messages';
+import { permissionNeeded, UI_REFUSED } from '../../apps-script/src/messages';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
 import { SCOPES as GOOGLE } from './standin/scopes';
@@ -60,6 +60,8 @@ describe('the consent table is the code’s', () => {
     const tables = tablesOf(read('docs/guide.md'));
     expect(tables).toContainEqual(featureTable());
     expect(tables).toContainEqual(boxTable());
+    // The publishing kit's page shows the same table.
+    expect(tablesOf(read('apps-script/publishing/SCOPES.md'))).toContainEqual(featureTable());
     // Troubleshooting names the same boxes (what the screen says, the scope).
     expect(tablesOf(read('docs/troubleshooting.md'))).toContainEqual(boxTable());
   });
@@ -74,6 +76,8 @@ describe('the consent table is the code’s', () => {
       'Checks from the sidebar need your permission to', // sidebarAccessText
       'Background checks need your permission to', // accessText
       UI_REFUSED.split(':')[0], // a menu item without the sidebar's box
+      permissionNeeded('Remove DAPA from this spreadsheet', ['x']).split(':')[0], // allowedFor
+      permissionNeeded('Turn off background checks', ['x']).split(':')[0],
     ])
       expect({ opening, inTable: unticked.includes(opening) }).toEqual({ opening, inTable: true });
   });
@@ -90,6 +94,20 @@ let gas: AppsScriptStandIn;
 useVirtualSandbox(DEFAULT_CONFIG, (s) => (sandbox = s));
 afterEach(async () => {
   await gas?.close();
+});
+
+describe('every menu item is in the consent table', () => {
+  it('each item onOpen puts in the menu is named in a row of the table', async () => {
+    gas = await virtualStandIn(sandbox, 'sandbox-basic', DEFAULT_CONFIG);
+    await gas.run('onOpen');
+    const menu = gas.ui.events.find((e) => e.type === 'menu');
+    const items = menu && menu.type === 'menu' ? menu.items : [];
+    const captions = items.flatMap((i) => ('caption' in i ? [i.caption] : []));
+    expect(captions.length).toBeGreaterThanOrEqual(10);
+    const features = CONSENT.map((row) => row.feature).join('\n');
+    for (const caption of captions)
+      expect({ caption, inTable: features.includes(`**${caption}**`) }).toEqual({ caption, inTable: true });
+  });
 });
 
 describe('a box left unticked, in the stand-in', () => {
@@ -127,6 +145,46 @@ describe('a box left unticked, in the stand-in', () => {
       await gas.run(item).catch(() => undefined);
       expect(gas.authorizationPrompts).toEqual([expect.objectContaining({ scopes: [GOOGLE.spreadsheets] })]);
       expect(gas.executions.some((e) => /You do not have permission/.test(e.error ?? ''))).toBe(false);
+    },
+  );
+
+  // Every menu item with the Spreadsheets box unticked: an item that needs it says so in DAPA's words (an alert) and
+  // asks Google for it; the others work. Never Google's raw "You do not have permission to call ...".
+  const ITEMS: Array<[item: string, needsSheets: string | undefined]> = [
+    ['showSidebar', undefined],
+    ['promptApiKey', undefined],
+    ['trySampleData', 'Try with sample data'],
+    ['checkSelection', 'A check from the sidebar or Check selection'],
+    ['refreshDapaFormulas', 'Refresh DAPA formulas'],
+    ['checkFormulasAgain', 'Check DAPA formulas again'],
+    ['startBackground', 'Turn on background checks'],
+    ['stopBackground', 'Turn off background checks'],
+    ['removeDapa', 'Remove DAPA from this spreadsheet'],
+    ['showHelp', undefined],
+  ];
+  it.each(ITEMS)(
+    'without the Spreadsheets box, %s asks for what it needs in DAPA’s words',
+    async (item, what) => {
+      gas = await virtualStandIn(sandbox, 'sandbox-basic', DEFAULT_CONFIG, {
+        grantedScopes: without(GOOGLE.spreadsheets),
+      });
+      if (item === 'promptApiKey') gas.ui.respond({ button: 'CANCEL', text: '' });
+      await gas.run(item).catch(() => undefined);
+      expect(gas.executions.filter((e) => /You do not have permission/.test(e.error ?? ''))).toEqual([]);
+      const alerts = gas.ui.events
+        .filter((e) => e.type === 'alert')
+        .map((e) => (e.type === 'alert' ? e.message : ''));
+      if (what === undefined) {
+        expect(gas.authorizationPrompts).toEqual([]);
+        expect(alerts.filter((a) => /needs your permission/.test(a))).toEqual([]);
+        return;
+      }
+      expect(alerts[0]).toBe(permissionNeeded(what, [BOXES.sheets.screen]));
+      expect(gas.authorizationPrompts).toEqual([
+        expect.objectContaining({ scopes: expect.arrayContaining([GOOGLE.spreadsheets]) }),
+      ]);
+      expect(gas.authorizationPrompts[0].scopes).not.toContain(GOOGLE.scriptApp); // asks only for what is missing
+      if (item === 'removeDapa') expect(alerts).toHaveLength(1); // asked before the confirmation, not after OK
     },
   );
 });

@@ -111,4 +111,116 @@ describe('Remove DAPA from this spreadsheet', () => {
     });
     expect(gas.sheet.getFormulas('B1')).toEqual([['=DAPA(A2)']]);
   });
+
+  it('says "1 DAPA formula is now a value" for one formula, and counts in the plural otherwise', async () => {
+    gas = await virtualStandIn(sandbox, KEY, DEFAULT_CONFIG);
+    gas.sheet.setValues('A1:A2', [['URL'], ['example.com']]);
+    await gas.edit('B2', '=DAPA(A2)');
+    gas.ui.respond({ button: 'OK' });
+    await gas.run('removeDapa');
+    const said = gas.ui.events.at(-1);
+    expect(said).toMatchObject({
+      type: 'alert',
+      message: expect.stringContaining('1 DAPA formula is now a value,'),
+    });
+    expect(said?.type === 'alert' && said.message).not.toMatch(
+      /\b1 DAPA formulas\b|\b1 sheets\b|\b1 notes\b/,
+    );
+  });
+});
+
+describe('Remove DAPA removes only DAPA: each shape of a formula with DAPA in it', () => {
+  /** The sheet's formulas and values before and after the removal, for A1:H12. */
+  async function removeAround(cells: Record<string, string>) {
+    gas = await virtualStandIn(sandbox, KEY, DEFAULT_CONFIG);
+    gas.sheet.setValues('A1:A12', [
+      ['URL'],
+      ...[
+        'example.com',
+        'example.org',
+        'github.com',
+        'w3.org',
+        'mozilla.org',
+        'wikipedia.org',
+        'gnu.org',
+        'python.org',
+        'nodejs.org',
+        'rust-lang.org',
+        'debian.org',
+      ].map((d) => [d]),
+    ]);
+    for (const [a1, text] of Object.entries(cells)) {
+      if (text.startsWith('=')) await gas.edit(a1, text);
+      else gas.sheet.setValues(a1, [[text]]);
+    }
+    const before = { formulas: gas.sheet.getFormulas('A1:H12'), values: gas.sheet.getValues('A1:H12') };
+    gas.ui.respond({ button: 'OK' });
+    await gas.run('removeDapa');
+    const after = { formulas: gas.sheet.getFormulas('A1:H12'), values: gas.sheet.getValues('A1:H12') };
+    return { before, after };
+  }
+  const at = (grid: unknown[][], a1: string) => {
+    const m = /^([A-H])(\d+)$/.exec(a1) as RegExpExecArray;
+    return grid[Number(m[2]) - 1][m[1].charCodeAt(0) - 65];
+  };
+
+  it('=INDEX(DAPA(A2),1,1) becomes its value; the user’s =SUM(1,2) and =LEN(A2) beside it keep their formulas', async () => {
+    const { before, after } = await removeAround({
+      B2: '=INDEX(DAPA(A2),1,1)',
+      C2: '=SUM(1,2)',
+      D2: '=LEN(A2)',
+      E2: 'my note',
+    });
+    expect(typeof at(before.values, 'B2')).toBe('number'); // the DA of example.com
+    expect(at(after.formulas, 'B2')).toBe('');
+    expect(at(after.values, 'B2')).toBe(at(before.values, 'B2'));
+    expect([at(after.formulas, 'C2'), at(after.formulas, 'D2')]).toEqual(['=SUM(1,2)', '=LEN(A2)']);
+    expect(at(after.values, 'E2')).toBe('my note');
+  });
+
+  it('=IFERROR(DAPA(A3:A4),"") and its array become values; a formula right of the array keeps its own', async () => {
+    const { before, after } = await removeAround({ B3: '=IFERROR(DAPA(A3:A4),"")', F3: '=LEN(A3)' });
+    expect(typeof at(before.values, 'E4')).toBe('number'); // the spam score of github.com, spilled
+    expect(after.formulas.slice(2, 4).map((r) => r.slice(1, 5))).toEqual([
+      ['', '', '', ''],
+      ['', '', '', ''],
+    ]);
+    expect(after.values.slice(2, 4)).toEqual(before.values.slice(2, 4));
+    expect(at(after.formulas, 'F3')).toBe('=LEN(A3)');
+  });
+
+  it('=ARRAYFORMULA(DAPA(A6:A8)) and its array become values; formulas right of and below it keep theirs', async () => {
+    const { before, after } = await removeAround({
+      B6: '=ARRAYFORMULA(DAPA(A6:A8))',
+      F7: '=SUM(1,2)',
+      B9: '=LEN(A9)',
+      C10: '=INDEX(DAPA(A10),1,2)',
+      D10: 'kept',
+    });
+    expect(before.values.slice(5, 8).map((r) => r.slice(1, 5).every((v) => typeof v === 'number'))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(after.formulas.slice(5, 8).flatMap((r) => r.slice(1, 5))).toEqual(new Array(12).fill(''));
+    expect(after.values.slice(5, 10)).toEqual(before.values.slice(5, 10));
+    expect([at(after.formulas, 'F7'), at(after.formulas, 'B9')]).toEqual(['=SUM(1,2)', '=LEN(A9)']);
+    expect([at(after.formulas, 'C10'), at(after.values, 'D10')]).toEqual(['', 'kept']);
+  });
+
+  it('=DAPA(A11:A12, "da,pa", TRUE) and its array (header included) become values, nothing else', async () => {
+    const { before, after } = await removeAround({
+      C11: '=DAPA(A11:A12, "da,pa", TRUE)',
+      E11: '=SUM(1,2)',
+      B12: 'mine',
+    });
+    expect(at(before.values, 'C11')).toMatch(/DA/);
+    expect(
+      after.formulas
+        .slice(10)
+        .flat()
+        .filter((f) => f !== ''),
+    ).toEqual(['=SUM(1,2)']);
+    expect(after.values.slice(10)).toEqual(before.values.slice(10));
+  });
 });

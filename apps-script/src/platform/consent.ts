@@ -3,6 +3,7 @@
 // (ScriptApp.requireScopes, from a user action only: it ends the execution and shows Google's prompt). CONSENT is the
 // one table of features × Google's consent boxes: the user guide's table is rendered from it (a test holds them equal).
 /// <reference types="google-apps-script" />
+import { MENU_NAME, permissionNeeded } from '../messages';
 
 const AUTH = 'https://www.googleapis.com/auth/';
 
@@ -48,6 +49,11 @@ export interface FeatureConsent {
   unticked: string;
 }
 
+/** "an alert says `<item> needs your permission: ...`, then Google's screen comes back" (messages.ts permissionNeeded). */
+const ASKS = (item: string) =>
+  `an alert says \`${item} needs your permission: ...\`, then Google's screen comes back for the missing box`;
+
+/** Every menu item is in a row (the consent test holds it to the menu that onOpen builds). */
 export const CONSENT: readonly FeatureConsent[] = [
   {
     feature: '`=DAPA` formulas',
@@ -56,34 +62,44 @@ export const CONSENT: readonly FeatureConsent[] = [
       'none asked: Google runs a formula without a screen. Where Google still refuses its request ("Connect to an external service" unticked), the cell says `Google did not let DAPA reach the DAPA service: ...`',
   },
   {
-    feature: '**Try with sample data**',
-    uses: ['sheets'],
-    unticked: "Google's screen comes back for the missing box",
-  },
-  {
-    feature: '**Refresh DAPA formulas**, **Check DAPA formulas again**',
-    uses: ['sheets'],
-    unticked: "Google's screen comes back for the missing box",
+    feature: '**Open sidebar**, **Check selection**',
+    uses: ['request', 'sheets', 'ui'],
+    unticked:
+      'the sidebar says `Checks from the sidebar need your permission to ...`; **Start** and **Check selection**: ' +
+      ASKS('A check from the sidebar or Check selection'),
   },
   {
     feature: '**Set API key**, **Test key**',
     uses: ['request', 'ui'],
-    unticked: "Google's screen comes back for the missing box",
+    unticked: `${ASKS('The key test')}. Spreadsheets unticked: the key is saved, and the message says DAPA could not check who can edit this spreadsheet`,
   },
   {
-    feature: 'the sidebar, **Check selection**',
-    uses: ['request', 'sheets', 'ui'],
-    unticked:
-      "the sidebar says `Checks from the sidebar need your permission to ...`; **Start** brings Google's screen back",
+    feature: '**Try with sample data**',
+    uses: ['sheets'],
+    unticked: ASKS('Try with sample data'),
   },
   {
-    feature: 'background checks, scheduled **Refresh**',
+    feature: '**Refresh DAPA formulas**, **Check DAPA formulas again**',
+    uses: ['sheets'],
+    unticked: ASKS('<the item>'),
+  },
+  {
+    feature: '**Turn on background checks**, scheduled **Refresh**',
     uses: ['request', 'sheets', 'triggers'],
-    unticked:
-      "the sidebar says `Background checks need your permission to ...`; **Turn on** brings Google's screen back",
+    unticked: `the sidebar says \`Background checks need your permission to ...\`; **Turn on**: ${ASKS('Turn on background checks')}`,
   },
   {
-    feature: 'every menu item that opens the sidebar or a dialog',
+    feature: '**Turn off background checks**',
+    uses: ['sheets'],
+    unticked: `${ASKS('Turn off background checks')} (the triggers' box is used when ticked)`,
+  },
+  {
+    feature: '**Remove DAPA from this spreadsheet**',
+    uses: ['sheets', 'ui'],
+    unticked: `before it asks you to confirm, ${ASKS('Remove DAPA from this spreadsheet')} (the triggers' box is used when ticked)`,
+  },
+  {
+    feature: '**Help**, and every menu item that opens the sidebar or a dialog',
     uses: ['ui'],
     unticked:
       "a notice in the spreadsheet says `DAPA cannot open its sidebar or dialogs: ...`, and Google's screen comes back for that box",
@@ -116,6 +132,14 @@ export function missingFor(feature: Feature): string[] {
   }
 }
 
+/** What Google's screen says for each box `feature` needs and the user left unticked. */
+export function missingBoxes(feature: Feature): string[] {
+  const missing = missingFor(feature);
+  return (Object.keys(SCOPES) as Box[])
+    .filter((b) => missing.includes(SCOPES[b]))
+    .map((b) => BOXES[b].screen);
+}
+
 /**
  * Asks Google for the scopes `feature` needs when one is missing (Google ends this execution and shows its
  * authorization prompt). From a user action only: a menu item or a sidebar button.
@@ -124,4 +148,23 @@ export function requireFor(feature: Feature): void {
   const app = ScriptApp as unknown as ScopedScriptApp;
   if (missingFor(feature).length === 0 || typeof app.requireScopes !== 'function') return;
   app.requireScopes(app.AuthMode.FULL, NEEDS[feature]);
+}
+
+/**
+ * Whether `feature`'s boxes are ticked; when not, says what `what` needs in DAPA's words (an alert, which needs only
+ * the dialogs' box; else the error itself) and asks Google for what is missing, ending the execution. From a user
+ * action only (a menu item or a sidebar button), never instead of Google's raw "You do not have permission".
+ */
+export function allowedFor(feature: Feature, what: string): true {
+  const missing = missingBoxes(feature);
+  if (missing.length === 0) return true;
+  const text = permissionNeeded(what, missing);
+  try {
+    const ui = SpreadsheetApp.getUi();
+    ui.alert(MENU_NAME, text, ui.ButtonSet.OK);
+  } catch {
+    // without the dialogs' box the error below carries the words
+  }
+  requireFor(feature);
+  throw new Error(text);
 }

@@ -21,7 +21,7 @@ import {
 } from '../formula/dapa';
 import { SAMPLE_PATH, SET_KEY_PATH } from '../messages';
 import { now } from '../platform/gas';
-import { requireFor } from '../platform/consent';
+import { allowedFor } from '../platform/consent';
 import { activeSpreadsheet } from '../stores/session';
 import { SAMPLE_SHEET } from '../stores/storage-keys';
 
@@ -118,7 +118,7 @@ export function DAPA_SAMPLE(urls: unknown, metrics?: unknown, header?: unknown):
 
 /** The menu's "Try with sample data": a sheet of its own with sample URLs, =DAPA_SAMPLE beside them and a note. */
 export function trySampleData(): void {
-  requireFor('sheet');
+  allowedFor('sheet', 'Try with sample data');
   const spreadsheet = activeSpreadsheet();
   const sheet = spreadsheet.getSheetByName(SAMPLE_SHEET) ?? spreadsheet.insertSheet(SAMPLE_SHEET);
   sheet.getDataRange().clear();

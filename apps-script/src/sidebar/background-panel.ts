@@ -5,7 +5,7 @@
 import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
 import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
-import { missingFor, requireFor } from '../platform/consent';
+import { allowedFor, missingFor } from '../platform/consent';
 import { now } from '../platform/gas';
 import { activeSpreadsheet, idOf, installMode } from '../stores/session';
 import { DAY_RUNTIME_MS } from '../background/planner';
@@ -58,7 +58,7 @@ export function driveBackground(): BackgroundInfo {
  */
 export function startBackground(): BackgroundInfo {
   if (!storedApiKey()) throw new Error(NO_KEY);
-  requireFor('background');
+  allowedFor('background', 'Turn on background checks');
   const spreadsheet = activeSpreadsheet();
   const id = idOf(spreadsheet);
   const name = spreadsheet.getName();
@@ -84,6 +84,7 @@ export function startBackground(): BackgroundInfo {
 }
 
 export function stopBackground(): BackgroundInfo {
+  allowedFor('sheet', 'Turn off background checks');
   const spreadsheet = activeSpreadsheet();
   updateBackground(idOf(spreadsheet), (state) => {
     state.on = false;
@@ -100,7 +101,7 @@ export function stopBackground(): BackgroundInfo {
 
 /** "Check again": every formula's domains are checked anew in the background, ignoring kept results. */
 export function checkFormulasAgain(): BackgroundInfo {
-  requireFor('sheet');
+  allowedFor('sheet', 'Check DAPA formulas again');
   const id = idOf(activeSpreadsheet());
   updateBackground(id, (state) => (state.refreshSince = now()));
   wakeBackground(id, now());

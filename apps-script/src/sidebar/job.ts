@@ -15,7 +15,7 @@ import {
   sheetOf,
 } from '../checks/job-target';
 import { asCellText, columnLetter, isEmptyCell } from '../platform/cells';
-import { missingFor, requireFor } from '../platform/consent';
+import { allowedFor, missingFor } from '../platform/consent';
 import { now, sleep } from '../platform/gas';
 import { activeSpreadsheet, idOf } from '../stores/session';
 import type { CellValue } from '../platform/row-writer';
@@ -72,7 +72,7 @@ export function getSelection(): SelectionInfo {
 
 export function startJob(source: JobSource): JobState {
   requireApiKey();
-  requireFor('sidebar');
+  allowedFor('sidebar', 'A check from the sidebar or Check selection');
   const spreadsheet = activeSpreadsheet();
   const target = chooseTarget(spreadsheet, source);
   const { sheet, column, headerRow } = target;
@@ -171,7 +171,7 @@ export function getJob(): JobState | null {
 /** A new job over the rows of the last job that ended for a reason that can change, and rows never checked. */
 export function retrySkipped(): JobState {
   requireApiKey();
-  requireFor('sidebar');
+  allowedFor('sidebar', 'A check from the sidebar or Check selection');
   const spreadsheet = activeSpreadsheet();
   const spreadsheetId = idOf(spreadsheet);
   const last = loadJob(spreadsheetId);

@@ -3,14 +3,14 @@
 import { keyProbeRequest, readKeyProbe } from '../../../shared';
 import type { KeyTestResult } from '../../sidebar/contract';
 import { networkBlockedInSheets } from '../messages';
-import { requireFor } from '../platform/consent';
+import { allowedFor } from '../platform/consent';
 import { fetchAnswer, now } from '../platform/gas';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 
 export function testKey(): KeyTestResult {
   const apiKey = storedApiKey();
   if (!apiKey) return { ok: false, message: 'No API key is saved yet: enter it and save first.' };
-  requireFor('key');
+  allowedFor('key', 'The key test');
   const baseUrl = currentBaseUrl();
   try {
     const answer = fetchAnswer(keyProbeRequest(baseUrl), apiKey);

@@ -9,7 +9,7 @@ import { startJob } from './job';
 import { testKey } from './key-test';
 import { sharedKeyWarning } from './key-sharing';
 import { uiAllowed } from './menu-consent';
-import { requireFor } from '../platform/consent';
+import { allowedFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
 import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
@@ -96,7 +96,7 @@ export function checkSelection(): void {
  * kept, through their version cells (as the background does), and wakes background checks when domains are left.
  */
 export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
-  requireFor('sheet');
+  allowedFor('sheet', 'Refresh DAPA formulas');
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet);

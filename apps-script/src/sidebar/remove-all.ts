@@ -1,9 +1,10 @@
 // A clean way out: "Remove DAPA from this spreadsheet" takes out everything DAPA put in the spreadsheet (its hidden
 // sheets, the sample sheet, its developer metadata and document properties, this user's triggers and state for it)
-// and turns every =DAPA formula into the values it shows, so the user's data and results stay and nothing refers
-// to DAPA any more (the 4th arguments go with the formulas). Stored values go through their owners' operations.
+// and turns every formula with a DAPA call into the values it shows, so the user's data and results stay and nothing
+// refers to DAPA any more (the 4th arguments go with the formulas); no other formula or value of the user's is
+// written. Stored values go through their owners' operations.
 /// <reference types="google-apps-script" />
-import { isDapaFormula, parseDapaCall } from '../checks/formula-text';
+import { isDapaFormula } from '../checks/formula-text';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
 import type { Spreadsheet } from '../platform/gas';
 import { activeSpreadsheet, idOf } from '../stores/session';
@@ -16,6 +17,7 @@ import { isAddOnSheet } from '../stores/store-sheet';
 import { removeEditTrigger } from '../triggers/handlers';
 import { armDispatcher } from '../triggers/step-trigger';
 import { uiAllowed } from './menu-consent';
+import { allowedFor } from '../platform/consent';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 
@@ -25,40 +27,78 @@ export interface Removed {
   notes: number;
 }
 
-/** The rectangle a DAPA formula's result fills: one row a source cell (a header first), as wide as its columns. */
-function resultSize(
-  spreadsheet: Spreadsheet,
-  sheet: Sheet,
-  formula: string,
-): { rows: number; columns: number } {
-  const call = parseDapaCall(formula);
-  const source = call?.source;
-  if (!call || !source) return { rows: 1, columns: call?.width ?? 1 };
-  const from = source.sheetName === undefined ? sheet : spreadsheet.getSheetByName(source.sheetName);
-  const lastRow = source.lastRow ?? Math.max(source.firstRow, from?.getLastRow() ?? source.firstRow);
-  const cells = (lastRow - source.firstRow + 1) * (source.lastColumn - source.firstColumn + 1);
-  return { rows: cells + (call.header ? 1 : 0), columns: call.width };
+type Cell = [row: number, column: number];
+
+/**
+ * Writes `values` back into the given cells (0-based in the grid read from A1), as few rectangles as it takes: each
+ * column's runs of rows, side by side where neighbouring columns have the same run.
+ */
+function writeCells(sheet: Sheet, cells: Cell[], values: unknown[][]): void {
+  const runs = new Map<string, number[]>(); // "firstRow:lastRow" → columns
+  const byColumn = new Map<number, number[]>();
+  for (const [r, c] of cells) byColumn.set(c, [...(byColumn.get(c) ?? []), r]);
+  for (const [c, rows] of byColumn) {
+    rows.sort((a, b) => a - b);
+    let first = rows[0];
+    rows.forEach((r, i) => {
+      if (i + 1 < rows.length && rows[i + 1] === r + 1) return;
+      const key = `${first}:${r}`;
+      runs.set(key, [...(runs.get(key) ?? []), c]);
+      first = rows[i + 1];
+    });
+  }
+  for (const [key, columns] of runs) {
+    const [firstRow, lastRow] = key.split(':').map(Number);
+    columns.sort((a, b) => a - b);
+    let from = 0;
+    columns.forEach((c, i) => {
+      if (i + 1 < columns.length && columns[i + 1] === c + 1) return;
+      const firstColumn = columns[from];
+      const block = values.slice(firstRow, lastRow + 1).map((line) => line.slice(firstColumn, c + 1));
+      sheet.getRange(firstRow + 1, firstColumn + 1, block.length, block[0].length).setValues(block);
+      from = i + 1;
+    });
+  }
 }
 
-/** Every =DAPA formula of the user's sheets becomes the values it shows now (its whole result, header included). */
+/**
+ * Every formula with a DAPA call in it (=DAPA(...), =INDEX(DAPA(...),1,1), =IFERROR(DAPA(...),""),
+ * =ARRAYFORMULA(DAPA(...)), ...) becomes the value it shows now, and so does the array result it spilled into
+ * cells without a formula of their own; no other cell is written. Sheets does not say which cells a formula's array
+ * fills, so the spill is what the formulas' own cells, once values, take away: the cells below or right of one
+ * that showed a value before and are empty after (two reads, no guess from the formula text).
+ */
 function formulasToValues(spreadsheet: Spreadsheet): number {
   let count = 0;
   for (const sheet of spreadsheet.getSheets()) {
     const lastRow = sheet.getLastRow();
     const lastColumn = sheet.getLastColumn();
     if (lastRow < 1 || lastColumn < 1 || isAddOnSheet(sheet.getName())) continue;
-    const formulas = sheet.getRange(1, 1, lastRow, lastColumn).getFormulas();
+    const range = sheet.getRange(1, 1, lastRow, lastColumn);
+    const formulas = range.getFormulas();
+    const anchors: Cell[] = [];
     formulas.forEach((line, r) =>
       line.forEach((formula, c) => {
-        if (!formula || !isDapaFormula(formula)) return;
-        const size = resultSize(spreadsheet, sheet, formula);
-        const rows = Math.max(1, Math.min(size.rows, sheet.getMaxRows() - r));
-        const columns = Math.max(1, Math.min(size.columns, sheet.getMaxColumns() - c));
-        const range = sheet.getRange(r + 1, c + 1, rows, columns);
-        range.setValues(range.getValues());
-        count += 1;
+        if (formula && isDapaFormula(formula)) anchors.push([r, c]);
       }),
     );
+    if (anchors.length === 0) continue;
+    const shown = range.getValues();
+    writeCells(sheet, anchors, shown);
+    SpreadsheetApp.flush();
+    const after = range.getValues();
+    // The first row a DAPA formula sits on at or left of each column: a spilled cell lies below-right of one.
+    const top: number[] = new Array<number>(lastColumn).fill(Infinity);
+    for (const [r, c] of anchors) top[c] = Math.min(top[c], r);
+    for (let c = 1; c < lastColumn; c++) top[c] = Math.min(top[c], top[c - 1]);
+    const spilled: Cell[] = [];
+    shown.forEach((line, r) =>
+      line.forEach((value, c) => {
+        if (r >= top[c] && !formulas[r][c] && value !== '' && after[r][c] === '') spilled.push([r, c]);
+      }),
+    );
+    if (spilled.length > 0) writeCells(sheet, spilled, shown);
+    count += anchors.length;
   }
   return count;
 }
@@ -119,6 +159,7 @@ export function removeAll(): Removed {
 /** The menu item: asks first, then removes and says what it did. */
 export function removeDapa(): void {
   uiAllowed();
+  allowedFor('sheet', 'Remove DAPA from this spreadsheet');
   const ui = SpreadsheetApp.getUi();
   if (ui.alert(MENU_NAME, removeConfirmText(), ui.ButtonSet.OK_CANCEL) !== ui.Button.OK) return;
   ui.alert(MENU_NAME, removedText(removeAll()), ui.ButtonSet.OK);

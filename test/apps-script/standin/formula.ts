@@ -1,6 +1,7 @@
 // Evaluating a cell formula in the stand-in: only a call of one of the script's own functions with literal, range
-// (any sheet: '_dapa_results'!A1) or named-range arguments (=DAPA(A2:A21, "da,pa", TRUE, DAPA_VERSION)); anything
-// else shows #NAME?, as the stand-in is not a spreadsheet.
+// (any sheet: '_dapa_results'!A1) or named-range arguments (=DAPA(A2:A21, "da,pa", TRUE, DAPA_VERSION)), bare or
+// inside one of three built-ins (ARRAYFORMULA, IFERROR, INDEX with literal arguments); anything else shows #NAME?,
+// as the stand-in is not a spreadsheet.
 import { type A1, parseA1 } from './a1';
 
 export type FormulaArg =
@@ -63,4 +64,32 @@ export function parseFormula(formula: string): FormulaCall | undefined {
   }
   while (args.length > 0 && args[args.length - 1].kind === 'omitted') args.pop();
   return { name: m[1], args };
+}
+
+/** A built-in the stand-in applies around one custom-function call (README, "Built-ins around a custom function"). */
+export type Wrapper =
+  | { name: 'ARRAYFORMULA' }
+  | { name: 'IFERROR'; fallback: string | number | boolean }
+  | { name: 'INDEX'; row: number; column: number };
+
+/** Parses "=ARRAYFORMULA(FN(args))", "=IFERROR(FN(args), value)" or "=INDEX(FN(args), row, column)". */
+export function parseWrapped(formula: string): { wrapper: Wrapper; call: FormulaCall } | undefined {
+  const m = /^=\s*(ARRAYFORMULA|IFERROR|INDEX)\s*\(([\s\S]*)\)\s*$/i.exec(formula);
+  if (!m) return undefined;
+  const [inner, ...rest] = splitTopLevel(m[2]);
+  const call = parseFormula('=' + inner.trim());
+  if (!call) return undefined;
+  const literals = rest.map(parseArg);
+  if (literals.some((a) => !a || a.kind === 'range' || a.kind === 'name')) return undefined;
+  const value = (i: number) => {
+    const a = literals[i];
+    return a?.kind === 'value' ? a.value : undefined;
+  };
+  const name = m[1].toUpperCase();
+  if (name === 'ARRAYFORMULA') return rest.length === 0 ? { wrapper: { name }, call } : undefined;
+  if (name === 'IFERROR') return { wrapper: { name, fallback: value(0) ?? '' }, call };
+  const row = Number(value(0) ?? 1);
+  const column = Number(value(1) ?? 1);
+  if (!(row >= 1 && column >= 1)) return undefined; // INDEX's 0 (a whole row or column) is not modelled
+  return { wrapper: { name: 'INDEX', row, column }, call };
 }

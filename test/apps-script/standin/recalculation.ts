@@ -3,7 +3,7 @@
 import { formatA1 } from './a1';
 import type { SpreadsheetDocument } from './document';
 import type { Executions } from './executions';
-import { type FormulaArg, parseFormula } from './formula';
+import { type FormulaArg, parseFormula, parseWrapped, type Wrapper } from './formula';
 import { AppsScriptError } from './pool';
 import { gridOf, resolveA1, resolveName, resolveRef } from './ranges';
 import type { Session } from './session';
@@ -45,6 +45,13 @@ function normalizeResult(value: unknown): CellValue[][] {
   const rows = value.map((row) => (Array.isArray(row) ? row.map(cell) : [cell(row)]));
   const width = Math.max(1, ...rows.map((r) => r.length));
   return rows.map((r) => (r.length < width ? [...r, ...new Array<CellValue>(width - r.length).fill('')] : r));
+}
+
+/** What a built-in around the custom function makes of its result grid (README, "Built-ins around a custom function"). */
+function applyWrapper(wrapper: Wrapper | undefined, grid: CellValue[][]): CellValue[][] {
+  if (wrapper?.name !== 'INDEX') return grid;
+  const value = grid[wrapper.row - 1]?.[wrapper.column - 1];
+  return [[value === undefined ? '#REF!' : value]];
 }
 
 export interface RecalculationOptions {
@@ -139,7 +146,8 @@ export class Recalculation {
     const sheet = model.sheetById(sheetId);
     const formula = sheet?.get(row, column)?.formula;
     if (!sheet || !formula) return;
-    const call = parseFormula(formula);
+    const wrapped = parseWrapped(formula);
+    const call = parseFormula(formula) ?? wrapped?.call;
     const inputs: Rect[] = [];
     for (const arg of call?.args ?? []) {
       if (arg.kind === 'range' || arg.kind === 'name') {
@@ -189,12 +197,15 @@ export class Recalculation {
         document: doc,
       });
     } catch (error) {
-      setError('#ERROR!', (error as Error).message);
-      return;
+      if (wrapped?.wrapper.name !== 'IFERROR') {
+        setError('#ERROR!', (error as Error).message);
+        return;
+      }
+      value = wrapped.wrapper.fallback;
     }
     const cell = sheet.get(row, column);
     if (!cell || cell.formula !== formula) return; // rewritten meanwhile: that write recalculates it
-    const grid = normalizeResult(value);
+    const grid = applyWrapper(wrapped?.wrapper, normalizeResult(value));
     if (signature !== undefined) this.lastResults.set(`${doc.id}|${key}`, { signature, grid });
     this.spill(sheet, row, column, grid, model);
   }
