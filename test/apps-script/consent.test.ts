@@ -1,10 +1,11 @@
-// One consent table, from the code: apps-script/src/platform/consent.ts holds which feature uses which of Google's
+// One consent table, from the code: apps-script/src/platform/consent-table.ts holds which feature uses which of Google's
 // consent boxes and what happens when one is unticked; the user guide's tables are that data (held equal here), every
 // refusal the code can show is in them, and in the stand-in a menu item whose box is unticked says so in DAPA's words
 // and asks Google for just that box, never showing Google's raw permission error.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BOXES, type Box, CONSENT, SCOPES } from '../../apps-script/src/platform/consent';
+import { BOXES, type Box, SCOPES } from '../../apps-script/src/platform/consent';
+import { CONSENT } from '../../apps-script/src/platform/consent-table';
 import { permissionNeeded, UI_REFUSED } from '../../apps-script/src/messages';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';

@@ -1,7 +1,7 @@
 // Google's granular consent: a user may grant only some of the add-on's scopes. What each feature needs, whether the
 // user granted it (ScriptApp.getAuthorizationInfo with those scopes), and the request for what is missing
-// (ScriptApp.requireScopes, from a user action only: it ends the execution and shows Google's prompt). CONSENT is the
-// one table of features × Google's consent boxes: the user guide's table is rendered from it (a test holds them equal).
+// (ScriptApp.requireScopes, from a user action only: it ends the execution and shows Google's prompt). The table of
+// features × boxes users read is consent-table.ts (no runtime code imports it: it stays out of the bundle).
 /// <reference types="google-apps-script" />
 import { MENU_NAME, permissionNeeded } from '../messages';
 
@@ -40,71 +40,6 @@ const NEEDS: Record<Feature, string[]> = {
   sheet: [SCOPES.sheets],
   ui: [SCOPES.ui],
 };
-
-/** One row of the consent table: a feature as users name it, the boxes it uses, and what happens without one. */
-export interface FeatureConsent {
-  feature: string;
-  uses: readonly Box[];
-  /** What DAPA does when a box it uses is unticked (the texts are in docs/troubleshooting.md). */
-  unticked: string;
-}
-
-/** "an alert says `<item> needs your permission: ...`, then Google's screen comes back" (messages.ts permissionNeeded). */
-const ASKS = (item: string) =>
-  `an alert says \`${item} needs your permission: ...\`, then Google's screen comes back for the missing box`;
-
-/** Every menu item is in a row (the consent test holds it to the menu that onOpen builds). */
-export const CONSENT: readonly FeatureConsent[] = [
-  {
-    feature: '`=DAPA` formulas',
-    uses: [],
-    unticked:
-      'none asked: Google runs a formula without a screen. Where Google still refuses its request ("Connect to an external service" unticked), the cell says `Google did not let DAPA reach the DAPA service: ...`',
-  },
-  {
-    feature: '**Open sidebar**, **Check selection**',
-    uses: ['request', 'sheets', 'ui'],
-    unticked:
-      'the sidebar says `Checks from the sidebar need your permission to ...`; **Start** and **Check selection**: ' +
-      ASKS('A check from the sidebar or Check selection'),
-  },
-  {
-    feature: '**Set API key**, **Test key**',
-    uses: ['request', 'ui'],
-    unticked: `${ASKS('The key test')}. Spreadsheets unticked: the key is saved, and the message says DAPA could not check who can edit this spreadsheet`,
-  },
-  {
-    feature: '**Try with sample data**',
-    uses: ['sheets'],
-    unticked: ASKS('Try with sample data'),
-  },
-  {
-    feature: '**Refresh DAPA formulas**, **Check DAPA formulas again**',
-    uses: ['sheets'],
-    unticked: ASKS('<the item>'),
-  },
-  {
-    feature: '**Turn on background checks**, scheduled **Refresh**',
-    uses: ['request', 'sheets', 'triggers'],
-    unticked: `the sidebar says \`Background checks need your permission to ...\`; **Turn on**: ${ASKS('Turn on background checks')}`,
-  },
-  {
-    feature: '**Turn off background checks**',
-    uses: ['sheets'],
-    unticked: `${ASKS('Turn off background checks')} (the triggers' box is used when ticked)`,
-  },
-  {
-    feature: '**Remove DAPA from this spreadsheet**',
-    uses: ['sheets', 'ui'],
-    unticked: `before it asks you to confirm, ${ASKS('Remove DAPA from this spreadsheet')} (the triggers' box is used when ticked)`,
-  },
-  {
-    feature: '**Help**, and every menu item that opens the sidebar or a dialog',
-    uses: ['ui'],
-    unticked:
-      "a notice in the spreadsheet says `DAPA cannot open its sidebar or dialogs: ...`, and Google's screen comes back for that box",
-  },
-];
 
 interface AuthorizationInfo {
   getAuthorizationStatus(): unknown;
