@@ -88,7 +88,14 @@ export function createActions(store: Store) {
 
   async function loadSettings(): Promise<void> {
     try {
-      setKey({ settings: await server('getSettings'), saved: false });
+      const settings = await server('getSettings');
+      // Others can reach the key saved in this bound copy (or DAPA could not check): said as the sidebar opens.
+      const warning = settings.sharedKeyWarning;
+      setKey(
+        warning
+          ? { settings, saved: false, message: { text: warning, kind: 'error' } }
+          : { settings, saved: false },
+      );
     } catch (error) {
       setKey({ error: errorMessage(error) });
     }

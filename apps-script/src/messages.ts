@@ -330,3 +330,19 @@ export function permissionNeeded(what: string, screens: string[]): string {
     'item again). =DAPA formulas work without it.'
   );
 }
+
+/**
+ * Said after keyReadableByEditors: what else editors of a bound copy can do with the owner's key, what Google does
+ * not let DAPA see (link sharing; who recalculated a formula), and what binds them.
+ */
+export const KEY_SPENT_BY_EDITORS =
+  'They can also spend your credits: a =DAPA formula uses the key of the spreadsheet’s owner whoever recalculates ' +
+  'it, as Google does not tell a formula who did (your monthly credit budget, set in the sidebar, binds everyone). ' +
+  'Google does not show DAPA who may edit through the link: if "Anyone with the link" is an editor, they can too.';
+
+/** A bound copy holding a key whose sharing DAPA could not check: the Spreadsheets box unticked. */
+export const SHARING_UNCHECKED =
+  'DAPA could not check who can edit this spreadsheet: you did not allow "See, edit, create, and delete all your ' +
+  'Google Sheets spreadsheets" for DAPA. In this copy, anyone who can edit the spreadsheet can read your key and ' +
+  `spend your credits. To let DAPA check, choose Extensions → ${MENU_NAME} → Refresh DAPA formulas and tick that box on ` +
+  "Google's screen.";

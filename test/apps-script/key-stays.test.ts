@@ -148,3 +148,60 @@ describe('saving a key in a bound copy that others can edit', () => {
     expect(await gas.run('saveSettings', { apiKey: 'k-0123456789' })).not.toHaveProperty('sharedKeyWarning');
   });
 });
+
+// Issue 45: the owner learns whenever others can reach the key of a bound copy, not only when saving it: as the
+// sidebar opens (getSettings), and in the notices of the menu items that change what formulas spend; with the
+// Spreadsheets box unticked DAPA says it could not check, and how to let it.
+describe('sharing told when it happens', () => {
+  const GOOGLE_AUTH = 'https://www.googleapis.com/auth/';
+  const ALL = ['script.external_request', 'spreadsheets', 'script.container.ui', 'script.scriptapp'].map(
+    (s) => GOOGLE_AUTH + s,
+  );
+  type Told = { sharedKeyWarning?: string };
+  const toasts = () => gas.ui.events.flatMap((e) => (e.type === 'toast' ? [e.message] : []));
+
+  it('a copy shared after the key was saved: the sidebar and the menu say so from then on', async () => {
+    gas = await virtualStandIn(sandbox, EXPIRED, ECHO);
+    expect(await gas.run<Told>('getSettings')).not.toHaveProperty('sharedKeyWarning');
+    await gas.run('refreshDapaFormulas');
+    expect(toasts().join('\n')).not.toMatch(/can read the key/);
+
+    gas.shareWith('editor-1@example.com'); // shared later, without touching the key
+    const told = await gas.run<Told>('getSettings');
+    expect(told.sharedKeyWarning).toContain(
+      'Anyone who can edit this spreadsheet (1 other person) can read the key',
+    );
+    expect(told.sharedKeyWarning).toContain('They can also spend your credits');
+    expect(told.sharedKeyWarning).toContain('Google does not tell a formula who did');
+    expect(told.sharedKeyWarning).toContain('"Anyone with the link"');
+    await gas.run('refreshDapaFormulas');
+    expect(toasts().at(-1)).toContain('(1 other person) can read the key');
+  });
+
+  it('no key saved, or an add-on: nothing to tell', async () => {
+    gas = await virtualStandIn(sandbox, EXPIRED, ECHO);
+    gas.shareWith('editor-1@example.com');
+    await gas.run('saveSettings', { apiKey: '' });
+    expect(await gas.run<Told>('getSettings')).not.toHaveProperty('sharedKeyWarning');
+    await gas.close();
+    gas = await virtualStandIn(sandbox, EXPIRED, ECHO, { installAs: 'addon' });
+    gas.shareWith('editor-1@example.com');
+    expect(await gas.run<Told>('getSettings')).not.toHaveProperty('sharedKeyWarning');
+  });
+
+  it('with the Spreadsheets box unticked it says it could not check, and how to let it', async () => {
+    gas = await virtualStandIn(sandbox, EXPIRED, ECHO, {
+      grantedScopes: ALL.filter((s) => !s.endsWith('/spreadsheets')),
+    });
+    const told = await gas.run<Told>('getSettings');
+    expect(told.sharedKeyWarning).toMatch(/^DAPA could not check who can edit this spreadsheet/);
+    expect(told.sharedKeyWarning).toContain('Refresh DAPA formulas and tick that box');
+    // Saving a key from the menu says it too, after the key test.
+    gas.ui.respond({ button: 'OK', text: 'sandbox-premium' });
+    await gas.run('promptApiKey');
+    expect(gas.ui.events.at(-1)).toMatchObject({
+      type: 'alert',
+      message: expect.stringContaining('DAPA could not check who can edit this spreadsheet'),
+    });
+  });
+});

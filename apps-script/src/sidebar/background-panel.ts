@@ -6,6 +6,7 @@ import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
 import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
 import { allowedFor, missingFor } from '../platform/consent';
+import { withSharing } from './key-sharing';
 import { now } from '../platform/gas';
 import { activeSpreadsheet, idOf, installMode } from '../stores/session';
 import { DAY_RUNTIME_MS } from '../background/planner';
@@ -79,7 +80,10 @@ export function startBackground(): BackgroundInfo {
     throw error;
   }
   const hourly = backgroundStatus(started, loadDispatcher()) === 'hourly';
-  spreadsheet.toast(hourly ? BACKGROUND_ON_HOURLY : BACKGROUND_ON, MENU_NAME);
+  const on = hourly ? BACKGROUND_ON_HOURLY : BACKGROUND_ON;
+  const told = withSharing(on); // the owner of a shared bound copy is told again here
+  if (told === on) spreadsheet.toast(on, MENU_NAME);
+  else spreadsheet.toast(told, MENU_NAME, 20);
   return getBackground();
 }
 

@@ -1,23 +1,54 @@
 // The key stays its owner's: in a copy bound to a spreadsheet, everyone who can edit the spreadsheet can reach the
-// key saved there (its script project is theirs to edit), so saving a key there warns when others can edit it.
+// key saved there (its script project is theirs to edit) and every =DAPA formula they recalculate spends it, so the
+// owner is told whenever that is so: when a key is saved, when the sidebar opens, and at each menu item (one
+// getEditors call). With the Spreadsheets box unticked DAPA cannot look, and says that instead.
 /// <reference types="google-apps-script" />
 import type { Settings, SettingsChange } from '../../sidebar/contract';
-import { keyReadableByEditors } from '../messages';
-import { installMode } from '../stores/session';
-import { saveSettings } from '../stores/settings';
+import { KEY_SPENT_BY_EDITORS, SHARING_UNCHECKED, keyReadableByEditors } from '../messages';
+import { missingFor } from '../platform/consent';
+import { activeSpreadsheet, installMode } from '../stores/session';
+import { readSettings, saveSettings, storedApiKey } from '../stores/settings';
 
-/** The warning for a key saved here, or undefined (an add-on, no other editor, or editors Google does not list). */
+/**
+ * How many other people can edit the active spreadsheet (Spreadsheet.getEditors, which lists the owner and the
+ * editors; people the link lets edit are not listed), or undefined when Google does not let DAPA look.
+ */
+function otherEditors(): number | undefined {
+  if (missingFor('sheet').length > 0) return undefined;
+  try {
+    const editors = activeSpreadsheet()
+      .getEditors()
+      .map((user) => user.getEmail());
+    let me = '';
+    try {
+      me = Session.getEffectiveUser().getEmail();
+    } catch {
+      // no e-mail for this execution: the owner is one of the editors listed
+    }
+    return me ? editors.filter((email) => email !== me).length : Math.max(0, editors.length - 1);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The warning for a key saved here, or undefined (an add-on, or no other editor Google lists). */
 export function sharedKeyWarning(): string | undefined {
   if (installMode() !== 'bound') return undefined;
-  try {
-    const me = Session.getEffectiveUser().getEmail();
-    const others = SpreadsheetApp.getActiveSpreadsheet()
-      .getEditors()
-      .filter((user) => user.getEmail() !== me).length;
-    return others > 0 ? keyReadableByEditors(others) : undefined;
-  } catch {
-    return undefined; // no spreadsheet, or the spreadsheets permission not granted: nothing to count
-  }
+  const others = otherEditors();
+  if (others === undefined) return SHARING_UNCHECKED;
+  return others > 0 ? `${keyReadableByEditors(others)} ${KEY_SPENT_BY_EDITORS}` : undefined;
+}
+
+/** The warning when a key is saved in this copy (the owner's or the user's own), else undefined. */
+function warningForStoredKey(): string | undefined {
+  return installMode() === 'bound' && storedApiKey() ? sharedKeyWarning() : undefined;
+}
+
+/** The sidebar's settings as it opens: with the warning whenever others can reach the key saved in this copy. */
+export function readKeySettings(): Settings {
+  const settings = readSettings();
+  const warning = warningForStoredKey();
+  return warning ? { ...settings, sharedKeyWarning: warning } : settings;
 }
 
 /** The sidebar's save: the settings as saved, with the warning when a key was saved in a shared bound copy. */
@@ -25,4 +56,10 @@ export function saveKeySettings(change: SettingsChange | undefined | null): Sett
   const settings = saveSettings(change);
   const warning = change?.apiKey ? sharedKeyWarning() : undefined;
   return warning ? { ...settings, sharedKeyWarning: warning } : settings;
+}
+
+/** A menu item's notice (its toast), with the warning after it while others can reach the key saved in this copy. */
+export function withSharing(notice: string): string {
+  const warning = warningForStoredKey();
+  return warning ? `${notice} ${warning}` : notice;
 }

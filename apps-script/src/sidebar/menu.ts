@@ -7,7 +7,7 @@ import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
-import { sharedKeyWarning } from './key-sharing';
+import { sharedKeyWarning, withSharing } from './key-sharing';
 import { uiAllowed } from './menu-consent';
 import { allowedFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
@@ -121,14 +121,13 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   upkeep(spreadsheet, { legacyFree: legacyFree || rest });
   const woken = left.size > 0 && wakeBackground(idOf(spreadsheet), now());
   const formulas = cells.length;
-  spreadsheet.toast(
+  const notice =
     formulas === 0
       ? 'No DAPA formula in this spreadsheet.'
       : `Refreshing ${stale.length} of ${formulas} DAPA formulas (${formulas - stale.length} are up to date).` +
-          (woken ? ` Background checks go on with ${left.size} domains.` : ''),
-    MENU_NAME,
-    5,
-  );
+        (woken ? ` Background checks go on with ${left.size} domains.` : '');
+  const told = withSharing(notice);
+  spreadsheet.toast(told, MENU_NAME, told === notice ? 5 : 20);
   return { formulas, refreshed: stale.length };
 }
 
