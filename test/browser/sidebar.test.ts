@@ -573,6 +573,20 @@ describe('the DAPA sidebar in a real browser', () => {
     expect(await gas.run('getSettings')).toMatchObject({ hasKey: false, keyHint: '' });
   });
 
+  it('tells the owner, as the sidebar opens, that a copy shared after the key was saved lets editors reach it', async () => {
+    await gas.run('saveSettings', { apiKey: KEY });
+    gas.shareWith('editor@example.com'); // shared later, the key untouched
+    await page.reload();
+    await until(page, 'the sharing warning', () =>
+      (document.getElementById('settings-message')?.textContent ?? '').includes('can read the key'),
+    );
+    const said = await textOf(page, '#settings-message');
+    expect(said).toContain('(1 other person) can read the key');
+    expect(said).toContain('They can also spend your credits');
+    expect(said).not.toContain(KEY);
+    await gas.run('saveSettings', { apiKey: '' });
+  });
+
   it('loads nothing from the network and throws no script errors', () => {
     expect(foreignRequests).toEqual([]);
     expect(pageErrors).toEqual([]);
