@@ -223,4 +223,17 @@ describe('Remove DAPA removes only DAPA: each shape of a formula with DAPA in it
     ).toEqual(['=SUM(1,2)']);
     expect(after.values.slice(10)).toEqual(before.values.slice(10));
   });
+
+  it('a user’s formula with "DAPA(" only in a quoted text keeps it; =DAPA_SAMPLE in the user’s sheet becomes its value', async () => {
+    const { before, after } = await removeAround({
+      B2: '=CONCAT("DAPA(", A2)',
+      C3: '=DAPA_SAMPLE(A3)',
+      G3: '=SUM(1,2)',
+    });
+    expect(at(after.formulas, 'B2')).toBe('=CONCAT("DAPA(", A2)');
+    expect(String(at(before.values, 'C3'))).toMatch(/SAMPLE/);
+    expect(after.formulas[2].slice(2, 6)).toEqual(['', '', '', '']);
+    expect(after.values[2]).toEqual(before.values[2]);
+    expect(at(after.formulas, 'G3')).toBe('=SUM(1,2)');
+  });
 });

@@ -78,6 +78,18 @@ export function isDapaFormula(formula: string): boolean {
   return DAPA_CALL.test(formula);
 }
 
+/** A call of one of DAPA's own functions (DAPA, DAPA_SAMPLE, DAPA_CACHE), outside text in quotes and sheet names. */
+const ANY_DAPA_CALL = /(^|[^A-Za-z0-9_.])DAPA(?:_SAMPLE|_CACHE)?\s*\(/i;
+
+/**
+ * Whether a formula calls one of DAPA's functions anywhere in it (=DAPA(A2), =INDEX(DAPA(A2),1,1),
+ * =IFERROR(DAPA_SAMPLE(A2),"")), not counting "DAPA(" written inside a text in quotes or a quoted sheet name: what
+ * "Remove DAPA" turns into values, as nothing else would work once DAPA is gone.
+ */
+export function callsDapa(formula: string): boolean {
+  return ANY_DAPA_CALL.test(formula.replace(/"(?:[^"]|"")*"|'(?:[^']|'')*'/g, '""'));
+}
+
 /** Parses "A2:A21", "Sheet 1!B:B", "'My sheet'!A2:A" or "C5". */
 export function parseRangeRef(text: string): RangeRef | undefined {
   const m =

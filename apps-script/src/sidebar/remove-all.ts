@@ -4,7 +4,7 @@
 // refers to DAPA any more (the 4th arguments go with the formulas); no other formula or value of the user's is
 // written. Stored values go through their owners' operations.
 /// <reference types="google-apps-script" />
-import { isDapaFormula } from '../checks/formula-text';
+import { callsDapa } from '../checks/formula-text';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
 import type { Spreadsheet } from '../platform/gas';
 import { activeSpreadsheet, idOf } from '../stores/session';
@@ -62,8 +62,8 @@ function writeCells(sheet: Sheet, cells: Cell[], values: unknown[][]): void {
 }
 
 /**
- * Every formula with a DAPA call in it (=DAPA(...), =INDEX(DAPA(...),1,1), =IFERROR(DAPA(...),""),
- * =ARRAYFORMULA(DAPA(...)), ...) becomes the value it shows now, and so does the array result it spilled into
+ * Every formula with a call of DAPA's in it (=DAPA(...), =INDEX(DAPA(...),1,1), =IFERROR(DAPA(...),""),
+ * =ARRAYFORMULA(DAPA(...)), =DAPA_SAMPLE(...), ...; "DAPA(" inside a quoted text does not count) becomes the value it shows now, and so does the array result it spilled into
  * cells without a formula of their own; no other cell is written. Sheets does not say which cells a formula's array
  * fills, so the spill is what the formulas' own cells, once values, take away: the cells below or right of one
  * that showed a value before and are empty after (two reads, no guess from the formula text).
@@ -73,13 +73,14 @@ function formulasToValues(spreadsheet: Spreadsheet): number {
   for (const sheet of spreadsheet.getSheets()) {
     const lastRow = sheet.getLastRow();
     const lastColumn = sheet.getLastColumn();
-    if (lastRow < 1 || lastColumn < 1 || isAddOnSheet(sheet.getName())) continue;
+    const name = sheet.getName();
+    if (lastRow < 1 || lastColumn < 1 || isAddOnSheet(name) || name === SAMPLE_SHEET) continue; // deleted below
     const range = sheet.getRange(1, 1, lastRow, lastColumn);
     const formulas = range.getFormulas();
     const anchors: Cell[] = [];
     formulas.forEach((line, r) =>
       line.forEach((formula, c) => {
-        if (formula && isDapaFormula(formula)) anchors.push([r, c]);
+        if (formula && callsDapa(formula)) anchors.push([r, c]);
       }),
     );
     if (anchors.length === 0) continue;
