@@ -2,14 +2,19 @@
 // `echoKey`) never gets the key into a cell, a note, the sidebar, the background's reason, a log line, a cache or a
 // property other than the key's own; cache keys are keyed digests, salted per user.
 import { createHash } from 'node:crypto';
-import type { SandboxConfig } from '../sandbox/handler';
+import { keySpellings, type SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
 import { useVirtualSandbox, virtualStandIn } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
 
 const EXPIRED = 'lapsed-Secret/Key+0123456789';
 const UNKNOWN = 'unknown-Secret-Key-9876543210';
-const ECHO: SandboxConfig = { keys: { [EXPIRED]: { expired: true } }, faults: { echoKey: true } };
+/** A key with the characters servers and libraries escape (percent, HTML, JSON), for issue 45. */
+const ESCAPED = `lapsed/Key+"01"&<23>'%41=\\x`;
+const ECHO: SandboxConfig = {
+  keys: { [EXPIRED]: { expired: true }, [ESCAPED]: { expired: true } },
+  faults: { echoKey: true, echoKeySpellings: true },
+};
 const REMOVED = '[API key removed]';
 
 let sandbox: VirtualSandbox;
@@ -50,12 +55,15 @@ function columnLetter(n: number): string {
 
 /** Whether a text holds the key in any spelling a server may send back. */
 const holdsKey = (text: string, key: string) =>
-  [key, key.replace(/\//g, '\\/'), encodeURIComponent(key)].some((form) => text.includes(form));
+  [key, key.replace(/\//g, '\\/'), encodeURIComponent(key), ...keySpellings(`Bearer ${key}`)].some((form) =>
+    text.includes(form),
+  );
 
 describe('a server that repeats the key in its errors', () => {
   it.each([
     ['a lapsed plan', EXPIRED, /plan has expired/],
     ['a wrong key', UNKNOWN, /was rejected/],
+    ['a key with characters servers escape, repeated in every spelling', ESCAPED, /plan has expired/],
   ])(
     '%s: the cell, the key test, the sidebar and background checks show its words without the key',
     async (_, key, what) => {
@@ -67,6 +75,10 @@ describe('a server that repeats the key in its errors', () => {
       expect(error.message).toMatch(what);
       // The server's own words stay (the user may need them), with the key taken out.
       expect(error.message).toContain(`request header Authorization: Bearer ${REMOVED}`);
+      // Every spelling the server added (lower-case percent, +, HTML, JSON escapes, base64 of the header) went too.
+      // (The base64 keeps what "Bearer " and the edges decide: a character or two, no stretch of the key.)
+      expect(error.message).toContain(`as sent: ${new Array(5).fill(REMOVED).join(' ')} QmVhcmVyI`);
+      expect(error.message).toMatch(/ QmVhcmVyI[A-Za-z0-9+/]?\[API key removed\][A-Za-z0-9+/]{0,2}=*\)/);
       expect(holdsKey(error.message, key)).toBe(false);
 
       const test = await gas.run<{ ok: boolean; message: string }>('testKey');

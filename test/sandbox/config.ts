@@ -28,6 +28,7 @@ const FaultSchema = z.strictObject({
   rateLimitHeaders: z.boolean().optional(),
   blockNetwork: z.boolean().optional(),
   echoKey: z.boolean().optional(),
+  echoKeySpellings: z.boolean().optional(),
   noDataRate: rate.optional(),
 });
 

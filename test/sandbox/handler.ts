@@ -40,7 +40,29 @@ export interface FaultConfig {
   rateLimitHeaders?: boolean; // Laravel's X-RateLimit-Limit/-Remaining on answers of keys with a request limit, X-RateLimit-Reset on 429
   blockNetwork?: boolean; // answer every request 403 with nginx's HTML page, as the real service does to some datacenters
   echoKey?: boolean; // a 401's message repeats the request's Authorization header, as a careless server may do
+  echoKeySpellings?: boolean; // with echoKey: the key also in the spellings servers and libraries give it (keySpellings)
   noDataRate?: number; // 0..1 share of domains (chosen by hash, so always the same ones) whose spam_score is -1 ("no data")
+}
+
+/**
+ * The Authorization value's key in the spellings a server or a library may give it (issue 45), each written here from
+ * its standard: percent-encoded in lower case, form-encoded, HTML references (named and decimal), JSON's `\"` and
+ * `\/` escapes, JSON's `\uXXXX` for every character, and the base64 of the whole Authorization value.
+ */
+export function keySpellings(authorization: string): string[] {
+  const key = authorization.replace(/^Bearer\s+/i, '');
+  const hex4 = (n: number) => n.toString(16).padStart(4, '0');
+  return [
+    encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    new URLSearchParams({ k: key }).toString().slice(2),
+    key.replace(
+      /[&<>"']/g,
+      (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? `&#${c.charCodeAt(0)};`,
+    ),
+    JSON.stringify(key).slice(1, -1).replace(/\//g, '\\/'),
+    Array.from({ length: key.length }, (_, i) => `\\u${hex4(key.charCodeAt(i))}`).join(''),
+    btoa(authorization),
+  ];
 }
 
 export interface SandboxConfig {
@@ -296,7 +318,13 @@ export function createSandbox(initial: SandboxConfig = DEFAULT_CONFIG): Sandbox 
     const key = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '')?.[1];
     /** With `echoKey`, what a 401's message adds: the request's Authorization header, repeated as it came. */
     const echoed = () =>
-      faults.echoKey ? ` (request header Authorization: ${header(req, 'authorization') ?? 'none'})` : '';
+      faults.echoKey
+        ? ` (request header Authorization: ${header(req, 'authorization') ?? 'none'}` +
+          (faults.echoKeySpellings
+            ? `; as sent: ${keySpellings(header(req, 'authorization') ?? '').join(' ')}`
+            : '') +
+          ')'
+        : '';
     const plan =
       key !== undefined && Object.prototype.hasOwnProperty.call(config.keys, key)
         ? config.keys[key]
