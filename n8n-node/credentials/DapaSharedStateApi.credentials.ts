@@ -1,6 +1,7 @@
-// The "DAPA Shared State API" credential: the HTTP address of a webdis in front of Redis (the Redis that n8n's queue mode
-// already runs), and webdis's optional HTTP Basic auth. Executions on different workers share through it what is in
-// flight, what was answered and the plan's window; the DAPA API key never goes there (Redis keys hold a digest).
+// The "DAPA Shared State API" credential: the HTTP address of a webdis in front of a Redis of DAPA's own (never the
+// Redis of n8n's queue: through webdis the credential could reach the queue's jobs, and DAPA's answers would share
+// the queue's memory), and webdis's optional HTTP Basic auth. Executions on different workers share through it what is
+// in flight, what was answered and the plan's window; the DAPA API key never goes there (Redis keys hold a digest).
 // It is tested by the DAPA Checker node (`testedBy`), with commands that say which of address, auth or ACL is wrong.
 import type { ICredentialType, Icon, INodeProperties } from 'n8n-workflow';
 
@@ -25,7 +26,7 @@ export class DapaSharedStateApi implements ICredentialType {
       default: '',
       placeholder: 'http://127.0.0.1:7379',
       description:
-        'The HTTP address of a webdis in front of Redis (for example the Redis of n8n queue mode), reachable from the main instance and every worker',
+        "The HTTP address of a webdis in front of a Redis of DAPA's own (not the Redis of n8n's queue: whoever holds this credential can run commands there), reachable from the main instance and every worker",
     },
     {
       displayName: 'User',

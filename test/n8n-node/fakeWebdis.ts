@@ -1,7 +1,8 @@
 // A stand-in for webdis in front of Redis, for unit tests (the end-to-end tests run the real ones): an HTTP server on
 // a free loopback port speaking webdis's URL protocol (`/SET/key/value/NX/PX/30000.json`, arguments URL-encoded,
 // JSON replies such as {"SET":[true,"OK"]} and {"GET":null}) over an in-memory Redis of the commands the node uses,
-// with expiries on the server's clock. It can ask for HTTP Basic auth (401 otherwise) and refuse commands (403).
+// with expiries on the server's clock. It can ask for HTTP Basic auth and refuse commands; like the real webdis (checked
+// in realStore.test.ts) it answers a missing or wrong user or password with 403, the answer of a disabled command.
 // Tests on virtual time use the in-memory Redis without a server (`memoryRedis`, `memoryWebdis`).
 import type { INode } from 'n8n-workflow';
 import * as http from 'node:http';
@@ -115,6 +116,9 @@ export function memoryRedis(): MemoryRedis {
         items.splice(at, 1);
         return 1;
       }
+      case 'EVAL':
+        if (rest[0] === 'return 1') return 1;
+        return [false, `ERR unknown script`];
       default:
         return [false, `ERR unknown command '${command}'`];
     }
@@ -163,7 +167,7 @@ export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<
       ? `Basic ${Buffer.from(fake.options.auth).toString('base64')}`
       : undefined;
     if (expected && req.headers.authorization !== expected) {
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="webdis"' }).end('');
+      res.writeHead(403).end('');
       return;
     }
     if ((fake.options.disabled ?? []).includes(args[0])) {

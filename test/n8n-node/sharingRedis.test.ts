@@ -138,11 +138,11 @@ describe('the DAPA Shared State API credential’s Test', () => {
     expect(webdis.keys()).toEqual([]);
   });
 
-  test('says the user or password is wrong (401)', async () => {
+  test('says the user or password is wrong (webdis answers 403 to its first command)', async () => {
     const result = await test_({ url: webdis.url, user: 'dapa', password: 'wrong' });
     expect(result.status).toBe('Error');
     expect(result.message).toMatch(
-      /refused the user or password .* \(HTTP 401\)\. Check the User and Password/,
+      /refused PING \(HTTP 403\): the User or Password .* is wrong\. webdis answers 403 to every command when the User or Password is wrong/,
     );
   });
 

@@ -1,6 +1,7 @@
 // The DAPA Shared State API credential's Test: every Redis command the node uses, run once through webdis on a key of its
-// own, so that the answer says which of the three is wrong: the address (nothing answers, or not webdis), the auth
-// (401), or webdis's ACL (a command refused). Like the API credential's test, it uses Node's fetch (the credential
+// own, so that the answer says which of the three is wrong: the address (nothing answers, or not webdis), the auth,
+// or webdis's ACL (a command refused). webdis answers a wrong user or password with 403, like a disabled command (its
+// ACL then disables every command for that caller): a 403 to PING, the first command, is the auth. Like the API credential's test, it uses Node's fetch (the credential
 // test functions offer only the deprecated `helpers.request`).
 import type {
   ICredentialDataDecryptedObject,
@@ -26,17 +27,23 @@ const COMMANDS: ReadonlyArray<ReadonlyArray<string | number>> = [
   ['LTRIM', `${TEST_KEY}:list`, -1, -1],
   ['LREM', `${TEST_KEY}:list`, 1, 'x'],
   ['DEL', `${TEST_KEY}:list`],
+  ['EVAL', 'return 1', 0],
 ];
 
 /** What to change for each kind of problem. */
-const NEXT_STEP: Record<StoreProblem['problem'], string> = {
+const NEXT_STEP: Record<StoreProblem['problem'] | 'wrongAuth', string> = {
   unreachable:
     'Check the Webdis URL (scheme, host, port) and that webdis runs and is reachable from this n8n server.',
   auth: 'Check the User and Password against the http_basic_auth of webdis.json.',
-  refused:
-    'Allow the commands PING, SET, GET, MGET, PEXPIRE, DEL, RPUSH, LRANGE, LTRIM and LREM for this user in the acl of webdis.json, and check the User and Password.',
+  wrongAuth:
+    'webdis answers 403 to every command when the User or Password is wrong: check them against the http_basic_auth of webdis.json (and that PING is enabled in its acl).',
+  refused: `Allow the commands ${[...new Set(COMMANDS.map((c) => c[0]))].join(', ')} for this user in the acl of webdis.json.`,
   unexpected: 'Check the Webdis URL: it must be the address of webdis itself.',
 };
+
+function wrongAuthMessage(base: string): string {
+  return `The shared store (webdis) at ${base} refused PING (HTTP 403): the User or Password of the DAPA Shared State API credential is wrong`;
+}
 
 /** The Authorization header of webdis's HTTP Basic auth, when the credential has a user. */
 export function basicAuthHeader(data: ICredentialDataDecryptedObject): Record<string, string> {
@@ -71,8 +78,11 @@ export async function testSharedStateCredential(
   };
   for (const command of COMMANDS) {
     const reply = await runCommand(http, base, command);
-    if (isStoreProblem(reply))
-      return { status: 'Error', message: `${reply.message}. ${NEXT_STEP[reply.problem]}` };
+    if (!isStoreProblem(reply)) continue;
+    // The first command refused with 403: webdis refuses every command to a wrong user or password.
+    const step = reply.problem === 'refused' && command === COMMANDS[0] ? 'wrongAuth' : reply.problem;
+    const message = step === 'wrongAuth' ? wrongAuthMessage(base) : reply.message;
+    return { status: 'Error', message: `${message}. ${NEXT_STEP[step]}` };
   }
   return {
     status: 'OK',
