@@ -19,6 +19,9 @@ export const STORE_TEST_NODE = {
   position: [0, 0],
 } as INode;
 
+/** The Signing Secret of the DAPA Shared State API credential in tests. */
+export const STORE_TEST_SECRET = 'a-test-signing-secret';
+
 export interface FakeWebdisOptions {
   /** `user:password` the server asks for. */
   auth?: string;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
-import { windowKey } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { processKey } from '../../n8n-node/nodes/DapaChecker/keyedDigest';
 import {
   claim,
   MAX_ANSWERS,
@@ -111,7 +111,7 @@ describe('a domain another execution is checking', () => {
 
   const items = ['a.com', 'b.com', 'c.com'].map((url) => ({ url }));
   const options = { maxUrlsPerRequest: 5 };
-  const share = () => shareOf(windowKey(held.url, 'sandbox-basic'));
+  const share = () => shareOf(processKey(held.url, 'sandbox-basic'));
   const waitersOf = (key: string) => share().claims.get(key)?.waiters.length ?? 0;
 
   test('is awaited, not sent again, and costs the waiting execution nothing', async () => {

@@ -13,7 +13,7 @@ import { REQUEST_TIMEOUT_MS } from '../../n8n-node/nodes/DapaChecker/transport';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { anotherWorker, createExecuteContext } from './executeContext';
-import { startFakeWebdis, STORE_TEST_NODE, type FakeWebdis } from './fakeWebdis';
+import { startFakeWebdis, STORE_TEST_SECRET, STORE_TEST_NODE, type FakeWebdis } from './fakeWebdis';
 
 let skipped = 0;
 jest.mock('n8n-workflow', () => {
@@ -58,7 +58,7 @@ async function execute(Node: NodeClass, tag: string, count: number, shareAcrossW
     items: Array.from({ length: count }, (_v, i) => ({ url: `${tag}${i}.org` })),
     credentials: { apiKey: KEY, environment: 'custom', baseUrl: server.url },
     shareAcrossWorkers,
-    sharedState: { url: webdis.url },
+    sharedState: { url: webdis.url, secret: STORE_TEST_SECRET },
   });
   const [results, skippedItems] = (await new Node().execute!.call(
     double.context,
@@ -106,7 +106,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   };
 
   test('a wait longer than a lease keeps the claims, and a request that goes holds them past its timeout', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:test');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:test', STORE_TEST_SECRET);
     const now = Date.now();
     const limit = (value: number) => ({ value, exact: true, at: now });
     // Another worker spent the key's minute just now: 20 URLs of 20.
@@ -136,7 +136,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('while no worker knows the URL limit, a request waits for the one another worker reserved before it', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:serial');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:serial', STORE_TEST_SECRET);
     const other = `another-worker:1:5:${Date.now()}`;
     await remote.reserve(other, Date.now());
     const session = await startedSession(remote, 'serial', 'serial.org');
@@ -171,7 +171,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('an answered request stays reserved for the other workers until the run has taken its answer in', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:taken');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:taken', STORE_TEST_SECRET);
     const now = Date.now();
     const limit = (value: number) => ({ value, exact: true, at: now });
     await remote.keepPlan({
@@ -197,7 +197,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('a request waiting for room never goes above a guessed limit on its own when the calm after a refusal ends', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:calm');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:calm', STORE_TEST_SECRET);
     const now = Date.now();
     // The limit was guessed from a refusal 70 s ago (past the calm before a probe); other workers filled the minute.
     await remote.addSends([[now - 1000, 20]]);
@@ -220,7 +220,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('an execution adds a lesson of the plan only when it knows something the store does not', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:lessons');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:lessons', STORE_TEST_SECRET);
     const now = Date.now();
     const maximum = { maxUrlsPerRequest: { value: 5, exact: true, at: now } };
     await remote.keepPlan({ v: 1, at: now, sends: [], limits: maximum });

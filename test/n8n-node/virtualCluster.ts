@@ -12,7 +12,7 @@ import {
   type SentRequest,
   type TransportAnswer,
 } from './executeContext';
-import { memoryRedis, memoryWebdis } from './fakeWebdis';
+import { STORE_TEST_SECRET, memoryRedis, memoryWebdis } from './fakeWebdis';
 
 const SERVICE = 'http://service.test';
 const STORE = 'http://webdis.test';
@@ -108,7 +108,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
         items: list.map((url) => ({ url })),
         credentials: { apiKey: setup.key, environment: 'custom', baseUrl: SERVICE },
         shareAcrossWorkers: setup.shareAcrossWorkers ?? true,
-        sharedState: { url: STORE },
+        sharedState: { url: STORE, secret: STORE_TEST_SECRET },
         transport,
       });
       const out = (await new Node().execute!.call(double.context)) as unknown as Array<

@@ -21,6 +21,7 @@ import {
   checkShared,
   dapaFlow,
   distinctOf,
+  E2E_SIGNING_SECRET,
   line,
   overlappingLists,
   runLists,
@@ -28,6 +29,7 @@ import {
   type Figures,
 } from './overlap';
 import { clip } from './tally';
+import { answerMac } from '../../../n8n-node/nodes/DapaChecker/keyedDigest';
 import { QUEUE_EXECUTIONS, apiCredential, cluster, type Ctx } from './scaleSetup';
 
 /** The issue's pace target for the 40 executions. */
@@ -80,7 +82,7 @@ async function anHourLater(ctx: Ctx, f: Flows, redis: Started, since: number): P
   let aged = 0;
   for (const key of keys) {
     const value = redisCli(redis.port, ['GET', key]);
-    const moved = ageBy(value, HOUR_MS, since);
+    const moved = resign(key, ageBy(value, HOUR_MS, since));
     if (moved !== value) {
       redisCli(redis.port, ['SET', key, moved, 'KEEPTTL']);
       aged++;
@@ -111,6 +113,14 @@ async function anHourLater(ctx: Ctx, f: Flows, redis: Started, since: number): P
     old.length > 0,
     `${old.length}`,
   );
+}
+
+/** A stored answer signed again with the suite's Signing Secret (as the node would have, an hour ago). */
+function resign(key: string, value: string): string {
+  const kept = JSON.parse(value) as { record: unknown; checkedAt: number };
+  const domain = key.slice(key.indexOf(':r:') + 3);
+  const mac = answerMac(E2E_SIGNING_SECRET, domain, kept.checkedAt, JSON.stringify(kept.record));
+  return JSON.stringify({ ...kept, mac });
 }
 
 /** A stored answer with every check time after `since` (ms or ISO) moved `by` ms back; unchanged if none. */

@@ -53,6 +53,16 @@ export function basicAuthHeader(data: ICredentialDataDecryptedObject): Record<st
   return { Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
 }
 
+/** The credential's Signing Secret (keys its digests and signs its answers), or why it is unusable. */
+export function signingSecret(data: ICredentialDataDecryptedObject): string | StoreProblem {
+  const secret = typeof data.secret === 'string' ? data.secret : '';
+  if (secret.length >= 16) return secret;
+  return {
+    problem: 'unexpected',
+    message: `The Signing Secret of the DAPA Shared State API credential must be at least 16 characters (it has ${secret.length}); set the same one wherever the credential is used`,
+  };
+}
+
 /** The credential's address, or why it is unusable. */
 export function storeAddress(data: ICredentialDataDecryptedObject): string | StoreProblem {
   const raw = typeof data.url === 'string' ? data.url.trim() : '';
@@ -71,6 +81,8 @@ export async function testSharedStateCredential(
   const data: ICredentialDataDecryptedObject = credential.data ?? {};
   const base = storeAddress(data);
   if (typeof base !== 'string') return { status: 'Error', message: `${base.message}.` };
+  const secret = signingSecret(data);
+  if (typeof secret !== 'string') return { status: 'Error', message: `${secret.message}.` };
   const headers = basicAuthHeader(data);
   const http: StoreHttp = async (url) => {
     const response = await fetch(url, { headers, signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });

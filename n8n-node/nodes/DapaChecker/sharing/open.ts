@@ -4,7 +4,8 @@
 import type { IExecuteFunctions, IN8nHttpFullResponse } from 'n8n-workflow';
 import { SHARED_STATE_CREDENTIAL } from '../description';
 import { bodyText } from '../transport';
-import { basicAuthHeader, storeAddress } from './credentialTest';
+import { storeNamespace } from '../keyedDigest';
+import { basicAuthHeader, signingSecret, storeAddress } from './credentialTest';
 import { RedisShare } from './redisShare';
 import { ShareSession } from './session';
 import type { StoreHttp } from './webdis';
@@ -12,8 +13,10 @@ import type { StoreHttp } from './webdis';
 const STORE_TIMEOUT_MS = 10_000;
 
 export interface OpenSetup {
-  /** The process's storage key of the window: `dapaWindow:<digest of the key and the address>`. */
+  /** The process's storage key of the window: `dapaWindow:<keyed digest of the key and the address>`. */
   storageKey: string;
+  baseUrl: string;
+  apiKey: string;
   reuseHours: number;
   maximumSet: boolean;
   signal?: AbortSignal;
@@ -39,6 +42,8 @@ export async function openSession(context: IExecuteFunctions, setup: OpenSetup):
   }
   const address = storeAddress(credential);
   if (typeof address !== 'string') return new ShareSession({ ...base, problem: address.message });
+  const secret = signingSecret(credential);
+  if (typeof secret !== 'string') return new ShareSession({ ...base, problem: secret.message });
   const headers = basicAuthHeader(credential);
   const http: StoreHttp = async (url) => {
     const response = (await context.helpers.httpRequest({
@@ -53,6 +58,7 @@ export async function openSession(context: IExecuteFunctions, setup: OpenSetup):
     })) as IN8nHttpFullResponse;
     return { status: response.statusCode, body: bodyText(response.body) };
   };
-  const prefix = `dapa:${setup.storageKey.split(':').pop() ?? ''}`;
-  return new ShareSession({ ...base, remote: new RedisShare(context.getNode(), http, address, prefix) });
+  const prefix = storeNamespace(secret, setup.baseUrl, setup.apiKey);
+  const remote = new RedisShare(context.getNode(), http, address, prefix, secret);
+  return new ShareSession({ ...base, remote });
 }

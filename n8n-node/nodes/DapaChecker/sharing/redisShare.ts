@@ -1,5 +1,6 @@
-// The shared store across workers: Redis through webdis, under `dapa:<digest>:` (a digest of the API key and the
-// service address, never the key). Per domain a claim (`SET c:<domain> <owner> NX PX`, renewed while the execution
+// The shared store across workers: Redis through webdis, under `dapa:<digest>:` (an HMAC of the API key and the
+// service address with the credential's Signing Secret, never the key). Every answer kept carries its MAC under the
+// same secret; one that does not verify (written by anyone without the secret, or altered) is not reused. Per domain a claim (`SET c:<domain> <owner> NX PX`, renewed while the execution
 // runs) and an answer (`SET r:<domain> <json> PX <reuse>`); per key the plan's limits and pushbacks as each worker
 // learned them (`plans`, a list: RPUSH + LRANGE, merged on reading), who learns the per-request maximum (`learn`, SET NX
 // PX) and the minute's sends of every worker (`sends`, a list of "<answer time>:<URLs>", RPUSH + LRANGE, trimmed and
@@ -11,6 +12,7 @@ import {
   type DomainRecord,
   type WindowSnapshot,
 } from '../../../../shared/index';
+import { answerMac } from '../keyedDigest';
 import type { Answer } from './registry';
 import { NodeOperationError, type INode } from 'n8n-workflow';
 import { isStoreProblem, runCommand, type Reply, type StoreHttp } from './webdis';
@@ -37,9 +39,32 @@ export class RedisShare {
     private readonly node: INode,
     private readonly http: StoreHttp,
     private readonly base: string,
-    /** `dapa:<digest>`: the digest of the key and address. */
+    /** `dapa:<digest>`: the keyed digest of the key and address. */
     private readonly prefix: string,
+    /** The credential's Signing Secret: answers are signed and verified with it. */
+    private readonly secret: string,
   ) {}
+
+  /** An answer as kept: its record, when, and their MAC. */
+  private encode(key: string, answer: Answer): string {
+    const record = JSON.stringify(answer.record);
+    const mac = answerMac(this.secret, key, answer.checkedAt, record);
+    return JSON.stringify({ record: answer.record, checkedAt: answer.checkedAt, mac });
+  }
+
+  /** A kept answer, if it is one and its MAC verifies. */
+  private decode(key: string, value: Reply | undefined): Answer | undefined {
+    if (typeof value !== 'string') return undefined;
+    try {
+      const parsed = JSON.parse(value) as { record?: DomainRecord; checkedAt?: unknown; mac?: unknown };
+      if (!parsed.record || typeof parsed.checkedAt !== 'number' || typeof parsed.mac !== 'string')
+        return undefined;
+      const mac = answerMac(this.secret, key, parsed.checkedAt, JSON.stringify(parsed.record));
+      return mac === parsed.mac ? { record: parsed.record, checkedAt: parsed.checkedAt } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 
   private async run(...args: Array<string | number>): Promise<Reply> {
     const reply = await runCommand(this.http, this.base, args);
@@ -56,7 +81,7 @@ export class RedisShare {
       const reply = await this.run('MGET', ...chunk.map((k) => `${this.prefix}:r:${k}`));
       const values = Array.isArray(reply) ? reply : [];
       chunk.forEach((key, j) => {
-        const answer = readAnswer(values[j]);
+        const answer = this.decode(key, values[j]);
         if (answer && (reuseMs === undefined || answer.checkedAt > now - reuseMs)) found.set(key, answer);
       });
     }
@@ -70,7 +95,7 @@ export class RedisShare {
   async claim(key: string, owner: string): Promise<boolean | Answer> {
     const reply = await this.run('SET', `${this.prefix}:c:${key}`, owner, 'NX', 'PX', LEASE_MS);
     if (reply === null || reply === false) return false;
-    const answer = readAnswer(await this.run('GET', `${this.prefix}:r:${key}`));
+    const answer = this.decode(key, await this.run('GET', `${this.prefix}:r:${key}`));
     if (!answer) return true;
     await this.run('DEL', `${this.prefix}:c:${key}`);
     return answer;
@@ -88,7 +113,7 @@ export class RedisShare {
 
   /** Keeps an answer (for `reuseMs`, or a minute for those waiting) and frees the domain's claim. */
   async publish(key: string, answer: Answer, reuseMs: number): Promise<void> {
-    const json = JSON.stringify({ record: answer.record, checkedAt: answer.checkedAt });
+    const json = this.encode(key, answer);
     await this.run('SET', `${this.prefix}:r:${key}`, json, 'PX', Math.max(reuseMs, WAITERS_MS));
     await this.run('DEL', `${this.prefix}:c:${key}`);
   }
@@ -188,17 +213,6 @@ function readPlan(entry: Reply, now: number): WindowSnapshot | undefined {
       { v: 1, at: now, sends: [], limits: kept.limits ?? {}, pressure: kept.pressure },
       now,
     );
-  } catch {
-    return undefined;
-  }
-}
-
-function readAnswer(value: Reply | undefined): Answer | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    const parsed = JSON.parse(value) as { record?: DomainRecord; checkedAt?: unknown };
-    if (!parsed.record || typeof parsed.checkedAt !== 'number') return undefined;
-    return { record: parsed.record, checkedAt: parsed.checkedAt };
   } catch {
     return undefined;
   }
