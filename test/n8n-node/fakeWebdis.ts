@@ -51,6 +51,71 @@ export interface MemoryRedis {
   keys(): string[];
 }
 
+type Run = (args: string[]) => unknown;
+
+/**
+ * The node's Lua scripts (n8n-node/nodes/DapaChecker/sharing/scripts.ts) as the same steps over the stand-in's own
+ * commands, by the name on their first line; realStore.test.ts runs the real scripts on the real Redis.
+ */
+const SCRIPTS: Record<string, (run: Run, argv: string[]) => unknown> = {
+  claim: (run, [p, owner, beat, claimMs, ignore, ...domains]) => {
+    run(['SET', `${p}:o:${owner}`, '1', 'PX', beat]);
+    return domains.map((d) => {
+      const answer = ignore === '0' ? run(['GET', `${p}:r:${d}`]) : null;
+      if (typeof answer === 'string') return answer;
+      const holder = run(['GET', `${p}:c:${d}`]);
+      if (typeof holder === 'string' && holder !== owner && run(['GET', `${p}:o:${holder}`]) !== null)
+        return 0;
+      run(['SET', `${p}:c:${d}`, owner, 'PX', claimMs]);
+      return 1;
+    });
+  },
+  publish: (run, [p, owner, ms, ...pairs]) => {
+    for (let i = 0; i < pairs.length; i += 2) {
+      run(['SET', `${p}:r:${pairs[i]}`, pairs[i + 1], 'PX', ms]);
+      if (run(['GET', `${p}:c:${pairs[i]}`]) === owner) run(['DEL', `${p}:c:${pairs[i]}`]);
+    }
+    return 1;
+  },
+  release: (run, [p, owner, end, ...pairs]) => {
+    let n = 0;
+    for (let i = 0; i < pairs.length; i += 2) {
+      const c = `${p}:c:${pairs[i]}`;
+      if (run(['GET', c]) !== owner) continue;
+      if (pairs[i + 1] === '') run(['DEL', c]);
+      else run(['SET', c, pairs[i + 1], 'KEEPTTL']);
+      n += 1;
+    }
+    if (end === '1') run(['DEL', `${p}:o:${owner}`]);
+    return n;
+  },
+  window: (run, [p]) => {
+    const sends = run(['LRANGE', `${p}:sends`, '0', '-1']) as string[];
+    return [sends.length, ...sends, ...(run(['LRANGE', `${p}:plans`, '0', '-1']) as string[])];
+  },
+  reserve: (run, [p, entry, ms]) => {
+    run(['RPUSH', `${p}:flight`, entry]);
+    run(['PEXPIRE', `${p}:flight`, ms]);
+    return run(['LRANGE', `${p}:flight`, '0', '-1']);
+  },
+  flush: (run, [p, kept, ms, n, ...rest]) => {
+    const sends = rest.slice(0, Number(n));
+    if (sends.length > 0) {
+      run(['RPUSH', `${p}:sends`, ...sends]);
+      run(['LTRIM', `${p}:sends`, `-${kept}`, '-1']);
+      run(['PEXPIRE', `${p}:sends`, ms]);
+    }
+    for (const entry of rest.slice(Number(n))) run(['LREM', `${p}:flight`, '1', entry]);
+    return 1;
+  },
+  plan: (run, [p, lesson, kept, ms]) => {
+    run(['RPUSH', `${p}:plans`, lesson]);
+    run(['LTRIM', `${p}:plans`, `-${kept}`, '-1']);
+    run(['PEXPIRE', `${p}:plans`, ms]);
+    return 1;
+  },
+};
+
 export function memoryRedis(): MemoryRedis {
   const data = new Map<string, { value: Value; until: number }>();
   const live = (key: string) => {
@@ -72,7 +137,8 @@ export function memoryRedis(): MemoryRedis {
         const upper = flags.map((f) => f.toUpperCase());
         if (upper.includes('NX') && live(key)) return null;
         const px = upper.indexOf('PX');
-        const until = px >= 0 ? Date.now() + Number(flags[px + 1]) : Infinity;
+        const kept = upper.includes('KEEPTTL') ? live(key)?.until : undefined;
+        const until = px >= 0 ? Date.now() + Number(flags[px + 1]) : (kept ?? Infinity);
         data.set(key, { value, until });
         return [true, 'OK'];
       }
@@ -119,9 +185,12 @@ export function memoryRedis(): MemoryRedis {
         items.splice(at, 1);
         return 1;
       }
-      case 'EVAL':
-        if (rest[0] === 'return 1') return 1;
-        return [false, `ERR unknown script`];
+      case 'EVAL': {
+        // The credential Test's own script deletes its key: answered as a DEL would be.
+        if (rest[0] === "return redis.call('del', ARGV[1])") return run(['DEL', rest[2]]);
+        const script = SCRIPTS[/^-- dapa:([a-z]+)/.exec(rest[0])?.[1] ?? ''];
+        return script ? script(run, rest.slice(2 + Number(rest[1]))) : [false, 'ERR unknown script'];
+      }
       default:
         return [false, `ERR unknown command '${command}'`];
     }

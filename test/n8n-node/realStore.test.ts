@@ -2,12 +2,17 @@
 // missing): n8n's queue Redis and DAPA's own Redis side by side, webdis started with the README's own webdis.json
 // (parsed out of n8n-node/README.md; only the addresses and the log are put in). Through webdis a `bull:*` key of the
 // queue can be neither read nor deleted, nor reached by SELECT or a script; and the credential's Test, run against
-// this webdis, passes with the README's user and says what real webdis answers to a wrong password (403).
+// this webdis, passes with the README's user and says what real webdis answers to a wrong password (403). The node's
+// Lua scripts run here on the real Redis (the unit tests' stand-in runs their JavaScript twins).
 import type { ICredentialsDecrypted, ICredentialTestFunctions } from 'n8n-workflow';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { DomainRecord } from '../../shared/index';
 import { testSharedStateCredential } from '../../n8n-node/nodes/DapaChecker/sharing/credentialTest';
+import { RedisShare } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
+import type { StoreHttp } from '../../n8n-node/nodes/DapaChecker/sharing/webdis';
+import { STORE_TEST_NODE } from './fakeWebdis';
 import {
   DAPA_REDIS_ARGS,
   readmeDapaRedisArgs,
@@ -73,11 +78,11 @@ describe("the README's webdis.json keeps DAPA apart from n8n's queue", () => {
 
   test('through webdis a bull:* key of the queue can be neither read nor deleted', async () => {
     expect(await call(['GET', JOB])).toEqual({ status: 200, body: '{"GET":null}' });
-    expect(await call(['MGET', JOB])).toEqual({ status: 200, body: '{"MGET":[null]}' });
     expect(await call(['DEL', JOB])).toEqual({ status: 200, body: '{"DEL":0}' });
     // Another database, every key, or the whole server: refused by the ACL.
     for (const args of [
       ['SELECT', 1],
+      ['MGET', JOB],
       ['KEYS', '*'],
       ['SCAN', 0],
       ['FLUSHALL'],
@@ -118,5 +123,68 @@ describe("the credential's Test against the real webdis", () => {
     const result = await run({ url: webdis.url, user, password: 'wrong', secret: 'a-signing-secret' });
     expect(result.status).toBe('Error');
     expect(result.message).toMatch(/refused PING \(HTTP 403\): the User or Password .* is wrong/);
+  });
+});
+
+describe("the node's scripts on the real Redis, through the README's webdis", () => {
+  const [user, password] = auth.split(':');
+  const http: StoreHttp = async (url) => {
+    const response = await fetch(url, {
+      headers: { Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+    });
+    return { status: response.status, body: await response.text() };
+  };
+  const store = (secret = 'a-signing-secret-for-real') =>
+    new RedisShare(STORE_TEST_NODE, http, webdis.url, 'dapa:real', secret);
+  const record = (domain: string) => ({ domain, site_da: 10 }) as unknown as DomainRecord;
+
+  test('claims, a heartbeat, signed answers and owner-checked release, one call a batch', async () => {
+    const a = store();
+    const b = store();
+    const now = Date.now();
+    const domains = Array.from({ length: 450 }, (_v, i) => `real${i}.org`);
+    const first = await a.claim(domains.slice(0, 300), 'owner-a', now, 60_000);
+    expect([...first.values()].every((r) => r === 'mine')).toBe(true);
+    // Another execution: the first 300 are busy (owner-a's heartbeat lives), the rest its own.
+    const second = await b.claim(domains.slice(150), 'owner-b', now, 60_000);
+    expect(domains.slice(150, 300).every((d) => second.get(d) === 'busy')).toBe(true);
+    expect(domains.slice(300).every((d) => second.get(d) === 'mine')).toBe(true);
+    // owner-a answers 10: kept, signed, its claims freed; owner-b finds them answered.
+    await a.publish(
+      domains.slice(150, 160).map((d) => [d, { record: record(d), checkedAt: now }]),
+      'owner-a',
+      3_600_000,
+    );
+    expect(redisCli(dapaRedis.port, ['EXISTS', 'dapa:real:c:real150.org'])).toBe('0');
+    const found = await b.claim(domains.slice(150, 161), 'owner-b', now, 60_000);
+    expect(found.get('real150.org')).toEqual({ record: record('real150.org'), checkedAt: now });
+    expect(found.get('real160.org')).toBe('busy');
+    // Read with another Signing Secret, the answers do not verify: not reused, the domains claimed instead.
+    const other = await store('another-secret-entirely').claim(['real151.org'], 'owner-c', now, 60_000);
+    expect(other.get('real151.org')).toBe('mine');
+    // Release is owner-checked: owner-b cannot free owner-a's claims; owner-a's end frees them and its heartbeat.
+    await b.release(domains.slice(200, 210), 'owner-b', new Map());
+    expect(redisCli(dapaRedis.port, ['GET', 'dapa:real:c:real200.org'])).toBe('owner-a');
+    await a.release(domains.slice(160, 300), 'owner-a', new Map([['real0.org', 'owner-b']]));
+    expect(redisCli(dapaRedis.port, ['EXISTS', 'dapa:real:c:real200.org'])).toBe('0');
+    expect(redisCli(dapaRedis.port, ['GET', 'dapa:real:c:real0.org'])).toBe('owner-b');
+    expect(redisCli(dapaRedis.port, ['EXISTS', 'dapa:real:o:owner-a'])).toBe('0');
+    // Its heartbeat gone, owner-a's last claims are anyone's.
+    const taken = await b.claim(['real1.org'], 'owner-b', now, 60_000);
+    expect(taken.get('real1.org')).toBe('mine');
+  });
+
+  test('the minute and the requests in flight: reserve, flush and the plan, read back as one window', async () => {
+    const a = store();
+    const now = Date.now();
+    expect(await a.reserve(`w1:1:5:${now}`, now)).toEqual([]);
+    expect(await a.reserve(`w2:1:7:${now}`, now)).toEqual([5]);
+    await a.flush([[now, 5]], [`w1:1:5:${now}`]);
+    expect(await a.flightBefore(`w2:1:7:${now}`, now)).toEqual([]);
+    const limit = { value: 60, exact: true, at: now };
+    await a.keepPlan({ v: 1, at: now, sends: [], limits: { urlsPerMinute: limit } });
+    const window = await a.window(now);
+    expect(window?.sends).toEqual([[now, 5]]);
+    expect(window?.limits.urlsPerMinute).toMatchObject({ value: 60, exact: true });
   });
 });

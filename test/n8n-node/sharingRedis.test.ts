@@ -89,8 +89,9 @@ describe('executions on different workers, through the shared store', () => {
     expect(server.sandbox.stats()['sandbox-basic'].billed).toBe(10);
   });
 
-  test('a domain claimed by a worker that died is checked once its lease runs out', async () => {
-    webdis.set(`${prefix()}:c:gone.com`, 'a-dead-worker', 1500);
+  test('a domain claimed by a worker that died is checked once its heartbeat runs out', async () => {
+    webdis.set(`${prefix()}:c:gone.com`, 'a-dead-worker', 3_600_000);
+    webdis.set(`${prefix()}:o:a-dead-worker`, '1', 1500);
     const run = await execute(anotherWorker(), [{ url: 'gone.com' }, { url: 'here.com' }]);
     expect(run.results.map((item) => [item.json.domain, item.json.reused])).toEqual([
       ['gone.com', false],
@@ -98,7 +99,8 @@ describe('executions on different workers, through the shared store', () => {
     ]);
     const stats = server.sandbox.stats()['sandbox-basic'];
     expect(stats.billedByDomain).toEqual({ 'gone.com': 1, 'here.com': 1 });
-    expect(run.sent).toHaveLength(2); // here.com at once; gone.com after the lease
+    expect(run.sent).toHaveLength(2); // here.com at once; gone.com after the heartbeat
+    expect(webdis.get(`${prefix()}:c:gone.com`)).toBeUndefined();
   });
 
   test('a store that cannot be reached: the process shares, every item says so, nothing lost', async () => {
@@ -113,11 +115,11 @@ describe('executions on different workers, through the shared store', () => {
     webdis = await startFakeWebdis();
   });
 
-  test('a store that refuses a command mid-run: the process shares from then on, and says which command', async () => {
-    webdis.options.disabled = ['RPUSH'];
+  test('a store that refuses a command: the process shares from then on, and says which command', async () => {
+    webdis.options.disabled = ['EVAL'];
     const run = await execute(DapaChecker, overlapping(2));
     expect(run.results).toHaveLength(10);
-    expect(run.results[0].json.shared_store).toMatch(/refused the command RPUSH \(HTTP 403\)/);
+    expect(run.results[0].json.shared_store).toMatch(/refused the command EVAL \(HTTP 403\)/);
     expect(server.sandbox.stats()['sandbox-basic'].billed).toBe(10);
   });
 

@@ -110,7 +110,10 @@ describe('claims while a request waits for room in the shared minute', () => {
     const now = Date.now();
     const limit = (value: number) => ({ value, exact: true, at: now });
     // Another worker spent the key's minute just now: 20 URLs of 20.
-    await remote.addSends(Array.from({ length: 4 }, (): [number, number] => [now, 5]));
+    await remote.flush(
+      Array.from({ length: 4 }, (): [number, number] => [now, 5]),
+      [],
+    );
     await remote.keepPlan({
       v: 1,
       at: now,
@@ -128,11 +131,13 @@ describe('claims while a request waits for room in the shared minute', () => {
     expect(session.problem).toBeUndefined();
     // ... and still holds its domain: no other worker could have claimed and sent it meanwhile.
     expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
-    // While it is out (up to its 120-s timeout, with nothing renewing), the claim holds.
+    // While it is out (up to its 120-s timeout, with nothing renewing), the claim holds: its owner's heartbeat lives.
     skipped += REQUEST_TIMEOUT_MS;
     expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
+    expect(webdis.get(`dapa:test:o:${session.owner}`)).toBe('1');
     await session.end();
     expect(webdis.get('dapa:test:c:claimed.org')).toBeUndefined();
+    expect(webdis.get(`dapa:test:o:${session.owner}`)).toBeUndefined();
   });
 
   test('while no worker knows the URL limit, a request waits for the one another worker reserved before it', async () => {
@@ -145,7 +150,7 @@ describe('claims while a request waits for room in the shared minute', () => {
     const reserving = session.reserve(5, Infinity).then(() => (reserved = true));
     while (Date.now() - from < 5000) await new Promise((resolve) => setImmediate(resolve));
     expect(reserved).toBe(false);
-    await remote.unreserve(other); // the other worker's request was answered (and what it taught is in the store)
+    await remote.flush([], [other]); // the other worker's request was answered (and what it taught is in the store)
     await reserving;
     expect(Date.now() - from).toBeLessThan(LEASE_MS);
     expect(session.problem).toBeUndefined();
@@ -200,7 +205,7 @@ describe('claims while a request waits for room in the shared minute', () => {
     const remote = new RedisShare(node, http, webdis.url, 'dapa:calm', STORE_TEST_SECRET);
     const now = Date.now();
     // The limit was guessed from a refusal 70 s ago (past the calm before a probe); other workers filled the minute.
-    await remote.addSends([[now - 1000, 20]]);
+    await remote.flush([[now - 1000, 20]], []);
     await remote.keepPlan({
       v: 1,
       at: now,

@@ -54,6 +54,8 @@ export interface ClusterRun {
   executionMs: number[];
   /** URLs the service billed in each minute from the first start, as the request log would count them. */
   perMinute: number[];
+  /** Redis commands sent through webdis, by command (EVAL by the script's name, its first line's `-- dapa:<name>`). */
+  storeCommands: Record<string, number>;
 }
 
 /** `executions` lists of `size` domains, each overlapping the next by half (as in the end-to-end scenario). */
@@ -72,8 +74,18 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   const sandbox = createSandbox({ ...DEFAULT_CONFIG, keys: { [setup.key]: setup.plan } });
   const webdis = memoryWebdis(memoryRedis(), STORE, () => draw(setup.store));
 
+  const storeCommands: Record<string, number> = {};
   const transport = async (request: SentRequest): Promise<TransportAnswer> => {
     if (request.url.startsWith(STORE)) {
+      const [command, script] = request.url
+        .slice(STORE.length + 1)
+        .replace(/\.json$/, '')
+        .split('/');
+      const name =
+        command.toUpperCase() === 'EVAL'
+          ? `EVAL ${/^-- (dapa:[a-z-]+)/.exec(decodeURIComponent(script ?? ''))?.[1] ?? '?'}`
+          : command.toUpperCase();
+      storeCommands[name] = (storeCommands[name] ?? 0) + 1;
       const answer = await webdis(request.url);
       return { status: answer.status, headers: { 'content-type': 'application/json' }, text: answer.body };
     }
@@ -135,5 +147,6 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
     storeNotes: [...storeNotes],
     executionMs,
     perMinute,
+    storeCommands,
   };
 }

@@ -230,7 +230,11 @@ async function workerKilled(ctx: Ctx, f: Flows, redis: Started): Promise<void> {
     victims.length === 1,
     `${victims.length}`,
   );
-  const leases = claimed().map((k) => Number(redisCli(redis.port, ['PTTL', k])));
+  // A claim holds while its owner's heartbeat (`o:<owner>`) lives: that is the lease left.
+  const leases = claimed().map((k) => {
+    const owner = redisCli(redis.port, ['GET', k]);
+    return Number(redisCli(redis.port, ['PTTL', k.replace(/:c:.*$/, `:o:${owner}`)]));
+  });
   const killedAt = Date.now();
   killGroup(victims[0]);
   ctx.log(

@@ -19,15 +19,9 @@ const COMMANDS: ReadonlyArray<ReadonlyArray<string | number>> = [
   ['PING'],
   ['SET', TEST_KEY, 'x', 'NX', 'PX', 10_000],
   ['GET', TEST_KEY],
-  ['MGET', TEST_KEY, `${TEST_KEY}:b`],
-  ['PEXPIRE', TEST_KEY, 10_000],
   ['DEL', TEST_KEY],
-  ['RPUSH', `${TEST_KEY}:list`, 'x'],
   ['LRANGE', `${TEST_KEY}:list`, 0, -1],
-  ['LTRIM', `${TEST_KEY}:list`, -1, -1],
-  ['LREM', `${TEST_KEY}:list`, 1, 'x'],
-  ['DEL', `${TEST_KEY}:list`],
-  ['EVAL', 'return 1', 0],
+  ['EVAL', "return redis.call('del', ARGV[1])", 0, TEST_KEY],
 ];
 
 /** What to change for each kind of problem. */

@@ -14,7 +14,7 @@ import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
 import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
 import { REQUEST_TIMEOUT_MS } from '../transport';
-import { LEASE_MS, type RedisShare } from './redisShare';
+import { LEASE_MS, type ClaimReply, type RedisShare } from './redisShare';
 import {
   answered,
   claim,
@@ -30,8 +30,10 @@ import {
   type KeyShare,
 } from './registry';
 
-/** How often the store is asked about domains other workers are checking, and its window read again. */
+/** How often the store's window is read again; domains other workers are checking are asked about first after this,
+ * then less often while nothing changes (up to POLL_MAX_MS), so that waiting costs few calls. */
 const POLL_MS = 1000;
+const POLL_MAX_MS = 8000;
 const RENEW_MS = LEASE_MS / 3;
 /**
  * A request's claims last this long from the moment it goes: nothing renews them while n8n waits for the answer, and
@@ -98,6 +100,8 @@ export class ShareSession {
   private remoteWindow?: WindowSnapshot;
   private remoteReadAt = -Infinity;
   private renewedAt = Date.now();
+  /** The heartbeat holds for a request out (SENDING_LEASE_MS) until the next renewal. */
+  private sendingLease = false;
   private seen: Array<[number, number]> = [];
   private readonly unsentSends: Array<[number, number]> = [];
   private keptPlan = '';
@@ -112,6 +116,9 @@ export class ShareSession {
   private readonly answeredEntries: string[] = [];
   private wake?: () => void;
   private woke = false;
+  /** When domains other workers are checking are next asked about, and the wait before the one after. */
+  private pollAt = 0;
+  private pollEvery = POLL_MS;
 
   constructor(private readonly setup: SessionSetup) {
     this.share = shareOf(setup.storageKey);
@@ -180,18 +187,27 @@ export class ShareSession {
     if ([...this.mine].every((key) => this.remoteBusy.has(key))) this.answers += 1;
   }
 
+  /**
+   * An answer kept in the store is taken when younger than Reuse Results For, or than a minute with 0 (one that came
+   * while this execution looked: kept that long for those waiting).
+   */
+  private maxAgeMs(): number {
+    return Math.max(this.setup.reuseMs, LEASE_MS);
+  }
+
   private async claimInStore(run: SharingRun, keys: string[], now: number): Promise<void> {
     const remote = this.remote;
     if (!remote || keys.length === 0) return;
     await this.guard(async () => {
-      const found = this.setup.reuseMs > 0 ? await remote.answers(keys, now, this.setup.reuseMs) : new Map();
-      this.take(found, true);
-      for (const key of keys.filter((k) => !found.has(k))) {
-        const claimed = await remote.claim(key, this.owner);
-        if (claimed === true) this.remoteMine.add(key);
-        else if (claimed === false) this.remoteBusy.add(key);
-        else this.take(new Map([[key, claimed]]), true);
+      const replies = await remote.claim(keys, this.owner, now, this.maxAgeMs());
+      this.renewedAt = Date.now();
+      const found = new Map<string, Answer>();
+      for (const [key, reply] of replies) {
+        if (reply === 'mine') this.remoteMine.add(key);
+        else if (reply === 'busy') this.remoteBusy.add(key);
+        else found.set(key, reply);
       }
+      this.take(found, true);
       run.setAside(this.remoteBusy);
     });
   }
@@ -202,7 +218,7 @@ export class ShareSession {
     for (const [key, answer] of found) {
       records.set(key, answer.record);
       this.checkedAt.set(key, answer.checkedAt);
-      if (fromStore) this.published(key, answer, false);
+      if (fromStore) this.published(key, answer);
     }
     this.run?.addCached(records);
   }
@@ -221,17 +237,21 @@ export class ShareSession {
 
   /** This run's records as they come: kept and told to every execution waiting for them, here and on other workers. */
   received(records: ReadonlyArray<{ key: string; record: DomainRecord }>, now: number): void {
-    for (const { key, record } of records) this.published(key, { record, checkedAt: now }, true);
+    const answers: Array<[string, Answer]> = records.map(({ key, record }) => [
+      key,
+      { record, checkedAt: now },
+    ]);
+    for (const [key, answer] of answers) this.published(key, answer);
+    const remote = this.remote;
+    if (!remote || answers.length === 0) return;
+    for (const [key] of answers) this.remoteMine.delete(key);
+    this.later(() => remote.publish(answers, this.owner, this.setup.reuseMs));
   }
 
-  private published(key: string, answer: Answer, toStore: boolean): void {
+  private published(key: string, answer: Answer): void {
     this.checkedAt.set(key, answer.checkedAt);
     this.mine.delete(key);
     publish(this.share, key, answer, this.owner, this.setup.reuseMs);
-    const remote = this.remote;
-    if (!toStore || !remote) return;
-    this.remoteMine.delete(key);
-    this.later(() => remote.publish(key, answer, this.setup.reuseMs));
   }
 
   /** A request goes out (synchronously with the run's decision): the others count its URLs from now. */
@@ -285,7 +305,7 @@ export class ShareSession {
         await this.renewDue(Date.now());
         before = await remote.flightBefore(entry, Date.now());
       }
-      await this.renewForSend();
+      await this.renewForSend(Date.now());
     });
     return entry;
   }
@@ -309,7 +329,6 @@ export class ShareSession {
    * request neither in flight nor sent, or a refusal's lesson missing).
    */
   private async flush(remote: RedisShare, now: number): Promise<void> {
-    await remote.addSends(this.unsentSends.splice(0));
     const window = this.run?.window(now);
     const plan = planOf(window);
     if (window && plan !== this.keptPlan) {
@@ -318,8 +337,8 @@ export class ShareSession {
       if (planOf(mergeWindows(this.remoteWindow, window)) !== planOf(this.remoteWindow))
         await remote.keepPlan(window);
     }
-    if (this.untaken > 0) return;
-    for (const entry of this.answeredEntries.splice(0)) await remote.unreserve(entry);
+    const answered = this.untaken > 0 ? [] : this.answeredEntries.splice(0);
+    await remote.flush(this.unsentSends.splice(0), answered);
   }
 
   private async pause(ms: number): Promise<void> {
@@ -352,20 +371,25 @@ export class ShareSession {
     });
   }
 
-  /** The claims outlast the request about to go, however long it takes to be answered (up to its timeout). */
-  private async renewForSend(): Promise<void> {
+  /**
+   * The claims outlast the request about to go, however long it takes to be answered (up to its timeout): the
+   * heartbeat is made longer, once until the request is back (`unreserve`).
+   */
+  private async renewForSend(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.remoteMine.size === 0) return;
-    this.renewedAt = Date.now();
-    await remote.renew([...this.remoteMine], SENDING_LEASE_MS);
+    if (!remote || this.remoteMine.size === 0 || this.sendingLease) return;
+    this.renewedAt = now;
+    this.sendingLease = true;
+    await remote.heartbeat(this.owner, SENDING_LEASE_MS);
   }
 
-  /** Renews this execution's claims in the store when a third of their lease has passed. */
+  /** Renews this execution's heartbeat (all its claims: one call) when a third of its lease has passed. */
   private async renewDue(now: number): Promise<void> {
     const remote = this.remote;
     if (!remote || now - this.renewedAt < RENEW_MS) return;
     this.renewedAt = now;
-    await remote.renew([...this.remoteMine]);
+    this.sendingLease = false;
+    await remote.heartbeat(this.owner);
   }
 
   /** The store's window, read again at most once a POLL_MS. */
@@ -375,27 +399,28 @@ export class ShareSession {
     this.remoteWindow = await this.remote.window(now);
   }
 
-  /** Domains other workers are checking: answered (taken), or free again (claimed by this run, which sends them). */
+  /**
+   * Domains other workers are checking: answered (taken), or free again (claimed by this run, which sends them), in
+   * one call per CHUNK; asked about less often while nothing changes.
+   */
   private async pollRemote(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.remoteBusy.size === 0) return;
+    if (!remote || this.remoteBusy.size === 0 || now < this.pollAt) return;
     await this.guard(async () => {
       const keys = [...this.remoteBusy];
-      const found = await remote.answers(keys, now);
-      for (const [key, answer] of found) {
+      const replies: Map<string, ClaimReply> = await remote.claim(keys, this.owner, now, this.maxAgeMs());
+      this.renewedAt = Date.now();
+      for (const [key, reply] of replies) {
+        if (reply === 'busy') continue;
         this.remoteBusy.delete(key);
-        this.published(key, answer, false);
-        this.run?.resolveAside(key, answer.record);
+        if (reply === 'mine') this.remoteMine.add(key);
+        else this.published(key, reply);
+        this.run?.resolveAside(key, reply === 'mine' ? undefined : reply.record);
       }
-      for (const key of keys.filter((k) => !found.has(k))) {
-        const claimed = await remote.claim(key, this.owner);
-        if (claimed === false) continue;
-        this.remoteBusy.delete(key);
-        if (claimed === true) this.remoteMine.add(key);
-        else this.published(key, claimed, false);
-        this.run?.resolveAside(key, claimed === true ? undefined : claimed.record);
-      }
-      if (found.size > 0 || this.remoteBusy.size < keys.length) this.woke = true;
+      const changed = this.remoteBusy.size < keys.length;
+      if (changed) this.woke = true;
+      this.pollEvery = changed ? POLL_MS : Math.min(POLL_MAX_MS, this.pollEvery * 2);
+      this.pollAt = Date.now() + this.pollEvery;
     });
   }
 
@@ -405,8 +430,9 @@ export class ShareSession {
     const signal = this.setup.signal;
     this.woke = false;
     for (let left = ms; left > 0 && !this.woke && !signal?.aborted; left = until - Date.now()) {
-      // With the store, a long wait is cut in slices: claims are renewed, and other workers' domains asked about.
-      const slice = !this.remote ? left : Math.min(left, this.remoteBusy.size > 0 ? POLL_MS : RENEW_MS);
+      // With the store, a long wait is cut in slices: the heartbeat is renewed, and other workers' domains asked about.
+      const poll = this.remoteBusy.size > 0 ? Math.max(POLL_MS / 4, this.pollAt - Date.now()) : RENEW_MS;
+      const slice = !this.remote ? left : Math.min(left, poll);
       const woken = new AbortController();
       this.wake = () => woken.abort();
       const signals = signal ? [signal, woken.signal] : [woken.signal];
@@ -418,10 +444,8 @@ export class ShareSession {
       }
       this.wake = undefined;
       if (!this.woke) await this.pollRemote(Date.now());
-      await this.guard(async () => {
-        await this.renewDue(Date.now());
-        await this.readRemoteWindow(Date.now());
-      });
+      // The window is read again before the run's next decision (tick), not while it waits.
+      await this.guard(async () => await this.renewDue(Date.now()));
     }
   }
 
@@ -441,9 +465,9 @@ export class ShareSession {
     await this.guard(async () => {
       await this.remoteOps;
       await this.flush(remote, Date.now());
-      for (const [key, owner] of handed) if (this.remoteMine.has(key)) await remote.transfer(key, owner);
+      const passed = new Map([...handed].filter(([key]) => this.remoteMine.has(key)));
       const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
-      await remote.release(mineInStore, this.owner);
+      await remote.release(mineInStore, this.owner, passed);
       if (this.remoteLearner) await remote.learnedBy(this.owner);
     });
   }
