@@ -54,6 +54,15 @@ export class SharingRun extends CheckRun {
     this.queue = this.queue.filter((key) => !set.has(key));
   }
 
+  /**
+   * Domains set aside that this run can no longer learn about (the shared store stopped answering): they end as
+   * retryable `unfinished`, never sent here, since the execution checking them may still send them.
+   */
+  abandonAside(keys: Iterable<string>): void {
+    for (const key of keys)
+      if (this.aside.delete(key)) this.settle(key, unfinished({ why: 'checked_elsewhere' })(key));
+  }
+
   /** The domains set aside and not resolved yet. */
   awaited(): string[] {
     return [...this.aside];

@@ -35,6 +35,8 @@ export interface ClusterSetup {
   down: Latency;
   /** A store command, each way. */
   store: Latency;
+  /** How long the store (a proxy in front of webdis) holds a command sent at this time from the first start. */
+  hold?: (ms: number) => number;
   /** Before each execution starts on its worker (the queue's hand-over and n8n's set-up). */
   start: Latency;
   /** Share Across Workers (the store); off: each worker shares only within its own process. Default on. */
@@ -54,6 +56,8 @@ export interface ClusterRun {
   executionMs: number[];
   /** URLs the service billed in each minute from the first start, as the request log would count them. */
   perMinute: number[];
+  /** Skipped items by their reason. */
+  skippedReasons: Record<string, number>;
   /** Redis commands sent through webdis, by command (EVAL by the script's name, its first line's `-- dapa:<name>`). */
   storeCommands: Record<string, number>;
 }
@@ -72,7 +76,13 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   const draw = ([lo, hi]: Latency) => lo + Math.floor(random() * (hi - lo + 1));
   const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const sandbox = createSandbox({ ...DEFAULT_CONFIG, keys: { [setup.key]: setup.plan } });
+  let first = Date.now();
   const webdis = memoryWebdis(memoryRedis(), STORE, () => draw(setup.store));
+  const held = async (url: string) => {
+    const hold = setup.hold?.(Date.now() - first) ?? 0;
+    if (hold > 0) await after(hold);
+    return await webdis(url);
+  };
 
   const storeCommands: Record<string, number> = {};
   const transport = async (request: SentRequest): Promise<TransportAnswer> => {
@@ -86,7 +96,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
           ? `EVAL ${/^-- (dapa:[a-z-]+)/.exec(decodeURIComponent(script ?? ''))?.[1] ?? '?'}`
           : command.toUpperCase();
       storeCommands[name] = (storeCommands[name] ?? 0) + 1;
-      const answer = await webdis(request.url);
+      const answer = await held(request.url);
       return { status: answer.status, headers: { 'content-type': 'application/json' }, text: answer.body };
     }
     await after(draw(setup.up));
@@ -97,7 +107,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   };
 
   const queue = setup.lists.slice();
-  const first = Date.now();
+  first = Date.now();
   const perMinute: number[] = [];
   const billedAt = (at: number, body: string) => {
     let processed = 0;
@@ -113,6 +123,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   const executionMs: number[] = [];
   let items = 0;
   const storeNotes = new Set<string>();
+  const skippedReasons: Record<string, number> = {};
   const slot = async (Node: new () => INodeType) => {
     for (let list = queue.shift(); list; list = queue.shift()) {
       await after(draw(setup.start));
@@ -131,6 +142,10 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
         items += 1;
         if (item.json.shared_store) storeNotes.add(item.json.shared_store);
       }
+      for (const item of out[1] as Array<{ json: { reason?: string } }>) {
+        const reason = String(item.json.reason);
+        skippedReasons[reason] = (skippedReasons[reason] ?? 0) + 1;
+      }
     }
   };
   const workers = Array.from({ length: setup.workers }, () => anotherWorker());
@@ -148,5 +163,6 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
     executionMs,
     perMinute,
     storeCommands,
+    skippedReasons,
   };
 }

@@ -90,6 +90,13 @@ export class ShareSession {
   problem?: string;
   private readonly share: KeyShare;
   private remote?: RedisShare;
+  /**
+   * After the store went down: still told, without waiting (a failure ignored), this execution's heartbeat, answers
+   * and end, so that once the store answers again no other worker takes the domains it is still sending.
+   */
+  private keeper?: RedisShare;
+  /** The store went down by a call past its budget (it may have landed), not by a refusal. */
+  private timedOut = false;
   private run?: SharingRun;
   /** Domains this execution claimed and has not answered. */
   private readonly mine = new Set<string>();
@@ -183,6 +190,7 @@ export class ShareSession {
     run.setAside(split.busy);
     for (const key of split.mine) this.mine.add(key);
     await this.claimInStore(run, split.mine, now);
+    this.abandonUnknown(run, split.mine);
     // Nothing of its own to send: the turn to learn the maximum goes to the next execution at once.
     if ([...this.mine].every((key) => this.remoteBusy.has(key))) this.answers += 1;
   }
@@ -212,6 +220,17 @@ export class ShareSession {
     });
   }
 
+  /**
+   * The store went past its budget before saying who holds these domains: another worker may be sending them (and
+   * the call may still land). They are not sent here: retryable `unfinished`, like those others were known to hold.
+   */
+  private abandonUnknown(run: SharingRun, keys: readonly string[]): void {
+    if (this.remote || !this.timedOut) return;
+    const unknown = keys.filter((k) => !this.remoteMine.has(k) && !this.checkedAt.has(k));
+    run.setAside(unknown);
+    run.abandonAside(unknown);
+  }
+
   /** Answers found elsewhere: this run takes them as cached; those from the store also reach this process. */
   private take(found: ReadonlyMap<string, Answer>, fromStore = false): void {
     const records = new Map<string, DomainRecord>();
@@ -226,8 +245,10 @@ export class ShareSession {
   private onWake(key: string, answer: Answer | undefined, inStore = false): void {
     if (answer) this.checkedAt.set(key, answer.checkedAt);
     else this.mine.add(key);
-    // Handed over without the store's claim (another worker holds it): waited for there, like the run's own.
-    if (!answer && this.remote && !inStore) this.remoteBusy.add(key);
+    // Handed over without the store's claim (another worker holds it): waited for there, like the run's own; with the
+    // store down past its budget, not sent here (that worker may be sending it).
+    if (!answer && !this.remote && this.timedOut && !inStore) this.run?.abandonAside([key]);
+    else if (!answer && this.remote && !inStore) this.remoteBusy.add(key);
     else {
       if (!answer && this.remote) this.remoteMine.add(key);
       this.run?.resolveAside(key, answer?.record);
@@ -242,6 +263,8 @@ export class ShareSession {
       { record, checkedAt: now },
     ]);
     for (const [key, answer] of answers) this.published(key, answer);
+    if (!this.remote && this.keeper && answers.length > 0)
+      void this.keeper.publish(answers, this.owner, this.setup.reuseMs).catch(() => undefined);
     const remote = this.remote;
     if (!remote || answers.length === 0) return;
     for (const [key] of answers) this.remoteMine.delete(key);
@@ -357,6 +380,7 @@ export class ShareSession {
       this.learner = false;
       learned(this.share, this.owner);
     }
+    this.keepAlive(now);
     const remote = this.remote;
     if (!remote) return;
     await this.guard(async () => {
@@ -381,6 +405,13 @@ export class ShareSession {
     this.renewedAt = now;
     this.sendingLease = true;
     await remote.heartbeat(this.owner, SENDING_LEASE_MS);
+  }
+
+  /** With the store down: the heartbeat still sent when due, not waited for. */
+  private keepAlive(now: number): void {
+    if (this.remote || !this.keeper || now - this.renewedAt < RENEW_MS) return;
+    this.renewedAt = now;
+    void this.keeper.heartbeat(this.owner, SENDING_LEASE_MS).catch(() => undefined);
   }
 
   /** Renews this execution's heartbeat (all its claims: one call) when a third of its lease has passed. */
@@ -445,6 +476,7 @@ export class ShareSession {
       this.wake = undefined;
       if (!this.woke) await this.pollRemote(Date.now());
       // The window is read again before the run's next decision (tick), not while it waits.
+      this.keepAlive(Date.now());
       await this.guard(async () => await this.renewDue(Date.now()));
     }
   }
@@ -460,7 +492,13 @@ export class ShareSession {
     if (this.learner) learned(this.share, this.owner);
     const unanswered = [...this.mine];
     const remote = this.remote;
-    const handed = release(this.share, unanswered, this.owner, (k) => !!remote && this.remoteMine.has(k));
+    const inStore = (k: string) => (!!remote || !!this.keeper) && this.remoteMine.has(k);
+    const handed = release(this.share, unanswered, this.owner, inStore);
+    if (!remote && this.keeper) {
+      const passed = new Map([...handed].filter(([key]) => this.remoteMine.has(key)));
+      const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
+      void this.keeper.release(mineInStore, this.owner, passed).catch(() => undefined);
+    }
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
@@ -483,18 +521,23 @@ export class ShareSession {
     try {
       await op();
     } catch (error) {
+      this.timedOut ||= /no answer within/.test(remote.problem ?? '');
       this.down(remote.problem ?? (error instanceof Error ? error.message : String(error)));
     }
   }
 
-  /** The store failed: this execution shares within its process from now on, and its items say so. */
+  /**
+   * The store failed (or took longer than its budget): this execution shares within its process from now on, and its
+   * items say so. The domains another worker holds are not sent here (that worker may still send them): they end
+   * as retryable `unfinished`, and a later run gets them, at no credit once kept.
+   */
   private down(message: string): void {
     this.problem ??= `${message}: this execution shared only within its n8n process.`;
+    this.keeper ??= this.remote;
     this.remote = undefined;
     this.remoteWindow = undefined;
-    for (const key of this.remoteBusy) this.run?.resolveAside(key);
+    this.run?.abandonAside(this.remoteBusy);
     this.remoteBusy.clear();
-    this.remoteMine.clear();
     this.nudge();
   }
 }
