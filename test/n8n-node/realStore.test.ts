@@ -5,7 +5,7 @@
 // this webdis, passes with the README's user and says what real webdis answers to a wrong password (403). The node's
 // Lua scripts run here on the real Redis (the unit tests' stand-in runs their JavaScript twins).
 import type { ICredentialsDecrypted, ICredentialTestFunctions } from 'n8n-workflow';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DomainRecord } from '../../shared/index';
@@ -13,6 +13,7 @@ import { testSharedStateCredential } from '../../n8n-node/nodes/DapaChecker/shar
 import { RedisShare } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
 import type { StoreHttp } from '../../n8n-node/nodes/DapaChecker/sharing/webdis';
 import { STORE_TEST_NODE } from './fakeWebdis';
+import { metricsFor } from '../sandbox/handler';
 import {
   DAPA_REDIS_ARGS,
   readmeDapaRedisArgs,
@@ -25,7 +26,12 @@ import {
   type Started,
 } from '../n8n-e2e/lib/sharedStore';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
+
+const readme = () =>
+  readFileSync(path.join(__dirname, '../../n8n-node/README.md'), 'utf8').replace(/\s+/g, ' ');
+/** A record as the service answers it (the sandbox's metrics for the domain). */
+const sandboxRecord = (domain: string) => ({ domain, ...metricsFor(domain) }) as unknown as DomainRecord;
 
 let queueRedis: Started;
 let dapaRedis: Started;
@@ -186,5 +192,76 @@ describe("the node's scripts on the real Redis, through the README's webdis", ()
     const window = await a.window(now);
     expect(window?.sends).toEqual([[now, 5]]);
     expect(window?.limits.urlsPerMinute).toMatchObject({ value: 60, exact: true });
+  });
+});
+
+describe('what DAPA keeps in its Redis, and what eviction costs', () => {
+  const [user, password] = auth.split(':');
+  const http: StoreHttp = async (url) => {
+    const response = await fetch(url, {
+      headers: { Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+    });
+    return { status: response.status, body: await response.text() };
+  };
+  const domains = (n: number, tag: string) => Array.from({ length: n }, (_v, i) => `${tag}-${i}.example.org`);
+  const answer = (domain: string) => ({ record: sandboxRecord(domain), checkedAt: Date.now() });
+
+  test("bytes per kept domain, measured on the real Redis, are the README's", async () => {
+    const store = new RedisShare(
+      STORE_TEST_NODE,
+      http,
+      webdis.url,
+      'dapa:0123456789abcdef01234567',
+      'bytes-secret',
+    );
+    const kept = domains(2000, 'kept');
+    await store.publish(
+      kept.map((d) => [d, answer(d)]),
+      'owner',
+      720 * 3600_000,
+    );
+    let bytes = 0;
+    for (const d of kept.slice(0, 200))
+      bytes += Number(redisCli(dapaRedis.port, ['MEMORY', 'USAGE', `dapa:0123456789abcdef01234567:r:${d}`]));
+    const perDomain = bytes / 200;
+    const perBound = Math.floor((256 * 1024 * 1024) / perDomain / 1000) * 1000;
+    console.log(
+      `${Math.round(perDomain)} bytes per kept domain (MEMORY USAGE of its answer): about ${perBound} in 256 MB`,
+    );
+    const stated = /about (\d+) bytes of Redis per kept domain/.exec(readme())?.[1];
+    expect(Number(stated)).toBeGreaterThan(0);
+    // Within 15 % of the README's figure (the allocator rounds sizes; a change in what is kept moves it more).
+    expect(Math.abs(perDomain - Number(stated)) / Number(stated)).toBeLessThan(0.15);
+    const fit = Math.round((256 * 1024 * 1024) / Number(stated) / 100_000) * 100_000;
+    expect(readme()).toContain(`about ${fit.toLocaleString('en-US')} domains fit in 256 MB`);
+  });
+
+  test('a full Redis evicts old answers: writes go on, an evicted answer is only checked again', async () => {
+    const small = await startRedis(['--maxmemory', '2mb', '--maxmemory-policy', 'allkeys-lru']);
+    const dir = mkdtempSync(path.join(tmpdir(), 'dapa-store-'));
+    const smallWebdis = await startWebdis({ redisPort: small.port, dir, name: 'webdis-small' });
+    try {
+      const store = new RedisShare(STORE_TEST_NODE, http, smallWebdis.url, 'dapa:small', 'evict-secret');
+      const all = domains(12_000, 'many');
+      await store.publish(
+        all.map((d) => [d, answer(d)]),
+        'owner',
+        720 * 3600_000,
+      );
+      expect(Number(redisCli(small.port, ['DBSIZE']))).toBeLessThan(all.length);
+      // Claimed again: each domain is either its kept answer (reused) or, evicted, claimed to be checked once more.
+      const replies = await store.claim(all, 'next', Date.now(), 720 * 3600_000);
+      const reused = [...replies.values()].filter((r) => typeof r === 'object').length;
+      const again = [...replies.values()].filter((r) => r === 'mine').length;
+      console.log(
+        `2 MB Redis, 12,000 answers written: ${reused} kept and reused, ${again} evicted (one more credit each)`,
+      );
+      expect(replies.size).toBe(all.length);
+      expect(reused + again).toBe(all.length);
+      expect(again).toBeGreaterThan(0);
+    } finally {
+      await smallWebdis.stop();
+      await small.stop();
+    }
   });
 });
