@@ -1,12 +1,14 @@
 // One execution's part in sharing its key with the executions that run beside it: in this n8n process always
 // (registry.ts), and across workers through Redis when the node's Share Across Workers is on (redisShare.ts). It
 // claims the execution's domains (or finds them answered, or being checked by another execution: then the run sets
-// them aside and waits), publishes each answer the moment it comes, hands the merged window of the others to the run
-// before each decision, lets one execution at a time learn the plan's per-request maximum, and at the end hands back
-// what it claimed and did not answer. The first failure of the store turns the store off for this execution (it
-// goes on sharing within its process) and is said on every output item (`problem`).
-// Over 400 lines: the claims, the reservations and the window read and written in one order, which is what keeps two
-// workers from sending the same domain or into the same minute.
+// them aside and waits), publishes each batch of answers the moment it comes, hands the merged window of the others
+// to the run before each decision, lets one execution at a time learn the plan's per-request maximum, keeps one
+// heartbeat for all its claims, and at the end hands back what it claimed and did not answer. What the store says of
+// the claims is decided by the pure transitions of storeClaims.ts; this module drives them, the registry and the
+// store. The first failure of the store (or a call past its budget) turns the store off for this execution (it goes
+// on sharing within its process) and is said on every output item (`problem`).
+// Over 300 lines: the reservations, the heartbeat and the window read and written in one order, which is what keeps
+// two workers from sending into the same minute; splitting that order across modules is the next step (issue 44).
 import { randomUUID } from 'node:crypto';
 import { sleep, sleepWithAbort } from 'n8n-workflow';
 import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
@@ -14,7 +16,18 @@ import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
 import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
 import { REQUEST_TIMEOUT_MS } from '../transport';
-import { LEASE_MS, type ClaimReply, type RedisShare } from './redisShare';
+import { LEASE_MS, type RedisShare } from './redisShare';
+import {
+  answered as answeredInStore,
+  claimed,
+  emptyClaims,
+  handedOver,
+  nextPoll,
+  polled,
+  unsettled,
+  wentDown,
+  type ClaimEffects,
+} from './storeClaims';
 import {
   answered,
   claim,
@@ -100,10 +113,8 @@ export class ShareSession {
   private run?: SharingRun;
   /** Domains this execution claimed and has not answered. */
   private readonly mine = new Set<string>();
-  /** Of those, the ones it holds in Redis too. */
-  private readonly remoteMine = new Set<string>();
-  /** Domains set aside because another worker holds them in Redis. */
-  private readonly remoteBusy = new Set<string>();
+  /** What the store says of its domains: held by it in Redis too, or by another worker (storeClaims.ts). */
+  private readonly claims = emptyClaims();
   private remoteWindow?: WindowSnapshot;
   private remoteReadAt = -Infinity;
   private renewedAt = Date.now();
@@ -190,9 +201,9 @@ export class ShareSession {
     run.setAside(split.busy);
     for (const key of split.mine) this.mine.add(key);
     await this.claimInStore(run, split.mine, now);
-    this.abandonUnknown(run, split.mine);
+    this.abandonUnknown(split.mine);
     // Nothing of its own to send: the turn to learn the maximum goes to the next execution at once.
-    if ([...this.mine].every((key) => this.remoteBusy.has(key))) this.answers += 1;
+    if ([...this.mine].every((key) => this.claims.busy.has(key))) this.answers += 1;
   }
 
   /**
@@ -209,26 +220,34 @@ export class ShareSession {
     await this.guard(async () => {
       const replies = await remote.claim(keys, this.owner, now, this.maxAgeMs());
       this.renewedAt = Date.now();
-      const found = new Map<string, Answer>();
-      for (const [key, reply] of replies) {
-        if (reply === 'mine') this.remoteMine.add(key);
-        else if (reply === 'busy') this.remoteBusy.add(key);
-        else found.set(key, reply);
-      }
-      this.take(found, true);
-      run.setAside(this.remoteBusy);
+      this.apply(claimed(this.claims, replies));
     });
+  }
+
+  /** What a transition of the store's claims asks of the run. */
+  private apply(effects: ClaimEffects): void {
+    this.take(effects.taken, true);
+    if (effects.aside.length > 0) this.run?.setAside(effects.aside);
+    for (const [key, answer] of effects.resolved) {
+      if (answer) this.published(key, answer);
+      this.run?.resolveAside(key, answer?.record);
+    }
+    if (effects.abandoned.length > 0) {
+      this.run?.setAside(effects.abandoned);
+      this.run?.abandonAside(effects.abandoned);
+    }
+  }
+
+  private store() {
+    return { up: this.remote !== undefined, timedOut: this.timedOut };
   }
 
   /**
    * The store went past its budget before saying who holds these domains: another worker may be sending them (and
    * the call may still land). They are not sent here: retryable `unfinished`, like those others were known to hold.
    */
-  private abandonUnknown(run: SharingRun, keys: readonly string[]): void {
-    if (this.remote || !this.timedOut) return;
-    const unknown = keys.filter((k) => !this.remoteMine.has(k) && !this.checkedAt.has(k));
-    run.setAside(unknown);
-    run.abandonAside(unknown);
+  private abandonUnknown(keys: readonly string[]): void {
+    this.apply(unsettled(this.claims, this.store(), keys, (k) => this.checkedAt.has(k)));
   }
 
   /** Answers found elsewhere: this run takes them as cached; those from the store also reach this process. */
@@ -243,16 +262,8 @@ export class ShareSession {
   }
 
   private onWake(key: string, answer: Answer | undefined, inStore = false): void {
-    if (answer) this.checkedAt.set(key, answer.checkedAt);
-    else this.mine.add(key);
-    // Handed over without the store's claim (another worker holds it): waited for there, like the run's own; with the
-    // store down past its budget, not sent here (that worker may be sending it).
-    if (!answer && !this.remote && this.timedOut && !inStore) this.run?.abandonAside([key]);
-    else if (!answer && this.remote && !inStore) this.remoteBusy.add(key);
-    else {
-      if (!answer && this.remote) this.remoteMine.add(key);
-      this.run?.resolveAside(key, answer?.record);
-    }
+    if (!answer) this.mine.add(key);
+    this.apply(handedOver(this.claims, key, answer, inStore, this.store()));
     this.nudge();
   }
 
@@ -267,7 +278,10 @@ export class ShareSession {
       void this.keeper.publish(answers, this.owner, this.setup.reuseMs).catch(() => undefined);
     const remote = this.remote;
     if (!remote || answers.length === 0) return;
-    for (const [key] of answers) this.remoteMine.delete(key);
+    answeredInStore(
+      this.claims,
+      answers.map(([key]) => key),
+    );
     this.later(() => remote.publish(answers, this.owner, this.setup.reuseMs));
   }
 
@@ -401,7 +415,7 @@ export class ShareSession {
    */
   private async renewForSend(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.remoteMine.size === 0 || this.sendingLease) return;
+    if (!remote || this.claims.mine.size === 0 || this.sendingLease) return;
     this.renewedAt = now;
     this.sendingLease = true;
     await remote.heartbeat(this.owner, SENDING_LEASE_MS);
@@ -436,21 +450,15 @@ export class ShareSession {
    */
   private async pollRemote(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.remoteBusy.size === 0 || now < this.pollAt) return;
+    if (!remote || this.claims.busy.size === 0 || now < this.pollAt) return;
     await this.guard(async () => {
-      const keys = [...this.remoteBusy];
-      const replies: Map<string, ClaimReply> = await remote.claim(keys, this.owner, now, this.maxAgeMs());
+      const asked = this.claims.busy.size;
+      const replies = await remote.claim([...this.claims.busy], this.owner, now, this.maxAgeMs());
       this.renewedAt = Date.now();
-      for (const [key, reply] of replies) {
-        if (reply === 'busy') continue;
-        this.remoteBusy.delete(key);
-        if (reply === 'mine') this.remoteMine.add(key);
-        else this.published(key, reply);
-        this.run?.resolveAside(key, reply === 'mine' ? undefined : reply.record);
-      }
-      const changed = this.remoteBusy.size < keys.length;
+      this.apply(polled(this.claims, replies));
+      const changed = this.claims.busy.size < asked;
       if (changed) this.woke = true;
-      this.pollEvery = changed ? POLL_MS : Math.min(POLL_MAX_MS, this.pollEvery * 2);
+      this.pollEvery = nextPoll(this.pollEvery, changed, POLL_MS, POLL_MAX_MS);
       this.pollAt = Date.now() + this.pollEvery;
     });
   }
@@ -462,7 +470,7 @@ export class ShareSession {
     this.woke = false;
     for (let left = ms; left > 0 && !this.woke && !signal?.aborted; left = until - Date.now()) {
       // With the store, a long wait is cut in slices: the heartbeat is renewed, and other workers' domains asked about.
-      const poll = this.remoteBusy.size > 0 ? Math.max(POLL_MS / 4, this.pollAt - Date.now()) : RENEW_MS;
+      const poll = this.claims.busy.size > 0 ? Math.max(POLL_MS / 4, this.pollAt - Date.now()) : RENEW_MS;
       const slice = !this.remote ? left : Math.min(left, poll);
       const woken = new AbortController();
       this.wake = () => woken.abort();
@@ -492,19 +500,19 @@ export class ShareSession {
     if (this.learner) learned(this.share, this.owner);
     const unanswered = [...this.mine];
     const remote = this.remote;
-    const inStore = (k: string) => (!!remote || !!this.keeper) && this.remoteMine.has(k);
+    const inStore = (k: string) => (!!remote || !!this.keeper) && this.claims.mine.has(k);
     const handed = release(this.share, unanswered, this.owner, inStore);
     if (!remote && this.keeper) {
-      const passed = new Map([...handed].filter(([key]) => this.remoteMine.has(key)));
-      const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
+      const passed = new Map([...handed].filter(([key]) => this.claims.mine.has(key)));
+      const mineInStore = unanswered.filter((k) => this.claims.mine.has(k) && !handed.has(k));
       void this.keeper.release(mineInStore, this.owner, passed).catch(() => undefined);
     }
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
       await this.flush(remote, Date.now());
-      const passed = new Map([...handed].filter(([key]) => this.remoteMine.has(key)));
-      const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
+      const passed = new Map([...handed].filter(([key]) => this.claims.mine.has(key)));
+      const mineInStore = unanswered.filter((k) => this.claims.mine.has(k) && !handed.has(k));
       await remote.release(mineInStore, this.owner, passed);
       if (this.remoteLearner) await remote.learnedBy(this.owner);
     });
@@ -536,8 +544,7 @@ export class ShareSession {
     this.keeper ??= this.remote;
     this.remote = undefined;
     this.remoteWindow = undefined;
-    this.run?.abandonAside(this.remoteBusy);
-    this.remoteBusy.clear();
+    this.apply(wentDown(this.claims));
     this.nudge();
   }
 }
