@@ -63,6 +63,11 @@ export class SharingRun extends CheckRun {
       if (this.aside.delete(key)) this.settle(key, unfinished({ why: 'checked_elsewhere' })(key));
   }
 
+  /** Whether the run has domains of its own still to send (not only domains others are checking). */
+  hasWorkToSend(): boolean {
+    return this.queue.length > 0;
+  }
+
   /** The domains set aside and not resolved yet. */
   awaited(): string[] {
     return [...this.aside];

@@ -50,7 +50,7 @@ test('the entry plan, 10 workers x 2, 100 executions of lists of 10 overlapping 
   console.log(
     `10 workers x 2, 100 x 10: ${run.stats.billed} billed, ${run.stats.limitExceeded} Limit Exceeded, ` +
       `${(run.lastMs / needMs).toFixed(2)} x the bound, ` +
-      `${(Object.values(run.storeCommands).reduce((a, b) => a + b, 0) / run.stats.requests).toFixed(1)} store commands a request`,
+      `${(Object.values(run.storeCommands).reduce((a, b) => a + b, 0) / run.stats.requests).toFixed(1)} store commands a request ${JSON.stringify(run.storeCommands)}`,
   );
   expect(run.storeNotes).toEqual([]);
   expect(run.items).toBe(1000);

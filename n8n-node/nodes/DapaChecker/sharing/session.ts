@@ -405,7 +405,8 @@ export class ShareSession {
         await remote.learnedBy(this.owner);
       }
       await this.renewDue(now);
-      await this.readRemoteWindow(now);
+      // The window matters to a run that still has domains to send; one only waiting for others' needs none.
+      if (this.run?.hasWorkToSend() !== false) await this.readRemoteWindow(now);
     });
   }
 
