@@ -40,14 +40,7 @@ export type InputProblem =
 
 /** What stopped an unsent or unfinished position. */
 export type StopCause =
-  | 'deadline'
-  | 'wait_budget'
-  | 'waiting_off'
-  | 'request_limit'
-  | 'not_run'
-  | 'cancelled'
-  /** Another execution was checking it when the shared store stopped answering in time: not sent twice. */
-  | 'checked_elsewhere';
+  'deadline' | 'wait_budget' | 'waiting_off' | 'request_limit' | 'not_run' | 'cancelled';
 
 /** Data behind an outcome, for a shell to word; never the API key. */
 export interface OutcomeDetail {

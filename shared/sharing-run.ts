@@ -59,8 +59,7 @@ export class SharingRun extends CheckRun {
    * retryable `unfinished`, never sent here, since the execution checking them may still send them.
    */
   abandonAside(keys: Iterable<string>): void {
-    for (const key of keys)
-      if (this.aside.delete(key)) this.settle(key, unfinished({ why: 'checked_elsewhere' })(key));
+    for (const key of keys) if (this.aside.delete(key)) this.settle(key, unfinished({ why: 'not_run' })(key));
   }
 
   /** Whether the run has domains of its own still to send (not only domains others are checking). */

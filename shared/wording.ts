@@ -75,8 +75,6 @@ function unfinishedWords(detail: OutcomeDetail = {}): string {
       return wait
         ? `Not checked yet: the next request could only go in ${wait}, after this run's time limit. Run again to finish.`
         : "Not checked yet: this run's time limit was reached. Run again to finish.";
-    case 'checked_elsewhere':
-      return 'Not checked here: another execution was checking it when the shared store stopped answering in time, so it was not sent a second time. Run again to get its result (at no credit once that execution has kept it).';
     case 'wait_budget':
       return `Not checked yet: waiting ${wait} more for the plan's rate limit would pass the maximum total wait. Run again to finish.`;
     default:
