@@ -54,6 +54,19 @@ export class SharingRun extends CheckRun {
     this.queue = this.queue.filter((key) => !set.has(key));
   }
 
+  /**
+   * Domains set aside that this run can no longer learn about (the shared store stopped answering): they end as
+   * retryable `unfinished`, never sent here, since the execution checking them may still send them.
+   */
+  abandonAside(keys: Iterable<string>): void {
+    for (const key of keys) if (this.aside.delete(key)) this.settle(key, unfinished({ why: 'not_run' })(key));
+  }
+
+  /** Whether the run has domains of its own still to send (not only domains others are checking). */
+  hasWorkToSend(): boolean {
+    return this.queue.length > 0;
+  }
+
   /** The domains set aside and not resolved yet. */
   awaited(): string[] {
     return [...this.aside];

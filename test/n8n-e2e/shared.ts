@@ -1,5 +1,6 @@
 // Issue 35 in real components: n8n 2.41.1 in queue mode (one main, 5 workers x 2 slots, Bull on Debian's
-// redis-server) with the node's shared store (Debian's webdis in front of that Redis), and regular mode on either n8n;
+// redis-server) with the node's shared store (Debian's webdis, started with the README's webdis.json, in front of a
+// second redis-server of DAPA's own, as the README sets it up), and regular mode on either n8n;
 // every figure is the sandbox's own count. Modes (run by run.sh):
 //   queue    the shared-store scenarios: 40 overlapping executions, the same lists "an hour later", webdis stopped
 //            mid-run, a wrong address and wrong auth, a worker SIGKILLed while holding claims

@@ -108,6 +108,20 @@ async function fetched(
   };
 }
 
+/** A transport's answer, or n8n's timeout error once `timeout` ms have passed (on whatever timers are in force). */
+async function timed(answer: Promise<TransportAnswer>, timeout?: number): Promise<TransportAnswer> {
+  if (!timeout) return await answer;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timeout of ${timeout}ms exceeded`)), timeout);
+  });
+  try {
+    return await Promise.race([answer, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function realHttp(
   options: IHttpRequestOptions,
   sent: SentRequest[],
@@ -128,7 +142,9 @@ async function realHttp(
     body: body ?? '',
   };
   sent.push(request);
-  const response = transport ? await transport(request) : await fetched(options, headers, body);
+  const response = transport
+    ? await timed(transport(request), options.timeout)
+    : await fetched(options, headers, body);
   const text = response.text;
   onAnswer?.(response.status, text);
   if (!options.ignoreHttpStatusErrors && response.status >= 400) {

@@ -1,7 +1,8 @@
 // A stand-in for webdis in front of Redis, for unit tests (the end-to-end tests run the real ones): an HTTP server on
 // a free loopback port speaking webdis's URL protocol (`/SET/key/value/NX/PX/30000.json`, arguments URL-encoded,
 // JSON replies such as {"SET":[true,"OK"]} and {"GET":null}) over an in-memory Redis of the commands the node uses,
-// with expiries on the server's clock. It can ask for HTTP Basic auth (401 otherwise) and refuse commands (403).
+// with expiries on the server's clock. It can ask for HTTP Basic auth and refuse commands; like the real webdis (checked
+// in realStore.test.ts) it answers a missing or wrong user or password with 403, the answer of a disabled command.
 // Tests on virtual time use the in-memory Redis without a server (`memoryRedis`, `memoryWebdis`).
 import type { INode } from 'n8n-workflow';
 import * as http from 'node:http';
@@ -17,6 +18,9 @@ export const STORE_TEST_NODE = {
   typeVersion: 1,
   position: [0, 0],
 } as INode;
+
+/** The Signing Secret of the DAPA Shared State API credential in tests. */
+export const STORE_TEST_SECRET = 'a-test-signing-secret';
 
 export interface FakeWebdisOptions {
   /** `user:password` the server asks for. */
@@ -47,6 +51,71 @@ export interface MemoryRedis {
   keys(): string[];
 }
 
+type Run = (args: string[]) => unknown;
+
+/**
+ * The node's Lua scripts (n8n-node/nodes/DapaChecker/sharing/scripts.ts) as the same steps over the stand-in's own
+ * commands, by the name on their first line; realStore.test.ts runs the real scripts on the real Redis.
+ */
+const SCRIPTS: Record<string, (run: Run, argv: string[]) => unknown> = {
+  claim: (run, [p, owner, beat, claimMs, ignore, ...domains]) => {
+    run(['SET', `${p}:o:${owner}`, '1', 'PX', beat]);
+    return domains.map((d) => {
+      const answer = ignore === '0' ? run(['GET', `${p}:r:${d}`]) : null;
+      if (typeof answer === 'string') return answer;
+      const holder = run(['GET', `${p}:c:${d}`]);
+      if (typeof holder === 'string' && holder !== owner && run(['GET', `${p}:o:${holder}`]) !== null)
+        return 0;
+      run(['SET', `${p}:c:${d}`, owner, 'PX', claimMs]);
+      return 1;
+    });
+  },
+  publish: (run, [p, owner, ms, ...pairs]) => {
+    for (let i = 0; i < pairs.length; i += 2) {
+      run(['SET', `${p}:r:${pairs[i]}`, pairs[i + 1], 'PX', ms]);
+      if (run(['GET', `${p}:c:${pairs[i]}`]) === owner) run(['DEL', `${p}:c:${pairs[i]}`]);
+    }
+    return 1;
+  },
+  release: (run, [p, owner, end, ...pairs]) => {
+    let n = 0;
+    for (let i = 0; i < pairs.length; i += 2) {
+      const c = `${p}:c:${pairs[i]}`;
+      if (run(['GET', c]) !== owner) continue;
+      if (pairs[i + 1] === '') run(['DEL', c]);
+      else run(['SET', c, pairs[i + 1], 'KEEPTTL']);
+      n += 1;
+    }
+    if (end === '1') run(['DEL', `${p}:o:${owner}`]);
+    return n;
+  },
+  window: (run, [p]) => {
+    const sends = run(['LRANGE', `${p}:sends`, '0', '-1']) as string[];
+    return [sends.length, ...sends, ...(run(['LRANGE', `${p}:plans`, '0', '-1']) as string[])];
+  },
+  reserve: (run, [p, entry, ms]) => {
+    run(['RPUSH', `${p}:flight`, entry]);
+    run(['PEXPIRE', `${p}:flight`, ms]);
+    return run(['LRANGE', `${p}:flight`, '0', '-1']);
+  },
+  flush: (run, [p, kept, ms, n, ...rest]) => {
+    const sends = rest.slice(0, Number(n));
+    if (sends.length > 0) {
+      run(['RPUSH', `${p}:sends`, ...sends]);
+      run(['LTRIM', `${p}:sends`, `-${kept}`, '-1']);
+      run(['PEXPIRE', `${p}:sends`, ms]);
+    }
+    for (const entry of rest.slice(Number(n))) run(['LREM', `${p}:flight`, '1', entry]);
+    return 1;
+  },
+  plan: (run, [p, lesson, kept, ms]) => {
+    run(['RPUSH', `${p}:plans`, lesson]);
+    run(['LTRIM', `${p}:plans`, `-${kept}`, '-1']);
+    run(['PEXPIRE', `${p}:plans`, ms]);
+    return 1;
+  },
+};
+
 export function memoryRedis(): MemoryRedis {
   const data = new Map<string, { value: Value; until: number }>();
   const live = (key: string) => {
@@ -68,7 +137,8 @@ export function memoryRedis(): MemoryRedis {
         const upper = flags.map((f) => f.toUpperCase());
         if (upper.includes('NX') && live(key)) return null;
         const px = upper.indexOf('PX');
-        const until = px >= 0 ? Date.now() + Number(flags[px + 1]) : Infinity;
+        const kept = upper.includes('KEEPTTL') ? live(key)?.until : undefined;
+        const until = px >= 0 ? Date.now() + Number(flags[px + 1]) : (kept ?? Infinity);
         data.set(key, { value, until });
         return [true, 'OK'];
       }
@@ -114,6 +184,12 @@ export function memoryRedis(): MemoryRedis {
         if (at < 0) return 0;
         items.splice(at, 1);
         return 1;
+      }
+      case 'EVAL': {
+        // The credential Test's own script deletes its key: answered as a DEL would be.
+        if (rest[0] === "return redis.call('del', ARGV[1])") return run(['DEL', rest[2]]);
+        const script = SCRIPTS[/^-- dapa:([a-z]+)/.exec(rest[0])?.[1] ?? ''];
+        return script ? script(run, rest.slice(2 + Number(rest[1]))) : [false, 'ERR unknown script'];
       }
       default:
         return [false, `ERR unknown command '${command}'`];
@@ -163,7 +239,7 @@ export async function startFakeWebdis(options: FakeWebdisOptions = {}): Promise<
       ? `Basic ${Buffer.from(fake.options.auth).toString('base64')}`
       : undefined;
     if (expected && req.headers.authorization !== expected) {
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="webdis"' }).end('');
+      res.writeHead(403).end('');
       return;
     }
     if ((fake.options.disabled ?? []).includes(args[0])) {

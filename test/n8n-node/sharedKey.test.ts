@@ -1,6 +1,7 @@
 // The DAPA Checker node on a key that other executions share (queue mode: other workers; one workflow run twice at
 // once), against the sandbox over real HTTP, on a skipping clock: the node's waits move Date.now() forward (for the
 // node and the sandbox alike, both in this process) instead of passing, so the plan's minutes take milliseconds.
+import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
 import { forgetRememberedWindows } from '../../n8n-node/nodes/DapaChecker/planWindow';
@@ -116,5 +117,37 @@ describe('DAPA Checker node: a key shared with other executions', () => {
     expect(second.sent.map((request) => JSON.parse(request.body).urls.length)).toEqual([5, 5]);
     expect(second.ms).toBeGreaterThanOrEqual(MINUTE - 5_000);
     expect(second.ms).toBeLessThanOrEqual(1.25 * MINUTE);
+  });
+});
+
+describe('DAPA Checker node: what static data keeps of the key', () => {
+  test('no plain digest of the key: the window is kept under an HMAC salted with a random value kept beside it', async () => {
+    const staticData: IDataObject = {};
+    await execute('salted', 5, staticData);
+    const plain = createHash('sha256').update(`${server.url}\n${KEY}`).digest('hex').slice(0, 24);
+    const names = Object.keys(staticData);
+    expect(names.some((name) => name.startsWith('dapaWindow:h:'))).toBe(true);
+    expect(JSON.stringify(staticData)).not.toContain(plain);
+    expect(JSON.stringify(staticData)).not.toContain(KEY);
+    // Another workflow draws another salt: the same key gets another name there.
+    const other: IDataObject = {};
+    await execute('salted', 5, other);
+    expect(other.dapaSalt).not.toBe(staticData.dapaSalt);
+    expect(Object.keys(other).find((n) => n.startsWith('dapaWindow:h:'))).not.toBe(
+      names.find((n) => n.startsWith('dapaWindow:h:')),
+    );
+    // The same workflow keeps its name from one execution to the next.
+    await execute('salted-again', 5, staticData);
+    expect(Object.keys(staticData).filter((n) => n.startsWith('dapaWindow:'))).toHaveLength(1);
+  });
+
+  test('a window an earlier version kept under a plain digest is dropped when a window is written', async () => {
+    const staticData: IDataObject = {
+      'dapaWindow:0123456789abcdef01234567': { v: 1, at: 0, sends: [], limits: {} },
+    };
+    await execute('upgrade', 5, staticData);
+    expect(Object.keys(staticData).filter((n) => n.startsWith('dapaWindow:'))).toEqual([
+      expect.stringMatching(/^dapaWindow:h:[0-9a-f]{24}$/),
+    ]);
   });
 });

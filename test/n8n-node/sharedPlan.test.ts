@@ -4,7 +4,13 @@
 // let the next request go alone into a full minute (the second request refused whole).
 import type { WindowSnapshot } from '../../shared/index';
 import { RedisShare } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
-import { memoryRedis, memoryWebdis, type MemoryRedis, STORE_TEST_NODE } from './fakeWebdis';
+import {
+  memoryRedis,
+  memoryWebdis,
+  type MemoryRedis,
+  STORE_TEST_SECRET,
+  STORE_TEST_NODE,
+} from './fakeWebdis';
 
 const node = STORE_TEST_NODE;
 const BASE = 'http://webdis.test';
@@ -19,6 +25,7 @@ function worker(redis: MemoryRedis, tripMs: number): RedisShare {
     memoryWebdis(redis, BASE, () => tripMs),
     BASE,
     'dapa:plan',
+    STORE_TEST_SECRET,
   );
 }
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
-import { windowKey } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { processKey } from '../../n8n-node/nodes/DapaChecker/keyedDigest';
 import {
   claim,
   MAX_ANSWERS,
@@ -16,6 +16,7 @@ import {
   shareOf,
 } from '../../n8n-node/nodes/DapaChecker/sharing/registry';
 import { LEASE_MS, SENDS_KEPT } from '../../n8n-node/nodes/DapaChecker/sharing/redisShare';
+import { STORE_CALL_BUDGET_MS } from '../../n8n-node/nodes/DapaChecker/sharing/open';
 import { metricsFor } from '../sandbox/handler';
 import type { RunningSandbox } from '../sandbox/server';
 import { createExecuteContext, useSandboxServer, type ContextSetup } from './executeContext';
@@ -111,7 +112,7 @@ describe('a domain another execution is checking', () => {
 
   const items = ['a.com', 'b.com', 'c.com'].map((url) => ({ url }));
   const options = { maxUrlsPerRequest: 5 };
-  const share = () => shareOf(windowKey(held.url, 'sandbox-basic'));
+  const share = () => shareOf(processKey(held.url, 'sandbox-basic'));
   const waitersOf = (key: string) => share().claims.get(key)?.waiters.length ?? 0;
 
   test('is awaited, not sent again, and costs the waiting execution nothing', async () => {
@@ -228,9 +229,11 @@ describe('the documents', () => {
     const developers = readFileSync(join(__dirname, '../../docs/developers.md'), 'utf8').replace(/\s+/g, ' ');
     const answers = MAX_ANSWERS.toLocaleString('en-US');
     expect(readme).toContain(`${answers} answers per key (the oldest go first), ${MAX_KEYS} keys`);
-    expect(readme).toContain(`SET … NX PX ${LEASE_MS}`);
+    expect(readme).toContain(`SET … PX ${LEASE_MS}`);
     expect(developers).toContain(`at most ${answers} per key, the oldest first out; ${MAX_KEYS} keys`);
     expect(developers).toContain(`(a ${LEASE_MS / 1000} s lease, renewed every ${LEASE_MS / 3000} s`);
     expect(developers).toContain(`LTRIM to ${SENDS_KEPT}`);
+    expect(developers).toContain(`budget of one call, ${STORE_CALL_BUDGET_MS / 1000} s`);
+    expect(readme).toContain(`the budget of one store call, ${STORE_CALL_BUDGET_MS / 1000} s`);
   });
 });

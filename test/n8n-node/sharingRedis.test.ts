@@ -4,14 +4,17 @@
 // that fails mid-run or from the start falls back to the process (every item says so), and the credential's Test
 // says which of address, auth or command is wrong. A second worker is the node's code loaded again in isolation
 // (its own module state, as in another process).
+import { createHash } from 'node:crypto';
 import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeType } from 'n8n-workflow';
 import { DapaChecker } from '../../n8n-node/nodes/DapaChecker/DapaChecker.node';
-import { windowKey } from '../../n8n-node/nodes/DapaChecker/planWindow';
+import { storeNamespace } from '../../n8n-node/nodes/DapaChecker/keyedDigest';
 import { testSharedStateCredential } from '../../n8n-node/nodes/DapaChecker/sharing/credentialTest';
 import { metricsFor } from '../sandbox/handler';
 import type { RunningSandbox } from '../sandbox/server';
 import { anotherWorker, createExecuteContext, useSandboxServer } from './executeContext';
-import { startFakeWebdis, type FakeWebdis } from './fakeWebdis';
+import { startFakeWebdis, STORE_TEST_SECRET, type FakeWebdis } from './fakeWebdis';
+
+jest.setTimeout(30_000);
 
 let server: RunningSandbox;
 useSandboxServer((s) => (server = s));
@@ -30,7 +33,12 @@ const overlapping = (i: number) => Array.from({ length: 10 }, (_v, j) => ({ url:
 async function execute(
   Node: NodeClass,
   items: Array<{ url: string }>,
-  state: Record<string, string> | null = { url: webdis.url, user: 'dapa', password: 'secret' },
+  state: Record<string, string> | null = {
+    url: webdis.url,
+    user: 'dapa',
+    password: 'secret',
+    secret: STORE_TEST_SECRET,
+  },
   options = {},
 ) {
   const sharedState = state ?? undefined;
@@ -48,7 +56,7 @@ async function execute(
   return { results, skipped, sent: double.sent, storeSent: double.storeSent };
 }
 
-const prefix = () => `dapa:${windowKey(server.url, 'sandbox-basic').split(':').pop()}`;
+const prefix = () => storeNamespace(STORE_TEST_SECRET, server.url, 'sandbox-basic');
 
 describe('executions on different workers, through the shared store', () => {
   test('overlapping lists on two workers: each distinct domain billed once, one Limit Exceeded, nothing lost', async () => {
@@ -81,8 +89,9 @@ describe('executions on different workers, through the shared store', () => {
     expect(server.sandbox.stats()['sandbox-basic'].billed).toBe(10);
   });
 
-  test('a domain claimed by a worker that died is checked once its lease runs out', async () => {
-    webdis.set(`${prefix()}:c:gone.com`, 'a-dead-worker', 1500);
+  test('a domain claimed by a worker that died is checked once its heartbeat runs out', async () => {
+    webdis.set(`${prefix()}:c:gone.com`, 'a-dead-worker', 3_600_000);
+    webdis.set(`${prefix()}:o:a-dead-worker`, '1', 1500);
     const run = await execute(anotherWorker(), [{ url: 'gone.com' }, { url: 'here.com' }]);
     expect(run.results.map((item) => [item.json.domain, item.json.reused])).toEqual([
       ['gone.com', false],
@@ -90,7 +99,8 @@ describe('executions on different workers, through the shared store', () => {
     ]);
     const stats = server.sandbox.stats()['sandbox-basic'];
     expect(stats.billedByDomain).toEqual({ 'gone.com': 1, 'here.com': 1 });
-    expect(run.sent).toHaveLength(2); // here.com at once; gone.com after the lease
+    expect(run.sent).toHaveLength(2); // here.com at once; gone.com after the heartbeat
+    expect(webdis.get(`${prefix()}:c:gone.com`)).toBeUndefined();
   });
 
   test('a store that cannot be reached: the process shares, every item says so, nothing lost', async () => {
@@ -105,12 +115,35 @@ describe('executions on different workers, through the shared store', () => {
     webdis = await startFakeWebdis();
   });
 
-  test('a store that refuses a command mid-run: the process shares from then on, and says which command', async () => {
-    webdis.options.disabled = ['RPUSH'];
+  test('a store that refuses a command: the process shares from then on, and says which command', async () => {
+    webdis.options.disabled = ['EVAL'];
     const run = await execute(DapaChecker, overlapping(2));
     expect(run.results).toHaveLength(10);
-    expect(run.results[0].json.shared_store).toMatch(/refused the command RPUSH \(HTTP 403\)/);
+    expect(run.results[0].json.shared_store).toMatch(/refused the command EVAL \(HTTP 403\)/);
     expect(server.sandbox.stats()['sandbox-basic'].billed).toBe(10);
+  });
+
+  test('no plain digest of the key in Redis: its namespace is an HMAC with the Signing Secret', async () => {
+    await execute(DapaChecker, [{ url: 'a.com' }]);
+    const plain = createHash('sha256').update(`${server.url}\nsandbox-basic`).digest('hex').slice(0, 24);
+    expect(webdis.keys().length).toBeGreaterThan(0);
+    expect(webdis.keys().every((key) => key.startsWith(`${prefix()}:`) && !key.includes(plain))).toBe(true);
+    // Another secret, another namespace: a store shared by two teams keeps them apart.
+    expect(storeNamespace('another-signing-secret', server.url, 'sandbox-basic')).not.toBe(prefix());
+  });
+
+  test('an answer in Redis that does not verify (forged, or altered) is not reused: the domain is checked', async () => {
+    await execute(DapaChecker, [{ url: 'a.com' }, { url: 'b.com' }]);
+    const kept = JSON.parse(String(webdis.get(`${prefix()}:r:a.com`))) as Record<string, unknown>;
+    webdis.set(`${prefix()}:r:a.com`, JSON.stringify({ ...kept, record: { domain: 'a.com', site_da: 99 } }));
+    webdis.set(`${prefix()}:r:b.com`, JSON.stringify({ ...kept, mac: undefined }));
+    const again = await execute(anotherWorker(), [{ url: 'a.com' }, { url: 'b.com' }]);
+    expect(again.results.map((item) => [item.json.domain, item.json.reused])).toEqual([
+      ['a.com', false],
+      ['b.com', false],
+    ]);
+    expect(again.results[0].json).toMatchObject(metricsFor('a.com'));
+    expect(server.sandbox.stats()['sandbox-basic'].billedByDomain).toEqual({ 'a.com': 2, 'b.com': 2 });
   });
 
   test('without Share Across Workers, the store is not used', async () => {
@@ -130,7 +163,12 @@ describe('the DAPA Shared State API credential’s Test', () => {
     );
 
   test('passes when webdis answers and allows every command', async () => {
-    const result = await test_({ url: webdis.url, user: 'dapa', password: 'secret' });
+    const result = await test_({
+      url: webdis.url,
+      user: 'dapa',
+      password: 'secret',
+      secret: STORE_TEST_SECRET,
+    });
     expect(result).toEqual({
       status: 'OK',
       message: 'Connection tested: webdis answers and allows every command the DAPA Checker node uses.',
@@ -138,27 +176,46 @@ describe('the DAPA Shared State API credential’s Test', () => {
     expect(webdis.keys()).toEqual([]);
   });
 
-  test('says the user or password is wrong (401)', async () => {
-    const result = await test_({ url: webdis.url, user: 'dapa', password: 'wrong' });
+  test('says the user or password is wrong (webdis answers 403 to its first command)', async () => {
+    const result = await test_({
+      url: webdis.url,
+      user: 'dapa',
+      password: 'wrong',
+      secret: STORE_TEST_SECRET,
+    });
     expect(result.status).toBe('Error');
     expect(result.message).toMatch(
-      /refused the user or password .* \(HTTP 401\)\. Check the User and Password/,
+      /refused PING \(HTTP 403\): the User or Password .* is wrong\. webdis answers 403 to every command when the User or Password is wrong/,
     );
   });
 
   test('says which command the ACL refuses (403)', async () => {
     webdis.options.disabled = ['SET'];
-    const result = await test_({ url: webdis.url, user: 'dapa', password: 'secret' });
+    const result = await test_({
+      url: webdis.url,
+      user: 'dapa',
+      password: 'secret',
+      secret: STORE_TEST_SECRET,
+    });
     expect(result.status).toBe('Error');
     expect(result.message).toMatch(/refused the command SET \(HTTP 403\).*Allow the commands/);
   });
 
+  test('says the Signing Secret is missing or too short', async () => {
+    const result = await test_({ url: webdis.url, user: 'dapa', password: 'secret', secret: 'short' });
+    expect(result).toEqual({
+      status: 'Error',
+      message:
+        'The Signing Secret of the DAPA Shared State API credential must be at least 16 characters (it has 5); set the same one wherever the credential is used.',
+    });
+  });
+
   test('says the address cannot be reached, or is not webdis', async () => {
-    const unreachable = await test_({ url: 'http://127.0.0.1:1' });
+    const unreachable = await test_({ url: 'http://127.0.0.1:1', secret: STORE_TEST_SECRET });
     expect(unreachable.message).toMatch(/could not be reached .*Check the Webdis URL/);
-    const notWebdis = await test_({ url: server.url });
+    const notWebdis = await test_({ url: server.url, secret: STORE_TEST_SECRET });
     expect(notWebdis.message).toMatch(/did not answer like webdis \(HTTP 404 to PING\)/);
-    const noScheme = await test_({ url: 'webdis:7379' });
+    const noScheme = await test_({ url: 'webdis:7379', secret: STORE_TEST_SECRET });
     expect(noScheme.message).toMatch(/must start with http:\/\/ or https:\/\//);
   });
 });

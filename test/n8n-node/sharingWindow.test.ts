@@ -13,7 +13,7 @@ import { REQUEST_TIMEOUT_MS } from '../../n8n-node/nodes/DapaChecker/transport';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startSandbox, type RunningSandbox } from '../sandbox/server';
 import { anotherWorker, createExecuteContext } from './executeContext';
-import { startFakeWebdis, STORE_TEST_NODE, type FakeWebdis } from './fakeWebdis';
+import { startFakeWebdis, STORE_TEST_SECRET, STORE_TEST_NODE, type FakeWebdis } from './fakeWebdis';
 
 let skipped = 0;
 jest.mock('n8n-workflow', () => {
@@ -58,7 +58,7 @@ async function execute(Node: NodeClass, tag: string, count: number, shareAcrossW
     items: Array.from({ length: count }, (_v, i) => ({ url: `${tag}${i}.org` })),
     credentials: { apiKey: KEY, environment: 'custom', baseUrl: server.url },
     shareAcrossWorkers,
-    sharedState: { url: webdis.url },
+    sharedState: { url: webdis.url, secret: STORE_TEST_SECRET },
   });
   const [results, skippedItems] = (await new Node().execute!.call(
     double.context,
@@ -106,11 +106,14 @@ describe('claims while a request waits for room in the shared minute', () => {
   };
 
   test('a wait longer than a lease keeps the claims, and a request that goes holds them past its timeout', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:test');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:test', STORE_TEST_SECRET);
     const now = Date.now();
     const limit = (value: number) => ({ value, exact: true, at: now });
     // Another worker spent the key's minute just now: 20 URLs of 20.
-    await remote.addSends(Array.from({ length: 4 }, (): [number, number] => [now, 5]));
+    await remote.flush(
+      Array.from({ length: 4 }, (): [number, number] => [now, 5]),
+      [],
+    );
     await remote.keepPlan({
       v: 1,
       at: now,
@@ -128,15 +131,17 @@ describe('claims while a request waits for room in the shared minute', () => {
     expect(session.problem).toBeUndefined();
     // ... and still holds its domain: no other worker could have claimed and sent it meanwhile.
     expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
-    // While it is out (up to its 120-s timeout, with nothing renewing), the claim holds.
+    // While it is out (up to its 120-s timeout, with nothing renewing), the claim holds: its owner's heartbeat lives.
     skipped += REQUEST_TIMEOUT_MS;
     expect(webdis.get('dapa:test:c:claimed.org')).toBe(session.owner);
+    expect(webdis.get(`dapa:test:o:${session.owner}`)).toBe('1');
     await session.end();
     expect(webdis.get('dapa:test:c:claimed.org')).toBeUndefined();
+    expect(webdis.get(`dapa:test:o:${session.owner}`)).toBeUndefined();
   });
 
   test('while no worker knows the URL limit, a request waits for the one another worker reserved before it', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:serial');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:serial', STORE_TEST_SECRET);
     const other = `another-worker:1:5:${Date.now()}`;
     await remote.reserve(other, Date.now());
     const session = await startedSession(remote, 'serial', 'serial.org');
@@ -145,7 +150,7 @@ describe('claims while a request waits for room in the shared minute', () => {
     const reserving = session.reserve(5, Infinity).then(() => (reserved = true));
     while (Date.now() - from < 5000) await new Promise((resolve) => setImmediate(resolve));
     expect(reserved).toBe(false);
-    await remote.unreserve(other); // the other worker's request was answered (and what it taught is in the store)
+    await remote.flush([], [other]); // the other worker's request was answered (and what it taught is in the store)
     await reserving;
     expect(Date.now() - from).toBeLessThan(LEASE_MS);
     expect(session.problem).toBeUndefined();
@@ -171,7 +176,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('an answered request stays reserved for the other workers until the run has taken its answer in', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:taken');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:taken', STORE_TEST_SECRET);
     const now = Date.now();
     const limit = (value: number) => ({ value, exact: true, at: now });
     await remote.keepPlan({
@@ -197,10 +202,10 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('a request waiting for room never goes above a guessed limit on its own when the calm after a refusal ends', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:calm');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:calm', STORE_TEST_SECRET);
     const now = Date.now();
     // The limit was guessed from a refusal 70 s ago (past the calm before a probe); other workers filled the minute.
-    await remote.addSends([[now - 1000, 20]]);
+    await remote.flush([[now - 1000, 20]], []);
     await remote.keepPlan({
       v: 1,
       at: now,
@@ -220,7 +225,7 @@ describe('claims while a request waits for room in the shared minute', () => {
   });
 
   test('an execution adds a lesson of the plan only when it knows something the store does not', async () => {
-    const remote = new RedisShare(node, http, webdis.url, 'dapa:lessons');
+    const remote = new RedisShare(node, http, webdis.url, 'dapa:lessons', STORE_TEST_SECRET);
     const now = Date.now();
     const maximum = { maxUrlsPerRequest: { value: 5, exact: true, at: now } };
     await remote.keepPlan({ v: 1, at: now, sends: [], limits: maximum });

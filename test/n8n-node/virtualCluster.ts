@@ -12,7 +12,7 @@ import {
   type SentRequest,
   type TransportAnswer,
 } from './executeContext';
-import { memoryRedis, memoryWebdis } from './fakeWebdis';
+import { STORE_TEST_SECRET, memoryRedis, memoryWebdis } from './fakeWebdis';
 
 const SERVICE = 'http://service.test';
 const STORE = 'http://webdis.test';
@@ -35,6 +35,8 @@ export interface ClusterSetup {
   down: Latency;
   /** A store command, each way. */
   store: Latency;
+  /** How long the store (a proxy in front of webdis) holds a command sent at this time from the first start. */
+  hold?: (ms: number) => number;
   /** Before each execution starts on its worker (the queue's hand-over and n8n's set-up). */
   start: Latency;
   /** Share Across Workers (the store); off: each worker shares only within its own process. Default on. */
@@ -54,6 +56,10 @@ export interface ClusterRun {
   executionMs: number[];
   /** URLs the service billed in each minute from the first start, as the request log would count them. */
   perMinute: number[];
+  /** Skipped items by their reason. */
+  skippedReasons: Record<string, number>;
+  /** Redis commands sent through webdis, by command (EVAL by the script's name, its first line's `-- dapa:<name>`). */
+  storeCommands: Record<string, number>;
 }
 
 /** `executions` lists of `size` domains, each overlapping the next by half (as in the end-to-end scenario). */
@@ -70,11 +76,27 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   const draw = ([lo, hi]: Latency) => lo + Math.floor(random() * (hi - lo + 1));
   const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const sandbox = createSandbox({ ...DEFAULT_CONFIG, keys: { [setup.key]: setup.plan } });
+  let first = Date.now();
   const webdis = memoryWebdis(memoryRedis(), STORE, () => draw(setup.store));
+  const held = async (url: string) => {
+    const hold = setup.hold?.(Date.now() - first) ?? 0;
+    if (hold > 0) await after(hold);
+    return await webdis(url);
+  };
 
+  const storeCommands: Record<string, number> = {};
   const transport = async (request: SentRequest): Promise<TransportAnswer> => {
     if (request.url.startsWith(STORE)) {
-      const answer = await webdis(request.url);
+      const [command, script] = request.url
+        .slice(STORE.length + 1)
+        .replace(/\.json$/, '')
+        .split('/');
+      const name =
+        command.toUpperCase() === 'EVAL'
+          ? `EVAL ${/^-- (dapa:[a-z-]+)/.exec(decodeURIComponent(script ?? ''))?.[1] ?? '?'}`
+          : command.toUpperCase();
+      storeCommands[name] = (storeCommands[name] ?? 0) + 1;
+      const answer = await held(request.url);
       return { status: answer.status, headers: { 'content-type': 'application/json' }, text: answer.body };
     }
     await after(draw(setup.up));
@@ -85,7 +107,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   };
 
   const queue = setup.lists.slice();
-  const first = Date.now();
+  first = Date.now();
   const perMinute: number[] = [];
   const billedAt = (at: number, body: string) => {
     let processed = 0;
@@ -101,6 +123,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
   const executionMs: number[] = [];
   let items = 0;
   const storeNotes = new Set<string>();
+  const skippedReasons: Record<string, number> = {};
   const slot = async (Node: new () => INodeType) => {
     for (let list = queue.shift(); list; list = queue.shift()) {
       await after(draw(setup.start));
@@ -108,7 +131,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
         items: list.map((url) => ({ url })),
         credentials: { apiKey: setup.key, environment: 'custom', baseUrl: SERVICE },
         shareAcrossWorkers: setup.shareAcrossWorkers ?? true,
-        sharedState: { url: STORE },
+        sharedState: { url: STORE, secret: STORE_TEST_SECRET },
         transport,
       });
       const out = (await new Node().execute!.call(double.context)) as unknown as Array<
@@ -118,6 +141,10 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
       for (const item of [...out[0], ...out[1]]) {
         items += 1;
         if (item.json.shared_store) storeNotes.add(item.json.shared_store);
+      }
+      for (const item of out[1] as Array<{ json: { reason?: string } }>) {
+        const reason = String(item.json.reason);
+        skippedReasons[reason] = (skippedReasons[reason] ?? 0) + 1;
       }
     }
   };
@@ -135,5 +162,7 @@ export async function runCluster(setup: ClusterSetup): Promise<ClusterRun> {
     storeNotes: [...storeNotes],
     executionMs,
     perMinute,
+    storeCommands,
+    skippedReasons,
   };
 }

@@ -14,7 +14,8 @@ import { mergeWindows, runAsync, toEntry, type Report, type Totals } from '../..
 import { addBudgetUse, budgetUsed, type BudgetUse } from './creditBudget';
 import { CREDENTIAL_NAME } from './description';
 import { settingError, stoppedRunError, stoppedRunWords } from './errors';
-import { keepWindow, readWindow, rememberWindow, windowKey } from './planWindow';
+import { processKey, staticKey } from './keyedDigest';
+import { keepWindow, readWindow, rememberWindow } from './planWindow';
 import { routeOutcomes } from './outputs';
 import {
   credentialProblem,
@@ -121,7 +122,7 @@ async function prepare(context: IExecuteFunctions) {
   const baseUrl = resolveBaseUrl(credentials);
   if (typeof baseUrl !== 'string') return baseUrl;
   const apiKey = String(credentials.apiKey);
-  return { settings, baseUrl, apiKey, storageKey: windowKey(baseUrl, apiKey) };
+  return { settings, baseUrl, apiKey, storageKey: processKey(baseUrl, apiKey) };
 }
 
 type Prepared = Exclude<Awaited<ReturnType<typeof prepare>>, SettingProblem>;
@@ -161,17 +162,15 @@ async function check(
   const limitSeconds = timeLimitSeconds(settings, context.getNode().type);
   const deadline = limitSeconds > 0 ? Date.now() + limitSeconds * 1000 : Infinity;
   const staticData = context.getWorkflowStaticData('node');
+  const names = { stored: staticKey(staticData, baseUrl, apiKey), memory: storageKey };
   const signal = context.getExecutionCancelSignal?.();
   const maximumSet = settings.maxUrlsPerRequest > 0;
   const reuseHours = settings.reuseResultsHours;
-  const session = await openSession(context, { storageKey, reuseHours, maximumSet, signal });
+  const session = await openSession(context, { storageKey, baseUrl, apiKey, reuseHours, maximumSet, signal });
   const done = new AbortController();
   try {
     await session.awaitPlan(stopped(deadline, signal, done.signal));
-    const startWindow = mergeWindows(
-      readWindow(staticData, storageKey, Date.now()),
-      session.window(Date.now()),
-    );
+    const startWindow = mergeWindows(readWindow(staticData, names, Date.now()), session.window(Date.now()));
     const run = new SharingRun(
       urls,
       {
@@ -221,7 +220,7 @@ async function check(
       now: () => Date.now(),
       cancelled: () => signal?.aborted === true,
     });
-    keepWindow(staticData, storageKey, report.window, Date.now());
+    keepWindow(staticData, names, report.window, Date.now());
     return { report, session };
   } finally {
     done.abort();

@@ -6,12 +6,14 @@
 // other executions shared the key's minute) is kept as the core labels it, and the core probes it upward, so a guess
 // from a crowded minute does not slow a later execution. Memory covers queue mode, where n8n saves a worker's static
 // data but does not load it into the next new execution (it reloads static data only for resumed ones).
-// No secret is kept: the storage key is a digest of the address and the API key.
-import { createHash } from 'node:crypto';
+// No secret is kept: in memory the key's name is a keyed digest of the address and the API key (keyedDigest.ts), in
+// static data another, salted with a random value kept there.
 import type { IDataObject } from 'n8n-workflow';
 import { mergeWindows, restoreWindow, type WindowSnapshot } from '../../../shared/index';
 
-const PREFIX = 'dapaWindow:';
+const PREFIX = 'dapaWindow:h:';
+/** Windows earlier versions kept under a plain SHA-256 of the key: dropped when a window is written. */
+const UNSALTED_PREFIX = 'dapaWindow:';
 /** What earlier versions of the node kept (the per-request maximum alone); dropped when a window is written. */
 const OLD_PREFIX = 'dapaPlan:';
 /** At most this many windows (key x address) are kept per node; the oldest goes first. */
@@ -22,18 +24,22 @@ const MAX_REMEMBERED = 100;
 /** Windows of the executions in this n8n process, by storage key. */
 const remembered = new Map<string, WindowSnapshot>();
 
-/**
- * The storage key of a window: a SHA-256 digest of the address and the API key, so that another key or another
- * address starts afresh; neither the key nor anything from which it could be read is stored.
- */
-export function windowKey(baseUrl: string, apiKey: string): string {
-  const digest = createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex');
-  return `${PREFIX}${digest.slice(0, 24)}`;
+/** Where one key's window is kept: its name in static data, and in this process's memory (keyedDigest.ts). */
+export interface WindowNames {
+  stored: string;
+  memory: string;
 }
 
 /** The window to start from: static data and this process's memory together, as the core restores them. */
-export function readWindow(staticData: IDataObject, key: string, now: number): WindowSnapshot | undefined {
-  return mergeWindows(restoreWindow(staticData[key], now), restoreWindow(remembered.get(key), now));
+export function readWindow(
+  staticData: IDataObject,
+  names: WindowNames,
+  now: number,
+): WindowSnapshot | undefined {
+  return mergeWindows(
+    restoreWindow(staticData[names.stored], now),
+    restoreWindow(remembered.get(names.memory), now),
+  );
 }
 
 /** The window of the executions in this process (their sends of the last minute, the limits they learned). */
@@ -65,13 +71,20 @@ function limitsOf(window: WindowSnapshot | undefined): string {
  * Keeps an execution's final window in this process's memory, and in the workflow's static data when its limits
  * changed (sends alone are a minute's worth and live in memory: n8n then does not save the workflow every execution).
  */
-export function keepWindow(staticData: IDataObject, key: string, window: WindowSnapshot, now: number): void {
-  rememberWindow(key, window, now);
-  const stored = restoreWindow(staticData[key], now);
-  const merged = mergeWindows(stored, remembered.get(key));
+export function keepWindow(
+  staticData: IDataObject,
+  names: WindowNames,
+  window: WindowSnapshot,
+  now: number,
+): void {
+  rememberWindow(names.memory, window, now);
+  const stored = restoreWindow(staticData[names.stored], now);
+  const merged = mergeWindows(stored, remembered.get(names.memory));
   if (!merged || (stored && limitsOf(stored) === limitsOf(merged))) return;
-  staticData[key] = JSON.parse(JSON.stringify(merged)) as IDataObject;
-  for (const name of Object.keys(staticData)) if (name.startsWith(OLD_PREFIX)) delete staticData[name];
+  staticData[names.stored] = JSON.parse(JSON.stringify(merged)) as IDataObject;
+  const old = (name: string) =>
+    name.startsWith(OLD_PREFIX) || (name.startsWith(UNSALTED_PREFIX) && !name.startsWith(PREFIX));
+  for (const name of Object.keys(staticData)) if (old(name)) delete staticData[name];
   const kept = Object.keys(staticData).filter((name) => name.startsWith(PREFIX));
   if (kept.length <= MAX_KEPT) return;
   const atOf = (name: string) => ((staticData[name] as { at?: number } | undefined)?.at ?? 0) as number;

@@ -49,9 +49,17 @@ export function distinctOf(lists: ListItem[][]): Set<string> {
   return out;
 }
 
+/** The Signing Secret of every shared-store credential of the end-to-end suite. */
+export const E2E_SIGNING_SECRET = 'e2e-signing-secret-0123456789';
+
 export function sharedCredential(id: string, name: string, url: string, auth?: string): CredentialJson {
   const [user, password] = auth ? auth.split(':') : ['', ''];
-  return { id, name, type: SHARED_CREDENTIAL_TYPE, data: { url, user, password } };
+  return {
+    id,
+    name,
+    type: SHARED_CREDENTIAL_TYPE,
+    data: { url, user, password, secret: E2E_SIGNING_SECRET },
+  };
 }
 
 export interface DapaFlow {

@@ -4,7 +4,16 @@
 // a wrong address and wrong auth (and the right auth, with the ACL of the README's webdis.json); (b) a worker
 // SIGKILLed holding claims.
 import type { Started } from './sharedStore';
-import { redisCli, redisKeys, startWebdis, type RunningWebdis } from './sharedStore';
+import {
+  DAPA_REDIS_ARGS,
+  readmeDapaRedisArgs,
+  readmeWebdisAcl,
+  redisCli,
+  redisKeys,
+  startRedis,
+  startWebdis,
+  type RunningWebdis,
+} from './sharedStore';
 import { footprint, killGroup, post, waitFor, workerCounts, type Cluster } from './cluster';
 import { freePort } from './n8n';
 import {
@@ -12,6 +21,7 @@ import {
   checkShared,
   dapaFlow,
   distinctOf,
+  E2E_SIGNING_SECRET,
   line,
   overlappingLists,
   runLists,
@@ -19,6 +29,7 @@ import {
   type Figures,
 } from './overlap';
 import { clip } from './tally';
+import { answerMac } from '../../../n8n-node/nodes/DapaChecker/keyedDigest';
 import { QUEUE_EXECUTIONS, apiCredential, cluster, type Ctx } from './scaleSetup';
 
 /** The issue's pace target for the 40 executions. */
@@ -26,6 +37,8 @@ export const PACE_FACTOR = 1.1;
 const HOUR_MS = 3_600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const AUTH = 'dapa:e2e-secret';
+/** The user and password of the README's webdis.json, which the store's webdis is started with. */
+const README_AUTH = readmeWebdisAcl().auth;
 
 interface Flows {
   c: Cluster;
@@ -69,7 +82,7 @@ async function anHourLater(ctx: Ctx, f: Flows, redis: Started, since: number): P
   let aged = 0;
   for (const key of keys) {
     const value = redisCli(redis.port, ['GET', key]);
-    const moved = ageBy(value, HOUR_MS, since);
+    const moved = resign(key, ageBy(value, HOUR_MS, since));
     if (moved !== value) {
       redisCli(redis.port, ['SET', key, moved, 'KEEPTTL']);
       aged++;
@@ -100,6 +113,14 @@ async function anHourLater(ctx: Ctx, f: Flows, redis: Started, since: number): P
     old.length > 0,
     `${old.length}`,
   );
+}
+
+/** A stored answer signed again with the suite's Signing Secret (as the node would have, an hour ago). */
+function resign(key: string, value: string): string {
+  const kept = JSON.parse(value) as { record: unknown; checkedAt: number };
+  const domain = key.slice(key.indexOf(':r:') + 3);
+  const mac = answerMac(E2E_SIGNING_SECRET, domain, kept.checkedAt, JSON.stringify(kept.record));
+  return JSON.stringify({ ...kept, mac });
 }
 
 /** A stored answer with every check time after `since` (ms or ISO) moved `by` ms back; unchanged if none. */
@@ -209,7 +230,11 @@ async function workerKilled(ctx: Ctx, f: Flows, redis: Started): Promise<void> {
     victims.length === 1,
     `${victims.length}`,
   );
-  const leases = claimed().map((k) => Number(redisCli(redis.port, ['PTTL', k])));
+  // A claim holds while its owner's heartbeat (`o:<owner>`) lives: that is the lease left.
+  const leases = claimed().map((k) => {
+    const owner = redisCli(redis.port, ['GET', k]);
+    return Number(redisCli(redis.port, ['PTTL', k.replace(/:c:.*$/, `:o:${owner}`)]));
+  });
   const killedAt = Date.now();
   killGroup(victims[0]);
   ctx.log(
@@ -239,7 +264,10 @@ async function workerKilled(ctx: Ctx, f: Flows, redis: Started): Promise<void> {
   ctx.t.equal(s, 'no domain billed twice', billedTwice(ctx, 'scale-kill'), []);
 }
 
-/** Starts the webdis instances and the cluster, runs the scenarios; returns (a)'s figures. */
+/**
+ * Starts DAPA's own Redis (apart from `redis`, n8n's queue, as the README sets it up), the webdis instances in front
+ * of it (the README's webdis.json) and the cluster, runs the scenarios; returns (a)'s figures.
+ */
 export async function queueScenarios(
   ctx: Ctx,
   redis: Started,
@@ -249,23 +277,26 @@ export async function queueScenarios(
   const stops: Array<() => Promise<void>> = [];
   const started = Date.now();
   try {
-    const webdis = await startWebdis({ redisPort: redis.port, dir: work, name: 'webdis' });
+    const readmeArgs = readmeDapaRedisArgs();
+    const store = await startRedis(readmeArgs instanceof Error ? DAPA_REDIS_ARGS : readmeArgs);
+    stops.push(store.stop);
+    const webdis = await startWebdis({ redisPort: store.port, dir: work, name: 'webdis' });
     stops.push(webdis.stop);
-    const down = await startWebdis({ redisPort: redis.port, dir: work, name: 'webdis-down' });
+    const down = await startWebdis({ redisPort: store.port, dir: work, name: 'webdis-down' });
     stops.push(down.stop);
     const authed = await startWebdis({
-      redisPort: redis.port,
+      redisPort: store.port,
       dir: work,
       name: 'webdis-auth',
       basicAuth: AUTH,
     });
     stops.push(authed.stop);
     const nowhere = `http://127.0.0.1:${await freePort()}`;
-    const store = sharedCredential('store', 'webdis', webdis.url);
+    const shared = sharedCredential('store', 'webdis', webdis.url, README_AUTH);
     const stores = {
-      'scale-q': store,
-      'scale-kill': store,
-      'scale-down': sharedCredential('store-down', 'webdis (stopped mid-run)', down.url),
+      'scale-q': shared,
+      'scale-kill': shared,
+      'scale-down': sharedCredential('store-down', 'webdis (stopped mid-run)', down.url, README_AUTH),
       'scale-addr': sharedCredential('store-addr', 'webdis (wrong address)', nowhere),
       'scale-auth': sharedCredential('store-auth', 'webdis (wrong auth)', authed.url, `${AUTH}-wrong`),
       'scale-authok': sharedCredential('store-authok', 'webdis (auth)', authed.url, AUTH),
@@ -281,7 +312,7 @@ export async function queueScenarios(
           id: 'scaleQ24h',
           path: 'scale-q-24h',
           api: apis[0],
-          shared: store,
+          shared,
           reuseResultsHours: 24,
         }),
       );
@@ -298,9 +329,9 @@ export async function queueScenarios(
     const a = await overlapping(ctx, f).finally(() => clearInterval(sampler));
     ctx.log(`queue cluster at its largest during the 40 executions: ${peak.text}`);
     if (opts.onlyLoad) return a;
-    await anHourLater(ctx, f, redis, started);
-    await Promise.all([storeDown(ctx, f, down), badInput(ctx, f, redis)]);
-    await workerKilled(ctx, f, redis);
+    await anHourLater(ctx, f, store, started);
+    await Promise.all([storeDown(ctx, f, down), badInput(ctx, f, store)]);
+    await workerKilled(ctx, f, store);
     return a;
   } finally {
     for (const stop of stops) await stop().catch(() => undefined);

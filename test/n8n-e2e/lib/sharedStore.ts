@@ -1,6 +1,6 @@
 // The shared store the node's "Share Across Workers" uses, as real processes: Debian's redis-server and webdis
-// (apt-get when missing), each on 127.0.0.1 and a free port chosen at run time, webdis with its own JSON config
-// pointing at that Redis; readiness is waited for, and `stop()` ends exactly the process that was started.
+// (apt-get when missing), each on 127.0.0.1 and a free port chosen at run time, webdis with the README's own
+// webdis.json (its addresses put in); readiness is waited for, and `stop()` ends exactly the process that was started.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -41,11 +41,14 @@ function stopper(child: ChildProcess, exited: Promise<void>): () => Promise<void
   };
 }
 
-/** Redis on the loopback address and a free port, no persistence. */
-export async function startRedis(): Promise<Started> {
+/**
+ * Redis on the loopback address and a free port, no persistence; `extra` adds settings (the README's `dapa-redis`:
+ * `--maxmemory 256mb --maxmemory-policy allkeys-lru`).
+ */
+export async function startRedis(extra: string[] = []): Promise<Started> {
   ensureDebian({ 'redis-server': 'redis-server' });
   const port = await freePort();
-  const args = ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'];
+  const args = ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', ...extra];
   const child = spawn('redis-server', [...args, '--protected-mode', 'yes'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -73,14 +76,46 @@ export function redisKeys(port: number, pattern: string): string[] {
   return out === '' ? [] : out.split('\n');
 }
 
-/** The ACL of the webdis.json that n8n-node/README.md ("Scaling out") gives users: the commands the node needs. */
-export function readmeWebdisAcl(): { acl: unknown[]; commands: string[] } {
+/** The bound of DAPA's own Redis, as decided for the README's Compose file (`dapa-redis`). */
+export const DAPA_REDIS_ARGS = ['--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru'];
+
+/**
+ * The `--maxmemory` and `--maxmemory-policy` of the `dapa-redis` service in n8n-node/README.md's Compose file (its
+ * `command`, as a list or a string), or why they could not be read.
+ */
+export function readmeDapaRedisArgs(): string[] | Error {
   const readme = readFileSync(path.join(REPO_ROOT, 'n8n-node', 'README.md'), 'utf8');
-  const block = /The file webdis\.json[^\n]*\n+```json\n([\s\S]*?)\n```/.exec(readme)?.[1];
+  const service = /\n {2}dapa-redis:\n((?: {4}.*\n)+)/.exec(readme)?.[1];
+  if (!service) return new Error('the Compose file of n8n-node/README.md has no dapa-redis service');
+  const command = /command:\s*(.+)/.exec(service)?.[1] ?? '';
+  const words = command.startsWith('[')
+    ? (JSON.parse(command.replace(/'/g, '"')) as string[])
+    : command.replace(/^["']|["']$/g, '').split(/\s+/);
+  const args: string[] = [];
+  for (const flag of ['--maxmemory', '--maxmemory-policy']) {
+    const at = words.indexOf(flag);
+    if (at < 0) return new Error(`the dapa-redis service of n8n-node/README.md sets no ${flag} (${command})`);
+    args.push(flag, words[at + 1]);
+  }
+  return args;
+}
+
+/** The webdis.json that n8n-node/README.md ("Scaling out") gives users, parsed out of the README. */
+export function readmeWebdisConfig(): Record<string, unknown> & { acl: Array<Record<string, unknown>> } {
+  const readme = readFileSync(path.join(REPO_ROOT, 'n8n-node', 'README.md'), 'utf8');
+  const block = /The file webdis\.json[\s\S]*?```json\n([\s\S]*?)\n```/.exec(readme)?.[1];
   if (!block) throw new Error('n8n-node/README.md has no webdis.json block after "The file webdis.json"');
-  const config = JSON.parse(block) as { acl?: Array<{ enabled?: string[] }> };
-  const acl = config.acl ?? [];
-  return { acl, commands: acl.flatMap((entry) => entry.enabled ?? []) };
+  const config = JSON.parse(block) as Record<string, unknown> & { acl?: Array<Record<string, unknown>> };
+  return { ...config, acl: config.acl ?? [] };
+}
+
+/** The ACL of the README's webdis.json: the commands it enables, and the `user:password` it asks for. */
+export function readmeWebdisAcl(): { acl: unknown[]; commands: string[]; auth?: string } {
+  const { acl } = readmeWebdisConfig();
+  const commands = acl.flatMap((entry) => (Array.isArray(entry.enabled) ? entry.enabled.map(String) : []));
+  const auth = acl.map((entry) => entry.http_basic_auth).find((a) => typeof a === 'string') as
+    string | undefined;
+  return { acl, commands, auth };
 }
 
 export interface WebdisOptions {
@@ -88,7 +123,7 @@ export interface WebdisOptions {
   /** Where its config and log go (`<name>.json`, `<name>.log`). */
   dir: string;
   name: string;
-  /** HTTP Basic auth `user:password`: the README's ACL with this user instead of its example one. */
+  /** HTTP Basic auth `user:password` instead of the README's example one. */
   basicAuth?: string;
 }
 
@@ -108,29 +143,25 @@ function probe(url: string): Promise<number | undefined> {
   });
 }
 
-/** webdis (not daemonized) in front of the Redis on `redisPort`, with its own config file. */
+/**
+ * webdis (not daemonized) in front of the Redis on `redisPort`, with the README's own webdis.json: only the Redis
+ * address, webdis's address and log, and (when given) the user and password are put in for the test's.
+ */
 export async function startWebdis(opts: WebdisOptions): Promise<RunningWebdis> {
   ensureDebian({ webdis: 'webdis' });
   const port = await freePort();
-  let acl: unknown[] = [{ disabled: ['DEBUG'] }];
-  if (opts.basicAuth) {
-    acl = readmeWebdisAcl().acl.map((entry) =>
-      typeof entry === 'object' && entry !== null && 'http_basic_auth' in entry
-        ? { ...entry, http_basic_auth: opts.basicAuth }
-        : entry,
-    );
-  }
+  const readme = readmeWebdisConfig();
+  const acl = readme.acl.map((entry) =>
+    opts.basicAuth && 'http_basic_auth' in entry ? { ...entry, http_basic_auth: opts.basicAuth } : entry,
+  );
   const config = {
+    ...readme,
     redis_host: '127.0.0.1',
     redis_port: opts.redisPort,
-    redis_auth: null,
     http_host: '127.0.0.1',
     http_port: port,
-    threads: 2,
     daemonize: false,
-    database: 0,
     acl,
-    verbosity: 3,
     logfile: path.join(opts.dir, `${opts.name}.log`),
   };
   mkdirSync(opts.dir, { recursive: true });

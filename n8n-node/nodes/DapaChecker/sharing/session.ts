@@ -1,12 +1,14 @@
 // One execution's part in sharing its key with the executions that run beside it: in this n8n process always
 // (registry.ts), and across workers through Redis when the node's Share Across Workers is on (redisShare.ts). It
 // claims the execution's domains (or finds them answered, or being checked by another execution: then the run sets
-// them aside and waits), publishes each answer the moment it comes, hands the merged window of the others to the run
-// before each decision, lets one execution at a time learn the plan's per-request maximum, and at the end hands back
-// what it claimed and did not answer. The first failure of the store turns the store off for this execution (it
-// goes on sharing within its process) and is said on every output item (`problem`).
-// Over 400 lines: the claims, the reservations and the window read and written in one order, which is what keeps two
-// workers from sending the same domain or into the same minute.
+// them aside and waits), publishes each batch of answers the moment it comes, hands the merged window of the others
+// to the run before each decision, lets one execution at a time learn the plan's per-request maximum, keeps one
+// heartbeat for all its claims, and at the end hands back what it claimed and did not answer. What the store says of
+// the claims is decided by the pure transitions of storeClaims.ts; this module drives them, the registry and the
+// store. The first failure of the store (or a call past its budget) turns the store off for this execution (it goes
+// on sharing within its process) and is said on every output item (`problem`).
+// Over 300 lines: the reservations, the heartbeat and the window read and written in one order, which is what keeps
+// two workers from sending into the same minute; splitting that order across modules is the next step (issue 44).
 import { randomUUID } from 'node:crypto';
 import { sleep, sleepWithAbort } from 'n8n-workflow';
 import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
@@ -15,6 +17,17 @@ import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
 import { REQUEST_TIMEOUT_MS } from '../transport';
 import { LEASE_MS, type RedisShare } from './redisShare';
+import {
+  answered as answeredInStore,
+  claimed,
+  emptyClaims,
+  handedOver,
+  nextPoll,
+  polled,
+  unsettled,
+  wentDown,
+  type ClaimEffects,
+} from './storeClaims';
 import {
   answered,
   claim,
@@ -30,8 +43,10 @@ import {
   type KeyShare,
 } from './registry';
 
-/** How often the store is asked about domains other workers are checking, and its window read again. */
+/** How often the store's window is read again; domains other workers are checking are asked about first after this,
+ * then less often while nothing changes (up to POLL_MAX_MS), so that waiting costs few calls. */
 const POLL_MS = 1000;
+const POLL_MAX_MS = 8000;
 const RENEW_MS = LEASE_MS / 3;
 /**
  * A request's claims last this long from the moment it goes: nothing renews them while n8n waits for the answer, and
@@ -88,16 +103,23 @@ export class ShareSession {
   problem?: string;
   private readonly share: KeyShare;
   private remote?: RedisShare;
+  /**
+   * After the store went down: still told, without waiting (a failure ignored), this execution's heartbeat, answers
+   * and end, so that once the store answers again no other worker takes the domains it is still sending.
+   */
+  private keeper?: RedisShare;
+  /** The store went down by a call past its budget (it may have landed), not by a refusal. */
+  private timedOut = false;
   private run?: SharingRun;
   /** Domains this execution claimed and has not answered. */
   private readonly mine = new Set<string>();
-  /** Of those, the ones it holds in Redis too. */
-  private readonly remoteMine = new Set<string>();
-  /** Domains set aside because another worker holds them in Redis. */
-  private readonly remoteBusy = new Set<string>();
+  /** What the store says of its domains: held by it in Redis too, or by another worker (storeClaims.ts). */
+  private readonly claims = emptyClaims();
   private remoteWindow?: WindowSnapshot;
   private remoteReadAt = -Infinity;
   private renewedAt = Date.now();
+  /** The heartbeat holds for a request out (SENDING_LEASE_MS) until the next renewal. */
+  private sendingLease = false;
   private seen: Array<[number, number]> = [];
   private readonly unsentSends: Array<[number, number]> = [];
   private keptPlan = '';
@@ -112,6 +134,9 @@ export class ShareSession {
   private readonly answeredEntries: string[] = [];
   private wake?: () => void;
   private woke = false;
+  /** When domains other workers are checking are next asked about, and the wait before the one after. */
+  private pollAt = 0;
+  private pollEvery = POLL_MS;
 
   constructor(private readonly setup: SessionSetup) {
     this.share = shareOf(setup.storageKey);
@@ -176,24 +201,53 @@ export class ShareSession {
     run.setAside(split.busy);
     for (const key of split.mine) this.mine.add(key);
     await this.claimInStore(run, split.mine, now);
+    this.abandonUnknown(split.mine);
     // Nothing of its own to send: the turn to learn the maximum goes to the next execution at once.
-    if ([...this.mine].every((key) => this.remoteBusy.has(key))) this.answers += 1;
+    if ([...this.mine].every((key) => this.claims.busy.has(key))) this.answers += 1;
+  }
+
+  /**
+   * An answer kept in the store is taken when younger than Reuse Results For, or than a minute with 0 (one that came
+   * while this execution looked: kept that long for those waiting).
+   */
+  private maxAgeMs(): number {
+    return Math.max(this.setup.reuseMs, LEASE_MS);
   }
 
   private async claimInStore(run: SharingRun, keys: string[], now: number): Promise<void> {
     const remote = this.remote;
     if (!remote || keys.length === 0) return;
     await this.guard(async () => {
-      const found = this.setup.reuseMs > 0 ? await remote.answers(keys, now, this.setup.reuseMs) : new Map();
-      this.take(found, true);
-      for (const key of keys.filter((k) => !found.has(k))) {
-        const claimed = await remote.claim(key, this.owner);
-        if (claimed === true) this.remoteMine.add(key);
-        else if (claimed === false) this.remoteBusy.add(key);
-        else this.take(new Map([[key, claimed]]), true);
-      }
-      run.setAside(this.remoteBusy);
+      const replies = await remote.claim(keys, this.owner, now, this.maxAgeMs());
+      this.renewedAt = Date.now();
+      this.apply(claimed(this.claims, replies));
     });
+  }
+
+  /** What a transition of the store's claims asks of the run. */
+  private apply(effects: ClaimEffects): void {
+    this.take(effects.taken, true);
+    if (effects.aside.length > 0) this.run?.setAside(effects.aside);
+    for (const [key, answer] of effects.resolved) {
+      if (answer) this.published(key, answer);
+      this.run?.resolveAside(key, answer?.record);
+    }
+    if (effects.abandoned.length > 0) {
+      this.run?.setAside(effects.abandoned);
+      this.run?.abandonAside(effects.abandoned);
+    }
+  }
+
+  private store() {
+    return { up: this.remote !== undefined, timedOut: this.timedOut };
+  }
+
+  /**
+   * The store went past its budget before saying who holds these domains: another worker may be sending them (and
+   * the call may still land). They are not sent here: retryable `unfinished`, like those others were known to hold.
+   */
+  private abandonUnknown(keys: readonly string[]): void {
+    this.apply(unsettled(this.claims, this.store(), keys, (k) => this.checkedAt.has(k)));
   }
 
   /** Answers found elsewhere: this run takes them as cached; those from the store also reach this process. */
@@ -202,36 +256,39 @@ export class ShareSession {
     for (const [key, answer] of found) {
       records.set(key, answer.record);
       this.checkedAt.set(key, answer.checkedAt);
-      if (fromStore) this.published(key, answer, false);
+      if (fromStore) this.published(key, answer);
     }
     this.run?.addCached(records);
   }
 
   private onWake(key: string, answer: Answer | undefined, inStore = false): void {
-    if (answer) this.checkedAt.set(key, answer.checkedAt);
-    else this.mine.add(key);
-    // Handed over without the store's claim (another worker holds it): waited for there, like the run's own.
-    if (!answer && this.remote && !inStore) this.remoteBusy.add(key);
-    else {
-      if (!answer && this.remote) this.remoteMine.add(key);
-      this.run?.resolveAside(key, answer?.record);
-    }
+    if (!answer) this.mine.add(key);
+    this.apply(handedOver(this.claims, key, answer, inStore, this.store()));
     this.nudge();
   }
 
   /** This run's records as they come: kept and told to every execution waiting for them, here and on other workers. */
   received(records: ReadonlyArray<{ key: string; record: DomainRecord }>, now: number): void {
-    for (const { key, record } of records) this.published(key, { record, checkedAt: now }, true);
+    const answers: Array<[string, Answer]> = records.map(({ key, record }) => [
+      key,
+      { record, checkedAt: now },
+    ]);
+    for (const [key, answer] of answers) this.published(key, answer);
+    if (!this.remote && this.keeper && answers.length > 0)
+      void this.keeper.publish(answers, this.owner, this.setup.reuseMs).catch(() => undefined);
+    const remote = this.remote;
+    if (!remote || answers.length === 0) return;
+    answeredInStore(
+      this.claims,
+      answers.map(([key]) => key),
+    );
+    this.later(() => remote.publish(answers, this.owner, this.setup.reuseMs));
   }
 
-  private published(key: string, answer: Answer, toStore: boolean): void {
+  private published(key: string, answer: Answer): void {
     this.checkedAt.set(key, answer.checkedAt);
     this.mine.delete(key);
     publish(this.share, key, answer, this.owner, this.setup.reuseMs);
-    const remote = this.remote;
-    if (!toStore || !remote) return;
-    this.remoteMine.delete(key);
-    this.later(() => remote.publish(key, answer, this.setup.reuseMs));
   }
 
   /** A request goes out (synchronously with the run's decision): the others count its URLs from now. */
@@ -285,7 +342,7 @@ export class ShareSession {
         await this.renewDue(Date.now());
         before = await remote.flightBefore(entry, Date.now());
       }
-      await this.renewForSend();
+      await this.renewForSend(Date.now());
     });
     return entry;
   }
@@ -309,7 +366,6 @@ export class ShareSession {
    * request neither in flight nor sent, or a refusal's lesson missing).
    */
   private async flush(remote: RedisShare, now: number): Promise<void> {
-    await remote.addSends(this.unsentSends.splice(0));
     const window = this.run?.window(now);
     const plan = planOf(window);
     if (window && plan !== this.keptPlan) {
@@ -318,8 +374,8 @@ export class ShareSession {
       if (planOf(mergeWindows(this.remoteWindow, window)) !== planOf(this.remoteWindow))
         await remote.keepPlan(window);
     }
-    if (this.untaken > 0) return;
-    for (const entry of this.answeredEntries.splice(0)) await remote.unreserve(entry);
+    const answered = this.untaken > 0 ? [] : this.answeredEntries.splice(0);
+    await remote.flush(this.unsentSends.splice(0), answered);
   }
 
   private async pause(ms: number): Promise<void> {
@@ -338,6 +394,7 @@ export class ShareSession {
       this.learner = false;
       learned(this.share, this.owner);
     }
+    this.keepAlive(now);
     const remote = this.remote;
     if (!remote) return;
     await this.guard(async () => {
@@ -348,24 +405,37 @@ export class ShareSession {
         await remote.learnedBy(this.owner);
       }
       await this.renewDue(now);
-      await this.readRemoteWindow(now);
+      // The window matters to a run that still has domains to send; one only waiting for others' needs none.
+      if (this.run?.hasWorkToSend() !== false) await this.readRemoteWindow(now);
     });
   }
 
-  /** The claims outlast the request about to go, however long it takes to be answered (up to its timeout). */
-  private async renewForSend(): Promise<void> {
+  /**
+   * The claims outlast the request about to go, however long it takes to be answered (up to its timeout): the
+   * heartbeat is made longer, once until the request is back (`unreserve`).
+   */
+  private async renewForSend(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.remoteMine.size === 0) return;
-    this.renewedAt = Date.now();
-    await remote.renew([...this.remoteMine], SENDING_LEASE_MS);
+    if (!remote || this.claims.mine.size === 0 || this.sendingLease) return;
+    this.renewedAt = now;
+    this.sendingLease = true;
+    await remote.heartbeat(this.owner, SENDING_LEASE_MS);
   }
 
-  /** Renews this execution's claims in the store when a third of their lease has passed. */
+  /** With the store down: the heartbeat still sent when due, not waited for. */
+  private keepAlive(now: number): void {
+    if (this.remote || !this.keeper || now - this.renewedAt < RENEW_MS) return;
+    this.renewedAt = now;
+    void this.keeper.heartbeat(this.owner, SENDING_LEASE_MS).catch(() => undefined);
+  }
+
+  /** Renews this execution's heartbeat (all its claims: one call) when a third of its lease has passed. */
   private async renewDue(now: number): Promise<void> {
     const remote = this.remote;
     if (!remote || now - this.renewedAt < RENEW_MS) return;
     this.renewedAt = now;
-    await remote.renew([...this.remoteMine]);
+    this.sendingLease = false;
+    await remote.heartbeat(this.owner);
   }
 
   /** The store's window, read again at most once a POLL_MS. */
@@ -375,27 +445,22 @@ export class ShareSession {
     this.remoteWindow = await this.remote.window(now);
   }
 
-  /** Domains other workers are checking: answered (taken), or free again (claimed by this run, which sends them). */
+  /**
+   * Domains other workers are checking: answered (taken), or free again (claimed by this run, which sends them), in
+   * one call per CHUNK; asked about less often while nothing changes.
+   */
   private async pollRemote(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.remoteBusy.size === 0) return;
+    if (!remote || this.claims.busy.size === 0 || now < this.pollAt) return;
     await this.guard(async () => {
-      const keys = [...this.remoteBusy];
-      const found = await remote.answers(keys, now);
-      for (const [key, answer] of found) {
-        this.remoteBusy.delete(key);
-        this.published(key, answer, false);
-        this.run?.resolveAside(key, answer.record);
-      }
-      for (const key of keys.filter((k) => !found.has(k))) {
-        const claimed = await remote.claim(key, this.owner);
-        if (claimed === false) continue;
-        this.remoteBusy.delete(key);
-        if (claimed === true) this.remoteMine.add(key);
-        else this.published(key, claimed, false);
-        this.run?.resolveAside(key, claimed === true ? undefined : claimed.record);
-      }
-      if (found.size > 0 || this.remoteBusy.size < keys.length) this.woke = true;
+      const asked = this.claims.busy.size;
+      const replies = await remote.claim([...this.claims.busy], this.owner, now, this.maxAgeMs());
+      this.renewedAt = Date.now();
+      this.apply(polled(this.claims, replies));
+      const changed = this.claims.busy.size < asked;
+      if (changed) this.woke = true;
+      this.pollEvery = nextPoll(this.pollEvery, changed, POLL_MS, POLL_MAX_MS);
+      this.pollAt = Date.now() + this.pollEvery;
     });
   }
 
@@ -405,8 +470,9 @@ export class ShareSession {
     const signal = this.setup.signal;
     this.woke = false;
     for (let left = ms; left > 0 && !this.woke && !signal?.aborted; left = until - Date.now()) {
-      // With the store, a long wait is cut in slices: claims are renewed, and other workers' domains asked about.
-      const slice = !this.remote ? left : Math.min(left, this.remoteBusy.size > 0 ? POLL_MS : RENEW_MS);
+      // With the store, a long wait is cut in slices: the heartbeat is renewed, and other workers' domains asked about.
+      const poll = this.claims.busy.size > 0 ? Math.max(POLL_MS / 4, this.pollAt - Date.now()) : RENEW_MS;
+      const slice = !this.remote ? left : Math.min(left, poll);
       const woken = new AbortController();
       this.wake = () => woken.abort();
       const signals = signal ? [signal, woken.signal] : [woken.signal];
@@ -418,10 +484,9 @@ export class ShareSession {
       }
       this.wake = undefined;
       if (!this.woke) await this.pollRemote(Date.now());
-      await this.guard(async () => {
-        await this.renewDue(Date.now());
-        await this.readRemoteWindow(Date.now());
-      });
+      // The window is read again before the run's next decision (tick), not while it waits.
+      this.keepAlive(Date.now());
+      await this.guard(async () => await this.renewDue(Date.now()));
     }
   }
 
@@ -436,14 +501,20 @@ export class ShareSession {
     if (this.learner) learned(this.share, this.owner);
     const unanswered = [...this.mine];
     const remote = this.remote;
-    const handed = release(this.share, unanswered, this.owner, (k) => !!remote && this.remoteMine.has(k));
+    const inStore = (k: string) => (!!remote || !!this.keeper) && this.claims.mine.has(k);
+    const handed = release(this.share, unanswered, this.owner, inStore);
+    if (!remote && this.keeper) {
+      const passed = new Map([...handed].filter(([key]) => this.claims.mine.has(key)));
+      const mineInStore = unanswered.filter((k) => this.claims.mine.has(k) && !handed.has(k));
+      void this.keeper.release(mineInStore, this.owner, passed).catch(() => undefined);
+    }
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
       await this.flush(remote, Date.now());
-      for (const [key, owner] of handed) if (this.remoteMine.has(key)) await remote.transfer(key, owner);
-      const mineInStore = unanswered.filter((k) => this.remoteMine.has(k) && !handed.has(k));
-      await remote.release(mineInStore, this.owner);
+      const passed = new Map([...handed].filter(([key]) => this.claims.mine.has(key)));
+      const mineInStore = unanswered.filter((k) => this.claims.mine.has(k) && !handed.has(k));
+      await remote.release(mineInStore, this.owner, passed);
       if (this.remoteLearner) await remote.learnedBy(this.owner);
     });
   }
@@ -459,18 +530,22 @@ export class ShareSession {
     try {
       await op();
     } catch (error) {
+      this.timedOut ||= /no answer within/.test(remote.problem ?? '');
       this.down(remote.problem ?? (error instanceof Error ? error.message : String(error)));
     }
   }
 
-  /** The store failed: this execution shares within its process from now on, and its items say so. */
+  /**
+   * The store failed (or took longer than its budget): this execution shares within its process from now on, and its
+   * items say so. The domains another worker holds are not sent here (that worker may still send them): they end
+   * as retryable `unfinished`, and a later run gets them, at no credit once kept.
+   */
   private down(message: string): void {
     this.problem ??= `${message}: this execution shared only within its n8n process.`;
+    this.keeper ??= this.remote;
     this.remote = undefined;
     this.remoteWindow = undefined;
-    for (const key of this.remoteBusy) this.run?.resolveAside(key);
-    this.remoteBusy.clear();
-    this.remoteMine.clear();
+    this.apply(wentDown(this.claims));
     this.nudge();
   }
 }

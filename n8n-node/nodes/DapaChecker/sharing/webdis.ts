@@ -73,7 +73,7 @@ export async function runCommand(
   if (answer.status === 403)
     return storeProblem(
       'refused',
-      `The shared store (webdis) at ${base} refused the command ${command} (HTTP 403): its ACL disables it for this user, or the user and password are wrong`,
+      `The shared store (webdis) at ${base} refused the command ${command} (HTTP 403): webdis answers 403 when the User or Password of the DAPA Shared State API credential is wrong, and when its ACL disables the command`,
     );
   if (answer.status === 503)
     return storeProblem(
