@@ -141,11 +141,11 @@ interface Answer {
   ms: number;
 }
 
-/** POSTs the items to the webhook and waits for the answer however long the execution takes (no client timeout). */
-async function post(url: string, items: Item[]): Promise<Answer> {
+/** POSTs the items to the webhook and waits for the answer, at most `timeoutMs` (then status 0: a lost answer). */
+async function post(url: string, items: Item[], timeoutMs: number): Promise<Answer> {
   const started = Date.now();
   const body = JSON.stringify({ items });
-  const { status, text } = await callWebhook(url, 'POST', body);
+  const { status, text } = await callWebhook(url, 'POST', body, timeoutMs);
   let parsed: Array<Record<string, unknown>> = [];
   try {
     const json = JSON.parse(text) as unknown;
@@ -244,7 +244,11 @@ async function runCase(
   const label = `${c.executions} x ${c.urls}${c.headers ? ', rate-limit headers' : ''}`;
   const batches = Array.from({ length: c.executions }, (_v, e) => itemsFor(e, c.urls, c.key));
   const started = Date.now();
-  const answers = await Promise.all(batches.map((items) => post(`${q.base}/${c.path}`, items)));
+  // An answer is waited for 3 x the case's bound (its distinct domains at the plan's pace) and a minute more: an
+  // execution that has not answered by then has lost its answer (the check fails) and is not waited on further.
+  const distinctAll = new Set(batches.flatMap((items) => [...distinctDomains(items)])).size;
+  const patienceMs = 3 * (distinctAll / PLAN.urlsPerMinute) * 60_000 + 60_000;
+  const answers = await Promise.all(batches.map((items) => post(`${q.base}/${c.path}`, items, patienceMs)));
   const stats = sandbox.sandbox.stats()[c.key];
   answers.forEach((answer, e) => checkExecution(t, `${label}: execution ${e + 1}`, batches[e], answer));
   const expected = new Map<string, number>();
@@ -302,7 +306,11 @@ async function loneExecution(t: Tally, last: CaseResult, q: Running, sandbox: Ru
   const items = itemsFor(0, last.c.urls, 'r');
   const before = sandbox.sandbox.stats()[last.c.key];
   const started = Date.now();
-  const answer = await post(`${q.base}/${last.c.path}`, items);
+  const answer = await post(
+    `${q.base}/${last.c.path}`,
+    items,
+    3 * (distinctDomains(items).size / PLAN.urlsPerMinute) * 60_000 + 60_000,
+  );
   const counted = diff(sandbox.sandbox.stats()[last.c.key], before, limitExceeded(log, started));
   checkExecution(t, 'the next execution', items, answer);
   t.equal(S, 'the next execution sends no learning request (no 422 Limit Exceeded)', counted.limit422, 0);

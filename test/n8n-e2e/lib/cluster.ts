@@ -194,8 +194,14 @@ export interface Answer {
   at: number;
 }
 
+/**
+ * How long a webhook call waits by default: the longest execution of the clusters' scenarios ends within 4 minutes,
+ * so an answer that has not come a minute later is lost (its check fails with status 0) rather than waited for.
+ */
+export const ANSWER_TIMEOUT_MS = 5 * 60_000;
+
 /** POSTs `{items}` to a webhook and waits for the answer, at most `timeoutMs` (then status 0). */
-export function post(url: string, items: unknown[], timeoutMs = 15 * 60_000): Promise<Answer> {
+export function post(url: string, items: unknown[], timeoutMs = ANSWER_TIMEOUT_MS): Promise<Answer> {
   const started = Date.now();
   const body = JSON.stringify({ items });
   return new Promise((resolve) => {

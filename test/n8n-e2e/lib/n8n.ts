@@ -396,13 +396,14 @@ export function tail(text: string, lines: number): string {
 }
 
 /**
- * Calls a production webhook and waits for its answer however long the execution takes (no client timeout): a POST
- * sends `body` as JSON, a GET sends nothing.
+ * Calls a production webhook and waits for its answer however long the execution takes, or at most `timeoutMs` when
+ * given (then status 0: the answer is lost): a POST sends `body` as JSON, a GET sends nothing.
  */
 export function callWebhook(
   url: string,
   method: 'GET' | 'POST' = 'POST',
   body = '{}',
+  timeoutMs?: number,
 ): Promise<{ status: number; text: string }> {
   const sent = method === 'POST' ? body : undefined;
   const headers: Record<string, string | number> = { 'content-type': 'application/json' };
@@ -416,6 +417,12 @@ export function callWebhook(
       );
       response.on('error', reject);
     });
+    if (timeoutMs !== undefined) {
+      request.setTimeout(timeoutMs, () => {
+        request.destroy();
+        resolve({ status: 0, text: `no answer after ${Math.round(timeoutMs / 1000)} s` });
+      });
+    }
     request.on('error', reject);
     request.end(sent);
   });
