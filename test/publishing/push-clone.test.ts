@@ -3,7 +3,7 @@
 // is created, and get as far as clasp's own first answer. With no Google account on the machine (an empty home folder,
 // no clasp auth file) that answer is clasp's "No credentials found.", printed by clasp itself.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -27,7 +27,7 @@ beforeAll(() => {
   const cloned = spawnSync('git', ['clone', '--quiet', '--local', REPO, clone], { encoding: 'utf8' });
   if (cloned.status !== 0) throw new Error(`git clone failed: ${cloned.stderr}`);
   symlinkSync(path.join(REPO, 'node_modules'), path.join(clone, 'node_modules'));
-  spawnSync('mkdir', ['-p', home]);
+  mkdirSync(home);
 }, 60_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -50,8 +50,10 @@ describe.each([
   });
 
   test("runs the project's own clasp (the pinned @google/clasp), not one from the registry", () => {
-    const version = (require(path.join(REPO, 'package.json')) as { devDependencies: Record<string, string> })
-      .devDependencies['@google/clasp'];
+    const manifest = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    const version = manifest.devDependencies['@google/clasp'];
     expect(run.output).toMatch(
       new RegExp(`push: clasp ${version.replace(/\./g, '\\.')} \\(.*node_modules/@google/clasp\\)`),
     );
