@@ -109,10 +109,9 @@ fi
 
 mkdir -p "$E2E/work"
 # The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),
-# installed by every scenario from this tarball with n8n-node/install.mjs into its n8n's custom extensions folder
-# (lib/n8n.ts), and the tarball that `npm run lint:n8n` lints and scans. The guide tells a self-hoster to install it
-# into ~/.n8n/nodes instead, where n8n also links the credential's Test to the node (checked by hand on both versions);
-# the suite keeps the custom extensions folder, which runs the same node code.
+# installed by every scenario from this tarball with n8n-node/install.mjs into the nodes folder of its n8n user folder
+# (<N8N_USER_FOLDER>/.n8n/nodes, the guide's route; lib/n8n.ts), where n8n loads it under its published node type;
+# and the tarball that `npm run lint:n8n` lints and scans.
 rm -rf "$E2E/work/pack"
 if ! E2E_NODE_TARBALL="$(node "$ROOT/n8n-node/pack.mjs" --out "$E2E/work/pack")"; then
   fail_install "npm pack of n8n-node failed"

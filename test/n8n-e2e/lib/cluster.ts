@@ -26,7 +26,7 @@ export async function waitFor(
 export interface ClusterOptions {
   /** The folder of this instance (user folder, logs); emptied first. */
   workDir: string;
-  /** The node package's folder (N8N_CUSTOM_EXTENSIONS), from snapshotNodePackage. */
+  /** The nodes folder holding the node package (installNodeTarball, snapshotNodePackage), placed in the user folder. */
   extensionsDir: string;
   credentials: CredentialJson[];
   workflows: WorkflowJson[];
