@@ -19,6 +19,8 @@ set -uo pipefail
 
 MODE="${1:-all}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+for arg in "$@"; do if [ "$arg" = "--help" ] || [ "$arg" = "-h" ]; then MODE=--help; fi; done
+[ "$#" -le 1 ] || [ "$MODE" = "--help" ] || MODE="$*" # one mode at most
 case "$MODE" in
   --help | -h)
     # This file's header comment is its usage; nothing is installed, built or run.
