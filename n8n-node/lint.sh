@@ -8,6 +8,7 @@
 set -euo pipefail
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
   # This file's header comment is its usage; nothing is installed or linted.
+  echo "Usage: npm run lint:n8n (bash n8n-node/lint.sh)"
   sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
   exit 0
 fi

@@ -78,12 +78,8 @@ function main(argv) {
   if (argv.includes('--help') || argv.includes('-h')) {
     const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
     const end = lines.findIndex((l) => !l.startsWith('//'));
-    console.log(
-      lines
-        .slice(0, end)
-        .map((l) => l.replace(/^\/\/ ?/, ''))
-        .join('\n'),
-    );
+    const header = lines.slice(0, end).map((l) => l.replace(/^\/\/ ?/, ''));
+    console.log(`Usage (apps-script/publishing/publisher.mjs):\n${header.join('\n')}`);
     return;
   }
   const publisher = readPublisher();
