@@ -183,6 +183,16 @@ timed() {
   echo "--- group $name took $((SECONDS - started)) s"
   return $code
 }
+# timed_log <group> <log> <command...>: the same, the command's output in <log> (whose last line stays its own
+# `N passed, N failed`), the time on this lane's output.
+timed_log() {
+  local name="$1" log="$2" started=$SECONDS
+  shift 2
+  "$@" >"$log" 2>&1
+  local code=$?
+  echo "--- group $name took $((SECONDS - started)) s"
+  return $code
+}
 # summary_of <lane> <log>: the lane's log whose last line counts in the totals.
 summary_of() { echo "$2" >>"$E2E/work/lane-$1.summaries"; }
 # pass_fail <log> <exit status>: a group judged by its exit status only (the benchmark) gets its own summary line.
@@ -194,7 +204,7 @@ pass_fail() { if [ "$2" = 0 ]; then echo "1 passed, 0 failed" >>"$1"; else echo 
 lane_scanner() {
   echo "--- n8n's package scanner, both legs (Node $("$NODE24_BIN/node" -v))"
   summary_of scanner "$E2E/work/scanner.log"
-  timed scanner env PATH="$NODE24_BIN:$PATH" SCANNER_DIR="$E2E/work/scanner" node "$E2E/scanner.mjs" check --tarball "$E2E_NODE_TARBALL" >"$E2E/work/scanner.log" 2>&1
+  timed_log scanner "$E2E/work/scanner.log" env PATH="$NODE24_BIN:$PATH" SCANNER_DIR="$E2E/work/scanner" node "$E2E/scanner.mjs" check --tarball "$E2E_NODE_TARBALL"
   cat "$E2E/work/scanner.log"
 }
 
@@ -202,12 +212,12 @@ lane_scanner() {
 lane_longlist() {
   echo "--- 1,000 items on the entry plan in real time (~17 min; E2E_LONG=0 skips it)"
   summary_of longlist "$E2E/work/longlist.log"
-  timed longlist env PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/longlist.ts" --out BENCH >"$E2E/work/longlist.log" 2>&1
+  timed_log longlist "$E2E/work/longlist.log" env PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/longlist.ts" --out BENCH
   cat "$E2E/work/longlist.log"
 }
 
-# lane_version <target>: on one n8n version, in order: the official lint, the scenarios and templates (e2e.ts); on
-# 2.41.1 queue mode (queue.ts: Redis + one main + two workers); scaling out (issue 35): regular mode in the background
+# lane_version <target>: on one n8n version, in order: the official lint, the scenarios and templates (e2e.ts); in
+# 2.8.4's lane, queue mode on 2.41.1 (queue.ts: Redis + one main + two workers); scaling out (issue 35): regular mode in the background
 # beside the queue-mode cluster (on 2.41.1 every shared-store scenario, on 2.8.4 the 40 overlapping executions); on
 # 2.8.4 the side-by-side benchmark (bench.ts).
 lane_version() {
@@ -222,31 +232,34 @@ lane_version() {
   echo "--- end-to-end scenarios in n8n $version (test/n8n-e2e/$target)"
   log="$E2E/work/e2e-$target.log"
   summary_of "$target" "$log"
-  timed "e2e ($target)" env E2E_LINT_N8N="$lint_status" npx tsx "$E2E/e2e.ts" >"$log" 2>&1
+  timed_log "e2e ($target)" "$log" env E2E_LINT_N8N="$lint_status" npx tsx "$E2E/e2e.ts"
   cat "$log"
-  if [ "$target" = "n8n-next" ] && [ "${E2E_QUEUE:-1}" != "0" ]; then
-    echo "--- queue mode: Redis + one main + two workers (E2E_QUEUE=0 skips it)"
+  # Queue mode runs on 2.41.1 (Node 24), in 2.8.4's lane when there is one (its other groups take less time).
+  local queue_lane="n8n-next"
+  [[ " $TARGETS " == *" n8n "* ]] && queue_lane="n8n"
+  if [ "$target" = "$queue_lane" ] && [ "${E2E_QUEUE:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
+    echo "--- queue mode on n8n-next: Redis + one main + two workers (E2E_QUEUE=0 skips it)"
     log="$E2E/work/queue.log"
     summary_of "$target" "$log"
-    timed "queue mode ($target)" npx tsx "$E2E/queue.ts" --out BENCH >"$log" 2>&1
+    timed_log "queue mode (n8n-next)" "$log" env PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/queue.ts" --out BENCH
     cat "$log"
   fi
   if [ "${E2E_SHARED:-1}" != "0" ]; then
     echo "--- scaling out: 20 overlapping executions through a webhook, regular mode (in the background)"
     local regular="$E2E/work/shared-regular-$target.log"
     summary_of "$target" "$regular"
-    timed "scaling out, regular mode ($target)" env E2E_SHARED_DIR="shared-$target" npx tsx "$E2E/shared.ts" regular >"$regular" 2>&1 &
+    timed_log "scaling out, regular mode ($target)" "$regular" env E2E_SHARED_DIR="shared-$target" npx tsx "$E2E/shared.ts" regular &
     local regular_pid=$!
     if [ "$target" = "n8n-next" ]; then
       echo "--- scaling out: webdis + Redis, one main + 5 workers x 2, every scenario (E2E_SHARED=0 skips it)"
       log="$E2E/work/shared-queue.log"
       summary_of "$target" "$log"
-      timed "scaling out, queue mode ($target)" npx tsx "$E2E/shared.ts" queue >"$log" 2>&1
+      timed_log "scaling out, queue mode ($target)" "$log" npx tsx "$E2E/shared.ts" queue
     else
       echo "--- scaling out: webdis + Redis, one main + 5 workers x 2, the 40 overlapping executions"
       log="$E2E/work/shared-queue-n8n.log"
       summary_of "$target" "$log"
-      timed "scaling out, queue mode ($target)" env E2E_SHARED_DIR=shared-queue-n8n npx tsx "$E2E/shared.ts" load >"$log" 2>&1
+      timed_log "scaling out, queue mode ($target)" "$log" env E2E_SHARED_DIR=shared-queue-n8n npx tsx "$E2E/shared.ts" load
     fi
     cat "$log"
     wait "$regular_pid"
@@ -256,7 +269,7 @@ lane_version() {
     echo "--- side-by-side benchmark (E2E_BENCH=0 skips it; npm run bench:n8n writes test/n8n-e2e/BENCH.md)"
     log="$E2E/work/bench.log"
     summary_of "$target" "$log"
-    timed "benchmark ($target)" npx tsx "$E2E/bench.ts" --out "$E2E/work/BENCH.md" >"$log" 2>&1
+    timed_log "benchmark ($target)" "$log" npx tsx "$E2E/bench.ts" --out "$E2E/work/BENCH.md"
     pass_fail "$log" $?
     cat "$log"
   fi
