@@ -1,6 +1,6 @@
 // Packs the n8n community package as it is published: a fresh build (build.mjs) into a staging copy of package.json,
 // README.md, LICENSE and the workflow templates, then `npm pack`. Prints the tarball's path (last line). Used by the
-// release workflow, the real-n8n e2e suite (which installs this tarball into n8n's custom extensions folder),
+// release workflow, the real-n8n e2e suite (which installs this tarball into each n8n user folder's .n8n/nodes),
 // `npm run lint:n8n` and the scanner checks (test/n8n-e2e/scanner.mjs), so all of them see the same package.
 //
 //   node n8n-node/pack.mjs --out <dir> [--manifest <package.json>] [--repo owner/name] [--tag n8n-node-v1.2.3] [--release]
