@@ -17,8 +17,9 @@
 //   node apps-script/push.mjs --title                 print the project name (the menu's name)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { publisherProblems, readPublisher } from './publishing/publisher.mjs';
 
@@ -57,10 +58,39 @@ export function spreadsheetId(text) {
   return id;
 }
 
+/**
+ * The project's own clasp (the devDependency @google/clasp, pinned in package.json), resolved from this file, so that
+ * it is found wherever clasp runs (a scratch folder outside the repository included) and never fetched from the
+ * registry: its entry script, run with this Node, and its version.
+ */
+export function projectClasp() {
+  let entry;
+  try {
+    entry = createRequire(import.meta.url).resolve('@google/clasp');
+  } catch {
+    return undefined;
+  }
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (!existsSync(manifest)) continue;
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
+    if (pkg.name !== '@google/clasp') continue;
+    const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.clasp;
+    return { script: join(dir, bin ?? relative(dir, entry)), version: pkg.version, dir };
+  }
+  return undefined;
+}
+
 function clasp(claspArgs, cwd = here) {
   console.log(`push: clasp ${claspArgs.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ')}`);
   if (dryRun) return;
-  const result = spawnSync('npx', ['--no-install', 'clasp', ...claspArgs], { cwd, stdio: 'inherit' });
+  const tool = projectClasp();
+  if (!tool)
+    fail(
+      "the project's clasp (@google/clasp in package.json) is not installed: run `npm ci` at the repository root.",
+    );
+  console.log(`push: clasp ${tool.version} (${tool.dir})`);
+  const result = spawnSync(process.execPath, [tool.script, ...claspArgs], { cwd, stdio: 'inherit' });
   if (result.status !== 0) fail(`clasp ${claspArgs[0]} failed (exit ${result.status ?? 'signal'}).`);
 }
 

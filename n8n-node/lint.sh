@@ -6,6 +6,12 @@
 # its source leg reports the unset fields, the release refuses them, its tarball leg lints the packed package).
 # Run from anywhere: `npm run lint:n8n`. The tools live in their own install, n8n-node/.lint/ (locked, scripts off).
 set -euo pipefail
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  # This file's header comment is its usage; nothing is installed or linted.
+  echo "Usage: npm run lint:n8n (bash n8n-node/lint.sh)"
+  sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tools="$here/.lint"

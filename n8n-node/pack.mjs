@@ -1,6 +1,6 @@
 // Packs the n8n community package as it is published: a fresh build (build.mjs) into a staging copy of package.json,
 // README.md, LICENSE and the workflow templates, then `npm pack`. Prints the tarball's path (last line). Used by the
-// release workflow, the real-n8n e2e suite (which installs this tarball into n8n's custom extensions folder),
+// release workflow, the real-n8n e2e suite (which installs this tarball into each n8n user folder's .n8n/nodes),
 // `npm run lint:n8n` and the scanner checks (test/n8n-e2e/scanner.mjs), so all of them see the same package.
 //
 //   node n8n-node/pack.mjs --out <dir> [--manifest <package.json>] [--repo owner/name] [--tag n8n-node-v1.2.3] [--release]
@@ -141,7 +141,21 @@ const GUARD_MESSAGE =
   'sources, and unchecked). Release by pushing a tag n8n-node-v<version> (.github/workflows/release.yml tests, ' +
   'builds, packs and scans first), or publish the tarball `node n8n-node/pack.mjs --release --out <dir>` prints.';
 
+/** This file's header comment: its usage. */
+function usage() {
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  const end = lines.findIndex((l) => !l.startsWith('//'));
+  return `Usage (n8n-node/pack.mjs):\n${lines
+    .slice(0, end)
+    .map((l) => l.replace(/^\/\/ ?/, ''))
+    .join('\n')}`;
+}
+
 function main(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(usage());
+    return;
+  }
   const arg = (name) => {
     const at = argv.indexOf(name);
     return at >= 0 ? argv[at + 1] : undefined;

@@ -1,10 +1,12 @@
 // `npm run demo`: the main job against the built-in sandbox, no key or internet needed. Starts the sandbox on the
 // real service's entry plan (`sandbox-basic`), checks a sample list through the core (one line per input, then
 // the totals), runs a second time to show what the learned plan saves, and says how long the plan makes a list take.
+// Builds the bundles first (npm run build; `--no-build` uses them as built); `--help` prints this and does nothing else.
 import { CheckRun, outcomeText, runAsync, type Learned, type Outcome, type Report } from '../shared';
 import { runOnVirtualSandbox } from './sandbox/virtual';
 import { createSandbox, DEFAULT_CONFIG, type FaultConfig } from './sandbox/handler';
 import { startSandbox } from './sandbox/server';
+import { buildFirst, exitWithHelpIfAsked } from './cliHelp';
 
 const KEY = 'sandbox-basic';
 const PLAN = DEFAULT_CONFIG.keys[KEY];
@@ -177,6 +179,8 @@ async function main(): Promise<void> {
   }
 }
 
+exitWithHelpIfAsked(__filename);
+if (!process.argv.includes('--no-build')) buildFirst();
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;

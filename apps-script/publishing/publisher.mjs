@@ -75,6 +75,13 @@ export function renderPage(text, publisher) {
 }
 
 function main(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+    const end = lines.findIndex((l) => !l.startsWith('//'));
+    const header = lines.slice(0, end).map((l) => l.replace(/^\/\/ ?/, ''));
+    console.log(`Usage (apps-script/publishing/publisher.mjs):\n${header.join('\n')}`);
+    return;
+  }
   const publisher = readPublisher();
   const problems = publisherProblems(publisher);
   if (problems.length > 0) {

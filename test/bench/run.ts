@@ -1,5 +1,6 @@
 // `npm run bench`: runs scenarios 1–4 (virtual clock, then real HTTP for the short ones), prints the tables and
 // regenerates test/bench/RESULTS.md and test/bench/rate-bound.svg. `--virtual-only` skips the real-HTTP runs.
+// `--help` prints this and does nothing else.
 import { writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -38,6 +39,7 @@ import { BENCH_KEY } from './env';
 import { virtualEnv } from './virtual';
 import { TOGETHER_GAPS_MS, concurrentSuite, concurrentTable, concurrentTargets } from './concurrent';
 import { CREDIT_BUDGET, CREDIT_DOMAINS, creditSuite, creditTable, creditTargets } from './credits';
+import { exitWithHelpIfAsked } from '../cliHelp';
 
 const HERE = __dirname;
 const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
@@ -348,6 +350,7 @@ ${creditMissed.length === 0 ? 'Every credit-budget target met (asserted by `test
   if (missed.length > 0) console.log(`${missed.length} target(s) missed; see the Targets table.`);
 }
 
+exitWithHelpIfAsked(__filename);
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? (error.stack ?? error.message) : error);
   process.exitCode = 1;

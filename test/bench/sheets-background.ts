@@ -5,6 +5,7 @@
 // without "Sheets keeps results for identical arguments") and as an Editor add-on with the sidebar open and closed.
 // A scenario the product cannot finish is reported, never a crash. Prints the figures and writes
 // test/bench/SHEETS.md. Run: npm run bench:sheets
+// Builds the bundles first (npm run build); `--help` prints this and does nothing else.
 import fs from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';
@@ -26,6 +27,7 @@ import {
   runNamed,
   STORE_CELLS_PER_DOMAIN,
 } from './sheets-per-cell';
+import { buildFirst, exitWithHelpIfAsked } from '../cliHelp';
 
 const KEY = 'sandbox-basic';
 const URLS_PER_MINUTE = 60;
@@ -854,6 +856,8 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   console.log('\nwrote test/bench/SHEETS.md');
 }
 
+exitWithHelpIfAsked(__filename);
+buildFirst();
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -2,7 +2,7 @@
 // row of the scenario table (lib/scenarioTable.ts) into a fresh n8n user folder, runs each with `n8n execute`, and
 // checks it with lib/scenarioChecks.ts on what n8n printed and on the sandbox's own request/billing counters; then
 // the shipped workflow templates. Run by test/n8n-e2e/run.sh; ends with `N passed, N failed`.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SandboxConfig } from '../sandbox/handler';
 import { startSandbox } from '../sandbox/server';
@@ -182,6 +182,23 @@ async function main(): Promise<number> {
       NODE_DIST,
     );
     if (packageCopy) n8n.extensionsDir = packageCopy;
+    if (process.env.E2E_NODE_TARBALL) {
+      // The guide's route: the packed tarball in the user folder's nodes folder, named there by a reference that
+      // resolves (install.mjs keeps the tarball beside package.json).
+      const nodes = path.join(n8n.userFolder, '.n8n', 'nodes');
+      const manifest = JSON.parse(readFileSync(path.join(nodes, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+      };
+      const reference = manifest.dependencies?.['n8n-nodes-dapa-checker'] ?? '';
+      t.check(
+        'package',
+        `installed by n8n-node/install.mjs into <N8N_USER_FOLDER>/.n8n/nodes (${reference})`,
+        packageCopy === nodes &&
+          reference.startsWith('file:') &&
+          existsSync(path.resolve(nodes, reference.slice('file:'.length))),
+        `${packageCopy}: ${reference}`,
+      );
+    }
     const credentials: Context['credentials'] = {
       premium: dapaCredential('e2eCredPremium', 'DAPA premium', PLAN_KEYS.premium, sandbox.url),
       wrong: dapaCredential('e2eCredWrong', 'DAPA wrong key', PLAN_KEYS.wrong, sandbox.url),

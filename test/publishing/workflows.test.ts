@@ -40,7 +40,13 @@ describe('GitHub Actions workflows', () => {
     expect(ci).toMatch(/run: npm test\n/);
     expect(ci).toMatch(/run: npm run test:e2e\n/);
     const local = readFileSync(join(root, '.ci/run'), 'utf8');
-    expect(local).toMatch(/npm test\nnpm run test:e2e/);
+    // npm ci, the e2e installs started in the background, npm test beside them, then the e2e suite.
+    const steps = ['npm ci', 'bash test/n8n-e2e/run.sh install', 'npm test', 'npm run test:e2e'].map((step) =>
+      local.indexOf(`${step} `),
+    );
+    expect(steps.every((at) => at > 0)).toBe(true);
+    expect([...steps].sort((a, b) => a - b)).toEqual(steps);
+    expect(local).toMatch(/run\.sh install [^\n]*&\n/);
   });
 
   test('the release publishes n8n-node/ on a version tag, with provenance, by trusted publishing (no token)', () => {

@@ -55,8 +55,30 @@ function logLine(e: RequestLogEntry): string {
   return `${new Date().toISOString()} ${e.method} ${e.path} ${e.status}${counts} (${e.latencyMs} ms)`;
 }
 
+/** What `npm run sandbox -- --help` prints (nothing is started). */
+export const USAGE = `Usage: npm run sandbox [-- <options>]
+  The sandbox DAPA checker API (the real service's plans, made-up metrics), on 127.0.0.1:\${SANDBOX_PORT:-8787}.
+  --config <file.json>   keys merged over the built-in ones, faults as given
+  --host <address>       listen on another address (or DAPA_SANDBOX_HOST), such as 0.0.0.0 for n8n in Docker
+  --help, -h             print this and exit
+  SANDBOX_PORT=<port>    another port`;
+
+/** The options the command line takes: --help, or --config/--host with their values; anything else is refused. */
+export function checkArgs(argv: string[]): 'help' | 'run' {
+  if (argv.includes('--help') || argv.includes('-h')) return 'help';
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--config' || argv[i] === '--host') i++;
+    else throw new Error(`unknown option ${argv[i]}\n${USAGE}`);
+  }
+  return 'run';
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  if (checkArgs(argv) === 'help') {
+    console.log(USAGE);
+    return;
+  }
   const config = loadConfig(argv);
   const host = listenHost(argv);
   const running = await startSandbox({

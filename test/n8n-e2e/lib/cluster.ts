@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
+import { n8nEnvFromCompose } from './compose';
 import { N8nCli, freePort, n8nVersion, tail, type CredentialJson, type WorkflowJson } from './n8n';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -26,13 +27,13 @@ export async function waitFor(
 export interface ClusterOptions {
   /** The folder of this instance (user folder, logs); emptied first. */
   workDir: string;
-  /** The node package's folder (N8N_CUSTOM_EXTENSIONS), from snapshotNodePackage. */
+  /** The nodes folder holding the node package (installNodeTarball, snapshotNodePackage), placed in the user folder. */
   extensionsDir: string;
   credentials: CredentialJson[];
   workflows: WorkflowJson[];
   /** Queue mode with this Redis (Bull) and these workers; absent: regular mode, one process. */
   queue?: { redisPort: number; workers: number; concurrency: number };
-  /** The database settings (lib/postgres.ts); absent: n8n's SQLite file in the user folder. */
+  /** The database settings (lib/postgres.ts), required in queue mode; absent: n8n's SQLite file in the user folder. */
   database?: Record<string, string>;
   log?: (line: string) => void;
 }
@@ -52,6 +53,16 @@ export interface Cluster {
   stop: () => Promise<void>;
 }
 
+/** The Compose file's queue-mode settings for a cluster here; its PostgreSQL is required, as in the file. */
+export function queueEnv(
+  redisPort: number,
+  database: Record<string, string> | undefined,
+): Record<string, string> {
+  if (!database)
+    throw new Error('queue mode runs on PostgreSQL, as in the Compose file: start one (lib/postgres.ts)');
+  return n8nEnvFromCompose({ redisPort, database });
+}
+
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const n8n = new N8nCli(opts.workDir, opts.log);
   n8n.reset();
@@ -65,17 +76,14 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     N8N_SECURE_COOKIE: 'false',
     ...(opts.queue
       ? {
-          EXECUTIONS_MODE: 'queue',
-          QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-          QUEUE_BULL_REDIS_PORT: String(opts.queue.redisPort),
+          // Queue mode as n8n-node/README.md's Compose file sets it (its hosts and ports swapped for ours).
+          ...queueEnv(opts.queue.redisPort, opts.database),
           // Bull's keys of this instance only (two instances may share one Redis, one after the other).
           QUEUE_BULL_PREFIX: `bull-${path.basename(opts.workDir)}`,
           QUEUE_HEALTH_CHECK_ACTIVE: 'false',
-          DB_SQLITE_POOL_SIZE: '4',
           OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
         }
-      : {}),
-    ...opts.database,
+      : opts.database),
   };
   await n8n.importCredentials(opts.credentials);
   await n8n.importWorkflows(opts.workflows.map((wf) => ({ ...wf, active: true })));
@@ -194,8 +202,14 @@ export interface Answer {
   at: number;
 }
 
+/**
+ * How long a webhook call waits by default: the longest execution of the clusters' scenarios ends within 4 minutes,
+ * so an answer that has not come a minute later is lost (its check fails with status 0) rather than waited for.
+ */
+export const ANSWER_TIMEOUT_MS = 5 * 60_000;
+
 /** POSTs `{items}` to a webhook and waits for the answer, at most `timeoutMs` (then status 0). */
-export function post(url: string, items: unknown[], timeoutMs = 15 * 60_000): Promise<Answer> {
+export function post(url: string, items: unknown[], timeoutMs = ANSWER_TIMEOUT_MS): Promise<Answer> {
   const started = Date.now();
   const body = JSON.stringify({ items });
   return new Promise((resolve) => {

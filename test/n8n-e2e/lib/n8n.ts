@@ -167,12 +167,19 @@ export function pairedIndex(item: OutputItem): number | undefined {
   return paired?.item;
 }
 
+/** The nodes folder of the n8n user folder an N8nCli on `workDir` uses: `<N8N_USER_FOLDER>/.n8n/nodes`. */
+export function nodesFolderOf(workDir: string): string {
+  return path.join(workDir, 'user', '.n8n', 'nodes');
+}
+
 /**
- * The custom extensions folder for n8n (N8N_CUSTOM_EXTENSIONS) in `workDir`, holding the node package. With
- * E2E_NODE_TARBALL (run.sh packs n8n-node/ once with n8n-node/pack.mjs): that tarball `npm install`ed into the
- * folder, offline and without the peer n8n-workflow (n8n brings its own), as users install it. Without it (a script
- * run by hand): a copy of n8n-node/dist, so that a rebuild in the shared checkout during the run cannot pull it from
- * under n8n; waits up to a minute for a build in progress. Undefined when there is no package to load.
+ * The node installed as a self-hoster installs it (docs/guide.md, "Install the node"): into the nodes folder of the
+ * n8n user folder in `workDir` (`<N8N_USER_FOLDER>/.n8n/nodes`, where n8n loads every `n8n-nodes-*` package at
+ * start, under the package's published node type). With E2E_NODE_TARBALL (run.sh packs n8n-node/ once with
+ * n8n-node/pack.mjs): that tarball installed by n8n-node/install.mjs. Without it (a script run by hand): n8n-node's
+ * package.json and a copy of n8n-node/dist placed as that package, so that a rebuild in the shared checkout during the
+ * run cannot pull it from under n8n; waits up to a minute for a build in progress. Returns the nodes folder, or
+ * undefined when there is no package to load.
  */
 export async function snapshotNodePackage(workDir: string): Promise<string | undefined> {
   const tarball = process.env.E2E_NODE_TARBALL;
@@ -182,45 +189,51 @@ export async function snapshotNodePackage(workDir: string): Promise<string | und
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   if (!built()) return undefined;
-  // Under a `dist` folder, which the root eslint and prettier configs ignore, like the package's own build.
-  const copy = path.join(workDir, 'n8n-nodes-dapa-checker', 'dist');
-  cpSync(NODE_DIST, copy, { recursive: true });
-  return [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(copy, file))) ? copy : undefined;
+  const nodes = nodesFolderOf(workDir);
+  const installed = path.join(nodes, 'node_modules', 'n8n-nodes-dapa-checker');
+  cpSync(NODE_DIST, path.join(installed, 'dist'), { recursive: true });
+  cpSync(path.join(REPO_ROOT, 'n8n-node', 'package.json'), path.join(installed, 'package.json'));
+  const ok = [BUILT_NODE, BUILT_CREDENTIAL].every((file) => existsSync(path.join(installed, 'dist', file)));
+  return ok ? nodes : undefined;
 }
 
 /**
- * The tarball installed into `<workDir>/extensions` by n8n-node/install.mjs, the script n8n-node/README.md ("Install
- * from a clone") gives a self-hoster; n8n is then pointed at that folder (N8N_CUSTOM_EXTENSIONS, as the README says
- * for a folder other than ~/.n8n/custom). Throws with the script's output when it fails. `script`: another copy of
- * install.mjs (the one of the commit a "before" tarball was packed from).
+ * The tarball installed by n8n-node/install.mjs, the script n8n-node/README.md ("Install from a clone") gives a
+ * self-hoster, into the nodes folder of the n8n user folder in `workDir` (nodesFolderOf). Throws with the script's
+ * output when it fails. `script`: another copy of install.mjs (the one of the commit a "before" tarball was packed
+ * from). Returns the nodes folder.
  */
 export function installNodeTarball(
   workDir: string,
   tarball: string,
   script = path.join(REPO_ROOT, 'n8n-node', 'install.mjs'),
 ): string {
-  const extensions = path.join(workDir, 'extensions');
-  const result = spawnSync(process.execPath, [script, extensions, '--tarball', path.resolve(tarball)], {
+  const nodes = nodesFolderOf(workDir);
+  const result = spawnSync(process.execPath, [script, nodes, '--tarball', path.resolve(tarball)], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
   });
-  const installed = path.join(extensions, 'node_modules', 'n8n-nodes-dapa-checker', 'dist');
+  const installed = path.join(nodes, 'node_modules', 'n8n-nodes-dapa-checker', 'dist');
   if (
     result.status !== 0 ||
     ![BUILT_NODE, BUILT_CREDENTIAL].every((f) => existsSync(path.join(installed, f)))
   ) {
     throw new Error(
-      `node n8n-node/install.mjs ${extensions} --tarball ${tarball} failed (${result.status}):\n${tail(`${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`, 20)}`,
+      `node n8n-node/install.mjs ${nodes} --tarball ${tarball} failed (${result.status}):\n${tail(`${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`, 20)}`,
     );
   }
-  console.log(`node package: ${path.basename(tarball)} installed into ${extensions} by n8n-node/install.mjs`);
-  return extensions;
+  console.log(`node package: ${path.basename(tarball)} installed into ${nodes} by n8n-node/install.mjs`);
+  return nodes;
 }
 
 export class N8nCli {
   readonly userFolder: string;
-  /** Where n8n looks for custom nodes (N8N_CUSTOM_EXTENSIONS); see snapshotNodePackage. */
-  extensionsDir = NODE_DIST;
+  /**
+   * The nodes folder holding the node package (snapshotNodePackage, installNodeTarball). n8n loads it from the user
+   * folder's `.n8n/nodes`: a folder installed elsewhere (a cluster's package, installed before its user folder is
+   * emptied) is copied there, as made, before n8n runs. Undefined: no community node.
+   */
+  extensionsDir: string | undefined;
 
   constructor(
     readonly workDir: string,
@@ -238,7 +251,17 @@ export class N8nCli {
   /** Settings added to every n8n process of this instance (queue mode: EXECUTIONS_MODE, the Redis address...). */
   extraEnv: NodeJS.ProcessEnv = {};
 
+  /** The node package in the user folder's nodes folder (see extensionsDir). */
+  private placeNodes(): void {
+    const target = nodesFolderOf(this.workDir);
+    if (!this.extensionsDir || path.resolve(this.extensionsDir) === target) return;
+    if (!existsSync(path.join(target, 'node_modules', 'n8n-nodes-dapa-checker'))) {
+      cpSync(this.extensionsDir, target, { recursive: true });
+    }
+  }
+
   private env(brokerPort: number): NodeJS.ProcessEnv {
+    this.placeNodes();
     const env: NodeJS.ProcessEnv = {};
     // Only what a shell needs; nothing N8N_* leaks in from the caller's environment.
     for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS']) {
@@ -248,7 +271,6 @@ export class N8nCli {
       ...env,
       N8N_USER_FOLDER: this.userFolder,
       N8N_ENCRYPTION_KEY: 'dapa-e2e-fixed-encryption-key',
-      N8N_CUSTOM_EXTENSIONS: this.extensionsDir,
       N8N_DIAGNOSTICS_ENABLED: 'false',
       N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
       N8N_TEMPLATES_ENABLED: 'false',
@@ -396,13 +418,14 @@ export function tail(text: string, lines: number): string {
 }
 
 /**
- * Calls a production webhook and waits for its answer however long the execution takes (no client timeout): a POST
- * sends `body` as JSON, a GET sends nothing.
+ * Calls a production webhook and waits for its answer however long the execution takes, or at most `timeoutMs` when
+ * given (then status 0: the answer is lost): a POST sends `body` as JSON, a GET sends nothing.
  */
 export function callWebhook(
   url: string,
   method: 'GET' | 'POST' = 'POST',
   body = '{}',
+  timeoutMs?: number,
 ): Promise<{ status: number; text: string }> {
   const sent = method === 'POST' ? body : undefined;
   const headers: Record<string, string | number> = { 'content-type': 'application/json' };
@@ -416,6 +439,12 @@ export function callWebhook(
       );
       response.on('error', reject);
     });
+    if (timeoutMs !== undefined) {
+      request.setTimeout(timeoutMs, () => {
+        request.destroy();
+        resolve({ status: 0, text: `no answer after ${Math.round(timeoutMs / 1000)} s` });
+      });
+    }
     request.on('error', reject);
     request.end(sent);
   });

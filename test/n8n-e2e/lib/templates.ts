@@ -24,7 +24,6 @@ import { DAPA_CREDENTIAL_TYPE, DAPA_NODE_TYPE } from './workflows';
 import { domainPool, spell } from './datasets';
 
 export const TEMPLATES_DIR = path.join(REPO_ROOT, 'n8n-node', 'templates');
-const PUBLISHED_TYPE = 'n8n-nodes-dapa-checker.dapaChecker';
 export const NEW_ONLY_ID = 'e2eTplNewOnly';
 export const WATCH_ID = 'e2eTplWatch';
 
@@ -41,7 +40,8 @@ export function readTemplate(file: string): TemplateJson {
 
 /**
  * A template as a user imports it, with what a user changes: the credential chosen, the Domains list replaced by
- * `items`. The node type is the one n8n gives a package loaded through N8N_CUSTOM_EXTENSIONS.
+ * `items`. Every node keeps its type as shipped: the DAPA node its published type, which n8n gives the package
+ * installed in its nodes folder (throws if the template names another).
  */
 export function instantiate(
   file: string,
@@ -52,8 +52,7 @@ export function instantiate(
   const template = readTemplate(file);
   const nodes = template.nodes.map((node) => {
     const copy = JSON.parse(JSON.stringify(node)) as TemplateJson['nodes'][number];
-    if (copy.type === PUBLISHED_TYPE) {
-      copy.type = DAPA_NODE_TYPE;
+    if (copy.type === DAPA_NODE_TYPE) {
       copy.credentials = { [DAPA_CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } };
     }
     if (copy.name === 'Domains') {
@@ -64,6 +63,8 @@ export function instantiate(
     }
     return copy;
   });
+  if (!nodes.some((node) => node.type === DAPA_NODE_TYPE))
+    throw new Error(`${file} has no node of the published type ${DAPA_NODE_TYPE}`);
   return {
     id,
     name: `e2e template: ${template.name}`,

@@ -2,8 +2,8 @@
 // Trigger, a Code node that emits the test items, the DAPA Checker node, pairing probes and HTTP Request baselines.
 import type { CredentialJson, NodeJson, WorkflowJson } from './n8n';
 
-/** The node type of the community node when n8n loads it through N8N_CUSTOM_EXTENSIONS. */
-export const DAPA_NODE_TYPE = 'CUSTOM.dapaChecker';
+/** The node type of the community node as published: the package's name and the node's (n8n's nodes folder). */
+export const DAPA_NODE_TYPE = 'n8n-nodes-dapa-checker.dapaChecker';
 export const DAPA_CREDENTIAL_TYPE = 'dapaCheckerApi';
 export const API_PATH = '/api/user/dapa-checker';
 
