@@ -7,6 +7,7 @@ import {
   answered,
   claimed,
   emptyClaims,
+  handBack,
   handedOver,
   nextPoll,
   polled,
@@ -147,5 +148,27 @@ describe('the store going down', () => {
     );
     answered(book, ['a.com']);
     expect([...book.mine]).toEqual(['b.com']);
+  });
+});
+
+describe('the end', () => {
+  test('unanswered domains held in the store are freed, or passed to the execution each was handed to', () => {
+    const book = emptyClaims();
+    claimed(
+      book,
+      new Map<string, ClaimReply>([
+        ['a.com', 'mine'],
+        ['b.com', 'mine'],
+        ['c.com', 'busy'],
+      ]),
+    );
+    const handed = new Map([
+      ['b.com', 'other'],
+      ['d.com', 'other'],
+    ]);
+    const back = handBack(book, ['a.com', 'b.com', 'c.com', 'd.com'], handed);
+    // d.com was never held in the store (only in this process), c.com is another worker's: neither is the store's to free.
+    expect(back.free).toEqual(['a.com']);
+    expect([...back.passed]).toEqual([['b.com', 'other']]);
   });
 });

@@ -3,17 +3,20 @@
 // claims the execution's domains (or finds them answered, or being checked by another execution: then the run sets
 // them aside and waits), publishes each batch of answers the moment it comes, hands the merged window of the others
 // to the run before each decision, lets one execution at a time learn the plan's per-request maximum, keeps one
-// heartbeat for all its claims, and at the end hands back what it claimed and did not answer. What the store says of
-// the claims is decided by the pure transitions of storeClaims.ts; this module drives them, the registry and the
-// store. The first failure of the store (or a call past its budget) turns the store off for this execution (it goes
-// on sharing within its process) and is said on every output item (`problem`).
-// Over 300 lines: the reservations, the heartbeat and the window read and written in one order, which is what keeps
-// two workers from sending into the same minute; splitting that order across modules is the next step (issue 44).
+// heartbeat for all its claims, and at the end hands back what it claimed and did not answer. Every decision is a
+// pure transition elsewhere: the claims in storeClaims.ts; the minute (sends to tell, a reservation's wait, what a
+// flush writes and frees, the heartbeat) in storeMinute.ts. This module only drives them, the registry, the store
+// and the clock. The first failure of the store (or a call past its budget) turns the store off for this execution
+// (it goes on sharing within its process) and is said on every output item (`problem`).
+// Over 300 lines (100 of them comments): it is the one place that holds an execution's state across the
+// run, the registry, the store and the clock, and the order of its store calls (sends before their reservations
+// are freed, lessons before both, the heartbeat between waits) is what keeps two workers out of the same minute;
+// cut in two classes, that order and state would be passed back and forth between them, not made simpler.
 import { randomUUID } from 'node:crypto';
 import { sleep, sleepWithAbort } from 'n8n-workflow';
 import { mergeWindows, type DomainRecord, type WindowSnapshot } from '../../../../shared/index';
 import type { OthersView, SharingRun } from '../../../../shared/sharing-run';
-import { PlanWindow, WINDOW_MS } from '../../../../shared/window';
+import { WINDOW_MS } from '../../../../shared/window';
 import { processWindow } from '../planWindow';
 import { REQUEST_TIMEOUT_MS } from '../transport';
 import { LEASE_MS, type RedisShare } from './redisShare';
@@ -21,6 +24,7 @@ import {
   answered as answeredInStore,
   claimed,
   emptyClaims,
+  handBack,
   handedOver,
   nextPoll,
   polled,
@@ -42,6 +46,21 @@ import {
   type Answer,
   type KeyShare,
 } from './registry';
+import {
+  emptyMinute,
+  longerForSend,
+  noteSends,
+  planToKeep,
+  renewalDue,
+  requestAnswered,
+  requestBack,
+  requestReturned,
+  requestTaken,
+  reservation,
+  reserveStep,
+  toFlush,
+  type Heartbeat,
+} from './storeMinute';
 
 /** How often the store's window is read again; domains other workers are checking are asked about first after this,
  * then less often while nothing changes (up to POLL_MAX_MS), so that waiting costs few calls. */
@@ -66,35 +85,6 @@ export interface SessionSetup {
   problem?: string;
 }
 
-/** The multiset difference a - b of sends. */
-function sendsNotIn(a: ReadonlyArray<[number, number]>, b: ReadonlyArray<[number, number]>) {
-  const count = new Map<string, number>();
-  for (const s of b) count.set(s.join(), (count.get(s.join()) ?? 0) + 1);
-  return a.filter((s) => {
-    const n = count.get(s.join()) ?? 0;
-    if (n > 0) count.set(s.join(), n - 1);
-    return n === 0;
-  });
-}
-
-/**
- * When the key's minute, as every worker filled it, has room for a request of `urls` URLs after those reserved
- * before it. The run decided what to send; this only waits for room, and never goes above a guessed limit on its
- * own (a probe): the window holds every worker's sends, so the guess is the plan's, and when the calm after a
- * refusal ended, every waiting request of every worker would otherwise go at once into a full minute.
- */
-function roomFor(window: WindowSnapshot | undefined, now: number, urls: number, before: number[]) {
-  const plan = new PlanWindow(window && { ...window, pressure: { ...window.pressure, rose: undefined } });
-  plan.observedSince = -Infinity;
-  return plan.plan(now, urls, 0, before);
-}
-
-/** What a window says of the plan, to compare: each limit's value and label, and when a limit last pushed back. */
-function planOf(window: WindowSnapshot | undefined): string {
-  const limits = Object.entries(window?.limits ?? {}).map(([name, l]) => [name, l?.value, l?.exact]);
-  return JSON.stringify([limits, window?.pressure?.urls, window?.pressure?.requests]);
-}
-
 export class ShareSession {
   readonly owner = randomUUID();
   /** When the service answered for each domain this execution got, for `checked_at`. */
@@ -117,21 +107,13 @@ export class ShareSession {
   private readonly claims = emptyClaims();
   private remoteWindow?: WindowSnapshot;
   private remoteReadAt = -Infinity;
-  private renewedAt = Date.now();
-  /** The heartbeat holds for a request out (SENDING_LEASE_MS) until the next renewal. */
-  private sendingLease = false;
-  private seen: Array<[number, number]> = [];
-  private readonly unsentSends: Array<[number, number]> = [];
-  private keptPlan = '';
+  /** The claims' heartbeat in the store, and what the store is still to be told of the minute (storeMinute.ts). */
+  private readonly beat: Heartbeat = { renewedAt: Date.now(), sendingLease: false };
+  private readonly minute = emptyMinute();
   private learner = false;
   private remoteLearner = false;
   private answers = 0;
-  private reserved = 1;
-  /** Requests answered that the run has not taken in yet. */
-  private untaken = 0;
   private remoteOps: Promise<void> = Promise.resolve();
-  /** Reservations of answered requests, freed after their sends are added (flush). */
-  private readonly answeredEntries: string[] = [];
   private wake?: () => void;
   private woke = false;
   /** When domains other workers are checking are next asked about, and the wait before the one after. */
@@ -185,15 +167,13 @@ export class ShareSession {
   private noteOwnSends(now: number, window = this.window(now)): void {
     const run = this.run;
     if (!run) return;
-    const mine = run.window(now);
-    if (this.remote) this.unsentSends.push(...sendsNotIn(mine.sends, this.seen));
-    this.seen = mergeWindows(mine, window)?.sends ?? mine.sends;
+    noteSends(this.minute, run.window(now), window, this.remote !== undefined);
   }
 
   /** Claims the run's domains: answered ones are taken as cached, others' are set aside to wait for. */
   async start(run: SharingRun, keys: readonly string[], now: number): Promise<void> {
     this.run = run;
-    this.seen = run.window(now).sends;
+    this.minute.seen = run.window(now).sends;
     const split = claim(this.share, keys, this.owner, now, this.setup.reuseMs, (key, answer) =>
       this.onWake(key, answer),
     );
@@ -219,7 +199,7 @@ export class ShareSession {
     if (!remote || keys.length === 0) return;
     await this.guard(async () => {
       const replies = await remote.claim(keys, this.owner, now, this.maxAgeMs());
-      this.renewedAt = Date.now();
+      this.beat.renewedAt = Date.now();
       this.apply(claimed(this.claims, replies));
     });
   }
@@ -302,12 +282,12 @@ export class ShareSession {
    * sent for the other workers; a run may have several requests out at once).
    */
   taken(now: number): void {
-    this.untaken = Math.max(0, this.untaken - 1);
+    requestTaken(this.minute);
     this.noteOwnSends(now);
   }
 
   answered(token: number): void {
-    this.untaken += 1;
+    requestAnswered(this.minute);
     answered(this.share, token);
     this.answers += 1;
   }
@@ -322,7 +302,7 @@ export class ShareSession {
     const remote = this.remote;
     const run = this.run;
     if (!remote || !run || urls === 0) return undefined;
-    const entry = `${this.owner}:${this.reserved++}:${urls}:${Date.now()}`;
+    const entry = reservation(this.minute, this.owner, urls, Date.now());
     const giveUpAt = Math.min(deadline, Date.now() + WINDOW_MS + 5000);
     await this.guard(async () => {
       let before = await remote.reserve(entry, Date.now());
@@ -330,14 +310,9 @@ export class ShareSession {
         const now = Date.now();
         await this.readRemoteWindow(now, true);
         const window = mergeWindows(run.window(now), this.window(now));
-        const slot = roomFor(window, now, urls, before);
-        // While no execution knows the minute's URL limit, one request at a time goes across workers: the one the
-        // service refuses teaches it to all (kept in the store before its reservation is freed), not one per worker.
-        const alone = window?.limits.urlsPerMinute !== undefined || before.length === 0;
-        if ((slot.at <= now && slot.urls >= urls && alone) || now >= giveUpAt) break;
-        // A wait for room may outlast a lease: it goes in slices, and the claims are renewed between them, or
-        // another worker would take them and send them too.
-        await this.pause(Math.min(Math.max(slot.at - now, 250), giveUpAt - now, RENEW_MS / 2));
+        const step = reserveStep(window, now, urls, before, giveUpAt, RENEW_MS / 2);
+        if (step.go) break;
+        await this.pause(step.waitMs);
         if (this.setup.signal?.aborted) return;
         await this.renewDue(Date.now());
         before = await remote.flightBefore(entry, Date.now());
@@ -354,10 +329,8 @@ export class ShareSession {
    */
   unreserve(entry: string | undefined): void {
     if (entry === undefined || !this.remote) return;
-    this.answeredEntries.push(entry);
-    // The request is back: its claims' longer lease returns to LEASE_MS at the next step (a worker that dies then
-    // frees them a minute later, not two).
-    this.renewedAt = -Infinity;
+    requestBack(this.minute, entry);
+    requestReturned(this.beat);
   }
 
   /**
@@ -366,16 +339,10 @@ export class ShareSession {
    * request neither in flight nor sent, or a refusal's lesson missing).
    */
   private async flush(remote: RedisShare, now: number): Promise<void> {
-    const window = this.run?.window(now);
-    const plan = planOf(window);
-    if (window && plan !== this.keptPlan) {
-      this.keptPlan = plan;
-      // A lesson the store holds already (as last read; it only gains lessons) is not added again.
-      if (planOf(mergeWindows(this.remoteWindow, window)) !== planOf(this.remoteWindow))
-        await remote.keepPlan(window);
-    }
-    const answered = this.untaken > 0 ? [] : this.answeredEntries.splice(0);
-    await remote.flush(this.unsentSends.splice(0), answered);
+    const plan = planToKeep(this.minute, this.run?.window(now), this.remoteWindow);
+    if (plan) await remote.keepPlan(plan);
+    const { sends, freed } = toFlush(this.minute);
+    await remote.flush(sends, freed);
   }
 
   private async pause(ms: number): Promise<void> {
@@ -416,26 +383,21 @@ export class ShareSession {
    */
   private async renewForSend(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || this.claims.mine.size === 0 || this.sendingLease) return;
-    this.renewedAt = now;
-    this.sendingLease = true;
-    await remote.heartbeat(this.owner, SENDING_LEASE_MS);
+    if (remote && longerForSend(this.beat, now, this.claims.mine.size > 0))
+      await remote.heartbeat(this.owner, SENDING_LEASE_MS);
   }
 
   /** With the store down: the heartbeat still sent when due, not waited for. */
   private keepAlive(now: number): void {
-    if (this.remote || !this.keeper || now - this.renewedAt < RENEW_MS) return;
-    this.renewedAt = now;
+    if (this.remote || !this.keeper || now - this.beat.renewedAt < RENEW_MS) return;
+    this.beat.renewedAt = now;
     void this.keeper.heartbeat(this.owner, SENDING_LEASE_MS).catch(() => undefined);
   }
 
   /** Renews this execution's heartbeat (all its claims: one call) when a third of its lease has passed. */
   private async renewDue(now: number): Promise<void> {
     const remote = this.remote;
-    if (!remote || now - this.renewedAt < RENEW_MS) return;
-    this.renewedAt = now;
-    this.sendingLease = false;
-    await remote.heartbeat(this.owner);
+    if (remote && renewalDue(this.beat, now, RENEW_MS)) await remote.heartbeat(this.owner);
   }
 
   /** The store's window, read again at most once a POLL_MS. */
@@ -455,7 +417,7 @@ export class ShareSession {
     await this.guard(async () => {
       const asked = this.claims.busy.size;
       const replies = await remote.claim([...this.claims.busy], this.owner, now, this.maxAgeMs());
-      this.renewedAt = Date.now();
+      this.beat.renewedAt = Date.now();
       this.apply(polled(this.claims, replies));
       const changed = this.claims.busy.size < asked;
       if (changed) this.woke = true;
@@ -504,17 +466,15 @@ export class ShareSession {
     const inStore = (k: string) => (!!remote || !!this.keeper) && this.claims.mine.has(k);
     const handed = release(this.share, unanswered, this.owner, inStore);
     if (!remote && this.keeper) {
-      const passed = new Map([...handed].filter(([key]) => this.claims.mine.has(key)));
-      const mineInStore = unanswered.filter((k) => this.claims.mine.has(k) && !handed.has(k));
-      void this.keeper.release(mineInStore, this.owner, passed).catch(() => undefined);
+      const back = handBack(this.claims, unanswered, handed);
+      void this.keeper.release(back.free, this.owner, back.passed).catch(() => undefined);
     }
     if (!remote) return;
     await this.guard(async () => {
       await this.remoteOps;
       await this.flush(remote, Date.now());
-      const passed = new Map([...handed].filter(([key]) => this.claims.mine.has(key)));
-      const mineInStore = unanswered.filter((k) => this.claims.mine.has(k) && !handed.has(k));
-      await remote.release(mineInStore, this.owner, passed);
+      const back = handBack(this.claims, unanswered, handed);
+      await remote.release(back.free, this.owner, back.passed);
       if (this.remoteLearner) await remote.learnedBy(this.owner);
     });
   }

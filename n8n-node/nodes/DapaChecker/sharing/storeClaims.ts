@@ -116,3 +116,18 @@ export function unsettled(
   if (!store.up && store.timedOut) out.abandoned = asked.filter((k) => !book.mine.has(k) && !known(k));
   return out;
 }
+
+/**
+ * At the end: of the domains this execution did not answer, those it holds in the store go back to it, freed
+ * (`free`), or passed on to the execution of this process each was handed to (`passed`: domain to its new holder).
+ */
+export function handBack(
+  book: StoreClaims,
+  unanswered: readonly string[],
+  handed: ReadonlyMap<string, string>,
+): { free: string[]; passed: Map<string, string> } {
+  return {
+    free: unanswered.filter((k) => book.mine.has(k) && !handed.has(k)),
+    passed: new Map([...handed].filter(([key]) => book.mine.has(key))),
+  };
+}
