@@ -21,18 +21,20 @@ import {
   forgetBackground,
   goesOn,
   listGoingOn,
+  listUpkeep,
   loadDispatcher,
   loadStatus,
   noteDropped,
   noteDispatcherAtWork,
   noteLimitedForTheDay,
   resumeAfterDailyLimit,
+  setUpkeepDue,
   triggerCadence,
   updateBackground,
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
-import { upkeep } from '../stores/store-compaction';
+import { stepUpkeep, upkeep } from '../stores/store-compaction';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { EXECUTION_UNSEEN_MS, observeLateness, observeStepWork } from './planner';
@@ -188,6 +190,7 @@ function dispatch(): void {
 function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void {
   let firstLook: number | undefined;
   let stepped = false;
+  const served = new Set<string>();
   for (const { id, state } of dueSpreadsheets(turn, goingOn)) {
     if (now() >= turn.endsAt) break;
     const spreadsheet = openSpreadsheet(id, state);
@@ -199,12 +202,35 @@ function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void 
       });
       firstLook ??= step?.firstLook;
       stepped ||= step !== undefined;
+      if (step) served.add(id);
     } catch (error) {
       if (dailyLimitOf(error)) throw error; // not the spreadsheet's failure: Google's, for the day
       failedTurn(id, error instanceof Error ? error.message : String(error));
     }
   }
+  keepTheRetention(turn, served);
   finishTurn(turn, firstLook, true, stepped || !turn.leaseTaken);
+}
+
+/**
+ * The store's upkeep in every spreadsheet whose oldest result passed the retention and which no step served in this
+ * turn: background checks off (never on, turned off), stopped by the service, or a bound script's (its steps leave the
+ * upkeep to the hourly watch). What is left to keep sets the next upkeep; a store that keeps nothing more wants none.
+ */
+function keepTheRetention(turn: Turn, served: ReadonlySet<string>): void {
+  const at = turn.executionStartedAt;
+  for (const { id, state, at: due } of listUpkeep()) {
+    if (served.has(id) || due > at + DUE_SLACK_MS || now() >= turn.endsAt) continue;
+    const spreadsheet = openSpreadsheet(id, state);
+    if (!spreadsheet) continue;
+    try {
+      const { dueAt } = inSpreadsheet(spreadsheet, () => stepUpkeep(spreadsheet, {}));
+      setUpkeepDue(id, dueAt); // the user's trigger is set at the turn's end
+    } catch (error) {
+      if (dailyLimitOf(error)) throw error;
+      console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
 }
 
 /** Whether an edit entered a DAPA formula (the edit event's range, or its value). */

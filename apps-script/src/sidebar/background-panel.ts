@@ -87,7 +87,8 @@ export function stopBackground(): BackgroundInfo {
   const spreadsheet = activeSpreadsheet();
   updateBackground(idOf(spreadsheet), (state) => {
     state.on = false;
-    state.wanted = {};
+    // The store's upkeep stays wanted: the retention holds with background checks off too.
+    state.wanted = state.wanted.upkeep === undefined ? {} : { upkeep: state.wanted.upkeep };
   });
   try {
     removeEditTrigger(spreadsheet);

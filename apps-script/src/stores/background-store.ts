@@ -160,6 +160,37 @@ function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
     .map((key) => ({ id: key.slice(prefix.length), state: loadBackground(key.slice(prefix.length)) }));
 }
 
+/**
+ * Every spreadsheet whose result store wants its upkeep (the oldest result kept passes the retention), whatever its
+ * background checks' status: off, stopped or going on. The user's trigger comes for these too, so the retention holds
+ * on every path that kept results, with nobody opening the spreadsheet.
+ */
+export function listUpkeep(): Array<{ id: string; state: BackgroundState; at: number }> {
+  return listBackgrounds().flatMap(({ id, state }) =>
+    state.wanted.upkeep !== undefined && Number.isFinite(state.wanted.upkeep)
+      ? [{ id, state, at: state.wanted.upkeep }]
+      : [],
+  );
+}
+
+/**
+ * Sets when a spreadsheet's store wants its upkeep (undefined: nothing kept), under the user lock; a spreadsheet with
+ * background checks off and nothing else wanted is forgotten once its store keeps nothing. Answers whether it changed.
+ */
+export function setUpkeepDue(spreadsheetId: string, at: number | undefined, name?: () => string): boolean {
+  const seen = loadBackground(spreadsheetId);
+  if (seen.wanted.upkeep === at) return false;
+  locked('user', () => {
+    const state = loadBackground(spreadsheetId);
+    state.wanted.upkeep = at;
+    if (at === undefined) delete state.wanted.upkeep;
+    if (name) state.name ??= name();
+    const idle = !state.on && earliest(state.wanted) === undefined;
+    writeValue('user', propertyName(spreadsheetId), idle ? undefined : state);
+  });
+  return true;
+}
+
 export function loadDispatcher(): DispatcherState {
   return readValue('user', USER_PROPERTY.dispatcher, parseDispatcher) ?? {};
 }
