@@ -19,6 +19,7 @@ import {
   dispatcherMarks,
   type DispatcherState,
   forgetBackground,
+  keepTurnOns,
   goesOn,
   listGoingOn,
   listUpkeep,
@@ -159,6 +160,7 @@ export function dapaBackgroundStep(_event?: unknown): void {
 function throughDailyLimit(limit: DailyLimit): void {
   console.warn("DAPA background: one of Google's daily quotas is used up; resuming after Google's reset.");
   noteLimitedForTheDay(limit);
+  keepTurnOns();
   keepTriggerThroughDailyLimit();
 }
 
@@ -171,7 +173,7 @@ function dispatch(): void {
     turn.leaseTaken = true;
     return finishTurn(turn, undefined, true, false);
   }
-  resumeAfterDailyLimit(marks.limit);
+  if (marks.limit !== undefined || marks.turnOns) resumeAfterDailyLimit(marks.limit);
   // The list first (a listing reads the user's properties afresh), then the trigger's state from that same read.
   const goingOn = listGoingOn({});
   const dispatcher = loadDispatcher();

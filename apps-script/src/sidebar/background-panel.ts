@@ -6,7 +6,7 @@ import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
 import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
 import { missingFor, requireFor } from '../platform/consent';
-import { now } from '../platform/gas';
+import { dailyLimitOf, now } from '../platform/gas';
 import { activeSpreadsheet, idOf, installMode } from '../stores/session';
 import { DAY_RUNTIME_MS } from '../background/planner';
 import {
@@ -18,22 +18,25 @@ import {
   goesOn,
   loadBackground,
   loadDispatcher,
+  noteLimitedForTheDay,
+  noteTurnOnAfterLimit,
   triggerCadence,
   updateBackground,
   whenNext,
 } from '../stores/background-store';
 import { loadJob } from '../stores/job-store';
 import { loadWindow } from '../stores/plan-store';
-import { retentionDays, setRetentionDays } from '../stores/result-store';
+import { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from '../stores/result-store';
 import { savedCredits } from '../stores/saved-credits';
 import { readSchedule, saveSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { installTriggers, removeEditTrigger } from '../triggers/handlers';
 import { forecastOf } from './credits';
-import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
+import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import {
   accessText,
   BACKGROUND_ON,
+  backgroundOnThroughLimit,
   BACKGROUND_ON_HOURLY,
   dailyRuntimeNote,
   MENU_NAME,
@@ -57,6 +60,50 @@ export function driveBackground(): BackgroundInfo {
  * scopes background checks need are asked for here when the user has not granted them) and starts a step.
  */
 export function startBackground(): BackgroundInfo {
+  try {
+    return startNow();
+  } catch (error) {
+    if (dailyLimitOf(error) !== 'properties') throw error;
+    return startThroughDailyLimit();
+  }
+}
+
+/**
+ * Google's Properties quota is spent (other sheets and scripts of the account count too): nothing can be stored, but a
+ * trigger needs no Properties call. The triggers are installed (the one that comes back by itself hourly), the
+ * spreadsheet is noted in the user's cache, and the first step after Google's reset turns its checks on and works.
+ */
+function startThroughDailyLimit(): BackgroundInfo {
+  requireFor('background');
+  const spreadsheet = activeSpreadsheet();
+  const name = spreadsheet.getName();
+  installTriggers(spreadsheet, keepTriggerThroughDailyLimit);
+  noteLimitedForTheDay('properties');
+  noteTurnOnAfterLimit(idOf(spreadsheet), name);
+  const quota = backgroundOnThroughLimit('properties');
+  spreadsheet.toast(quota, MENU_NAME);
+  let keepDays = DEFAULT_RETENTION_DAYS;
+  try {
+    keepDays = retentionDays();
+  } catch {
+    // the document's setting answers again after the reset
+  }
+  const mode = installMode();
+  return {
+    on: true,
+    mode,
+    cadence: mode === 'addon' ? 'hourly' : 'minute',
+    rowsLeft: 0,
+    creditsUsed: 0,
+    steps: 0,
+    runtimeMs: 0,
+    savedCredits: 0,
+    retentionDays: keepDays,
+    quota,
+  };
+}
+
+function startNow(): BackgroundInfo {
   if (!storedApiKey()) throw new Error(NO_KEY);
   requireFor('background');
   const spreadsheet = activeSpreadsheet();
