@@ -35,6 +35,8 @@ import {
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
+import { forgetJob, loadJob } from '../stores/job-store';
+import { forgetSaved } from '../stores/saved-credits';
 import { stepUpkeep, upkeep } from '../stores/store-compaction';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
@@ -227,12 +229,23 @@ function keepTheRetention(turn: Turn, served: ReadonlySet<string>): void {
     if (!spreadsheet) continue;
     try {
       const { dueAt } = inSpreadsheet(spreadsheet, () => stepUpkeep(spreadsheet, {}));
+      if (dueAt === undefined) forgetQuiet(id);
       setUpkeepDue(id, dueAt); // the user's trigger is set at the turn's end
     } catch (error) {
       if (dailyLimitOf(error)) throw error;
       console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
     }
   }
+}
+
+/**
+ * A spreadsheet whose store keeps nothing any more has been quiet past the retention (nothing was checked there since):
+ * this user's state of it goes too, its finished sidebar check and the rows to retry, and its saved-credit marks (its
+ * background state goes with its upkeep entry when its checks are off: setUpkeepDue).
+ */
+function forgetQuiet(id: string): void {
+  if (loadJob(id)?.status !== 'running') forgetJob(id);
+  forgetSaved(id);
 }
 
 /** Whether an edit entered a DAPA formula (the edit event's range, or its value). */

@@ -113,7 +113,7 @@ function startNow(): BackgroundInfo {
     state.on = true;
     state.stopped = undefined;
     state.failures = 0;
-    state.wanted = { work: now() + 1000 };
+    state.wanted = { work: now() + 1000, upkeep: state.wanted.upkeep }; // the store's upkeep stays wanted
     state.name = name;
   });
   try {
@@ -121,7 +121,7 @@ function startNow(): BackgroundInfo {
   } catch (error) {
     updateBackground(id, (state) => {
       state.on = false;
-      state.wanted = {};
+      state.wanted = { upkeep: state.wanted.upkeep };
     });
     throw error;
   }
