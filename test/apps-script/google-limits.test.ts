@@ -49,7 +49,9 @@ describe("the user's per-spreadsheet state", () => {
       Object.keys(gas.properties.user(gas.owner)).filter((k) => k.includes(gas.spreadsheetId));
     expect(mine().length).toBeGreaterThan(0);
     await gas.runTriggers({ until: gas.clock.now() + 32 * DAY });
-    console.log(`quiet 32 days: ${mine().length} user properties of the spreadsheet left (${mine().join(', ')})`);
+    console.log(
+      `quiet 32 days: ${mine().length} user properties of the spreadsheet left (${mine().join(', ')})`,
+    );
     expect(mine()).toEqual([]);
   });
 });
