@@ -22,22 +22,19 @@ import {
   keepTurnOns,
   goesOn,
   listGoingOn,
-  listUpkeep,
   loadDispatcher,
   loadStatus,
   noteDropped,
   noteDispatcherAtWork,
   noteLimitedForTheDay,
   resumeAfterDailyLimit,
-  setUpkeepDue,
   triggerCadence,
   updateBackground,
   updateDispatcher,
   whenNext,
 } from '../stores/background-store';
-import { forgetJob, loadJob } from '../stores/job-store';
-import { forgetSaved } from '../stores/saved-credits';
-import { stepUpkeep, upkeep } from '../stores/store-compaction';
+import { upkeep } from '../stores/store-compaction';
+import { keepTheRetention } from './retention-turn';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { EXECUTION_UNSEEN_MS, observeLateness, observeStepWork } from './planner';
@@ -212,40 +209,8 @@ function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void 
       failedTurn(id, error instanceof Error ? error.message : String(error));
     }
   }
-  keepTheRetention(turn, served);
+  keepTheRetention(turn, served, openSpreadsheet);
   finishTurn(turn, firstLook, true, stepped || !turn.leaseTaken);
-}
-
-/**
- * The store's upkeep in every spreadsheet whose oldest result passed the retention and which no step served in this
- * turn: background checks off (never on, turned off), stopped by the service, or a bound script's (its steps leave the
- * upkeep to the hourly watch). What is left to keep sets the next upkeep; a store that keeps nothing more wants none.
- */
-function keepTheRetention(turn: Turn, served: ReadonlySet<string>): void {
-  const at = turn.executionStartedAt;
-  for (const { id, state, at: due } of listUpkeep()) {
-    if (served.has(id) || due > at + DUE_SLACK_MS || now() >= turn.endsAt) continue;
-    const spreadsheet = openSpreadsheet(id, state);
-    if (!spreadsheet) continue;
-    try {
-      const { dueAt } = inSpreadsheet(spreadsheet, () => stepUpkeep(spreadsheet, {}));
-      if (dueAt === undefined) forgetQuiet(id);
-      setUpkeepDue(id, dueAt); // the user's trigger is set at the turn's end
-    } catch (error) {
-      if (dailyLimitOf(error)) throw error;
-      console.warn(`DAPA: results not compacted (${error instanceof Error ? error.message : String(error)})`);
-    }
-  }
-}
-
-/**
- * A spreadsheet whose store keeps nothing any more has been quiet past the retention (nothing was checked there since):
- * this user's state of it goes too, its finished sidebar check and the rows to retry, and its saved-credit marks (its
- * background state goes with its upkeep entry when its checks are off: setUpkeepDue).
- */
-function forgetQuiet(id: string): void {
-  if (loadJob(id)?.status !== 'running') forgetJob(id);
-  forgetSaved(id);
 }
 
 /** Whether an edit entered a DAPA formula (the edit event's range, or its value). */
