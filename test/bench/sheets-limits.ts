@@ -204,7 +204,7 @@ export async function issue45Lines(): Promise<string[]> {
         (w) => leftAlone(w, path),
       );
   await run(
-    "Background checks turned on with the owner's Properties quota at 49,950 of 50,000 (D12 shape: =DAPA(A2) dragged down 500 rows)",
+    "Background checks turned on with the owner's Properties quota at 49,950 of 50,000 (=DAPA(A2) dragged down 500 rows, 50 calls left)",
     { customFunctionsAtOnce: 30 },
     quotaBeforeBackground,
   );
