@@ -21,6 +21,7 @@ import {
   forgetBackground,
   keepTurnOns,
   goesOn,
+  listBackgrounds,
   listGoingOn,
   loadDispatcher,
   loadStatus,
@@ -174,21 +175,26 @@ function dispatch(): void {
   }
   if (marks.limit !== undefined || marks.turnOns) resumeAfterDailyLimit(marks.limit);
   // The list first (a listing reads the user's properties afresh), then the trigger's state from that same read.
-  const goingOn = listGoingOn({});
+  const all = listBackgrounds(); // one listing for the steps and the retention
+  const goingOn = listGoingOn({}, all);
   const dispatcher = loadDispatcher();
   const turn = turnOf(triggerCadence(dispatcher), dispatcher);
   const missing = missingFor('background');
   if (missing.length > 0) return stopForConsent(missing, turn.dispatcher);
   noteDispatcherAtWork(turn.deadline + AT_WORK_MARGIN_MS);
   try {
-    workThrough(turn, goingOn);
+    workThrough(turn, goingOn, all);
   } finally {
     noteDispatcherAtWork(undefined);
   }
 }
 
 /** The dispatcher's turn through the user's spreadsheets whose step is due, then its trigger set again. */
-function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void {
+function workThrough(
+  turn: Turn,
+  goingOn: ReturnType<typeof listGoingOn>,
+  all: ReturnType<typeof listBackgrounds>,
+): void {
   let firstLook: number | undefined;
   let stepped = false;
   const served = new Set<string>();
@@ -209,7 +215,7 @@ function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void 
       failedTurn(id, error instanceof Error ? error.message : String(error));
     }
   }
-  keepTheRetention(turn, served, openSpreadsheet);
+  keepTheRetention(turn, served, openSpreadsheet, all);
   finishTurn(turn, firstLook, true, stepped || !turn.leaseTaken);
 }
 

@@ -4,7 +4,12 @@
 /// <reference types="google-apps-script" />
 import { dailyLimitOf, now } from '../platform/gas';
 import { inSpreadsheet } from '../stores/session';
-import { type BackgroundState, listUpkeep, setUpkeepDue } from '../stores/background-store';
+import {
+  type BackgroundState,
+  type listBackgrounds,
+  listUpkeep,
+  setUpkeepDue,
+} from '../stores/background-store';
 import { forgetJob, loadJob } from '../stores/job-store';
 import { forgetSaved } from '../stores/saved-credits';
 import { stepUpkeep } from '../stores/store-compaction';
@@ -24,9 +29,10 @@ export function keepTheRetention(
   turn: Turn,
   served: ReadonlySet<string>,
   open: (id: string, state: BackgroundState) => Spreadsheet | undefined,
+  all: ReturnType<typeof listBackgrounds>,
 ): void {
   const at = turn.executionStartedAt;
-  for (const { id, state, at: due } of listUpkeep()) {
+  for (const { id, state, at: due } of listUpkeep(all)) {
     if (served.has(id) || due > at + DUE_SLACK_MS || now() >= turn.endsAt) continue;
     const spreadsheet = open(id, state);
     if (!spreadsheet) continue;

@@ -94,8 +94,6 @@ function answerOf(turn: FormulaTurn, values: readonly unknown[], check: CellChec
  * have come) and, meeting the refusal, notes it anew.
  */
 const SPENT_LATELY_MS = 15 * 60_000;
-/** A cell waiting for another's round looks for a refusal met meanwhile at least this often. */
-const SPENT_LOOK_MS = 1_500;
 
 /** The turn's loop: read what it needs, do what it says, until it answers. */
 function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
@@ -111,25 +109,13 @@ function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
         sender ||= mine;
         turn.asked(mine, window);
       } else if (action.kind === 'wait') {
-        if (!waitWatching(action.until)) return;
+        if (limitMetLately(SPENT_LATELY_MS) !== undefined) return; // the round waited for met Google's refusal
+        sleep(Math.max(0, action.until - now()));
       } else if (!sendRound(turn, books, deadline, action)) return;
       view = reader.view(turn);
     }
   } finally {
     if (sender) books.move((queue) => endTurn(queue, turn.id)); // else it ends at its `until`
-  }
-}
-
-/**
- * Sleeps until `until` unless the round waited for meets Google's refusal for the day meanwhile (then no answer comes,
- * and the cell answers at once, saying why): one look at the user's cache a SPENT_LOOK_MS, no daily quota.
- */
-function waitWatching(until: number): boolean {
-  for (;;) {
-    if (limitMetLately(SPENT_LATELY_MS) !== undefined) return false;
-    const left = until - now();
-    if (left <= 0) return true;
-    sleep(Math.min(left, SPENT_LOOK_MS));
   }
 }
 

@@ -153,7 +153,7 @@ export function forgetBackground(spreadsheetId: string): void {
 }
 
 /** Every spreadsheet this user has background state for: the dispatcher's list. */
-function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
+export function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
   const prefix = USER_PROPERTY.backgroundPrefix;
   return userKeys()
     .filter((key) => key.startsWith(prefix) && !key.includes('#'))
@@ -165,8 +165,10 @@ function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
  * background checks' status: off, stopped or going on. The user's trigger comes for these too, so the retention holds
  * on every path that kept results, with nobody opening the spreadsheet.
  */
-export function listUpkeep(): Array<{ id: string; state: BackgroundState; at: number }> {
-  return listBackgrounds().flatMap(({ id, state }) =>
+export function listUpkeep(
+  all = listBackgrounds(),
+): Array<{ id: string; state: BackgroundState; at: number }> {
+  return all.flatMap(({ id, state }) =>
     state.wanted.upkeep !== undefined && Number.isFinite(state.wanted.upkeep)
       ? [{ id, state, at: state.wanted.upkeep }]
       : [],
@@ -242,8 +244,11 @@ export function goesOn(status: BackgroundStatus): boolean {
 }
 
 /** The spreadsheets whose background checks go on by themselves (with the user's trigger as `dispatcher` says). */
-export function listGoingOn(dispatcher: DispatcherState): Array<{ id: string; state: BackgroundState }> {
-  return listBackgrounds().filter(({ state }) => goesOn(backgroundStatus(state, dispatcher)));
+export function listGoingOn(
+  dispatcher: DispatcherState,
+  all = listBackgrounds(),
+): Array<{ id: string; state: BackgroundState }> {
+  return all.filter(({ state }) => goesOn(backgroundStatus(state, dispatcher)));
 }
 
 /** A spreadsheet's status as stored (for callers that hold neither its state nor the user's trigger). */

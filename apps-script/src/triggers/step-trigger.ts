@@ -10,6 +10,7 @@ import {
   backgroundStatus,
   type DispatcherState,
   goesOn,
+  listBackgrounds,
   listGoingOn,
   listUpkeep,
   loadBackground,
@@ -100,7 +101,8 @@ function settleTriggers(state: DispatcherState, anyOn: boolean): void {
 function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; forWindow: boolean } {
   let at: number | undefined;
   let forWindow = false;
-  const goingOn = listGoingOn(dispatcher);
+  const all = listBackgrounds();
+  const goingOn = listGoingOn(dispatcher, all);
   for (const { state } of goingOn) {
     const next = whenNext(state.wanted);
     if (next && (at === undefined || next.at < at)) {
@@ -111,7 +113,7 @@ function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; for
   // The store's upkeep of every spreadsheet that keeps results, background checks on or not (the retention's promise);
   // a bound script whose checks go on keeps its hourly watch, which does that upkeep itself.
   const watched = installMode() === 'bound' && goingOn.length > 0;
-  for (const upkeep of watched ? [] : listUpkeep())
+  for (const upkeep of watched ? [] : listUpkeep(all))
     if (at === undefined || upkeep.at < at) {
       at = upkeep.at;
       forWindow = false;
