@@ -105,6 +105,18 @@ export function dailyLimitText(limit: DailyLimit): string {
   );
 }
 
+/**
+ * What "Turn on background checks" says when Google's daily quota refused DAPA's saved state: they are on (the trigger
+ * needs no Properties call) and when the work resumes.
+ */
+export function backgroundOnThroughLimit(limit: DailyLimit): string {
+  return (
+    `Background checks are on. Google's daily limit on ${DAILY_LIMIT_WORDS[limit]} for your Google account is used ` +
+    "up, so the work resumes by itself within an hour of Google's reset (24 hours after the day's first use at the " +
+    'latest): formulas that wait fill in then, and nothing is billed twice. Nothing more to do.'
+  );
+}
+
 /** What a DAPA cell shows for a domain past the monthly credit budget (never sent, never billed). */
 export const BUDGET_CELL = `credit_budget: credit budget reached: raise it in the sidebar (${SIDEBAR_PATH})`;
 

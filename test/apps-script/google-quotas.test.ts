@@ -117,13 +117,7 @@ describe("the menu and the sidebar with Google's Properties quota spent", () => 
   it("say what is used up and that DAPA goes on by itself, never Google's text", async () => {
     const g = await open({});
     g.spendDailyQuota(g.owner, 'properties', 50_000);
-    for (const call of [
-      'startBackground',
-      'getBackground',
-      'getSettings',
-      'refreshDapaFormulas',
-      'getCredits',
-    ]) {
+    for (const call of ['getBackground', 'getSettings', 'refreshDapaFormulas', 'getCredits']) {
       const error = await g.run(call).then(
         () => undefined,
         (e: Error) => e.message,
@@ -132,5 +126,55 @@ describe("the menu and the sidebar with Google's Properties quota spent", () => 
       expect(error).toMatch(/goes on/);
       expect(error).not.toMatch(GOOGLE_TEXT);
     }
+  });
+});
+
+describe("background checks turned on with Google's Properties quota already spent", () => {
+  it('turn on, say when the work resumes, and fill every cell after the reset; a cell meeting the spent quota answers within 2 s', async () => {
+    const g = await open({});
+    const n = 500;
+    // The owner's other spreadsheets used 49,950 of the day's 50,000 calls; the drag spends the rest.
+    g.spendDailyQuota(g.owner, 'properties', 49_950);
+    const resetsAt = g.dailyQuotaOf(g.owner, 'properties').resetsAt as number;
+    await dragDown(g, domains(n, 'before-on'));
+    expect(g.dailyQuotaOf(g.owner, 'properties').used).toBe(50_000);
+    const first = shown(g, n);
+    expect(first.filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
+    // The first 30 side by side spend the last 50 calls and meet the refusal as they go; every later cell meets it
+    // spent (its round cannot come) and answers at once.
+    const cells = g.executions.filter((e) => e.kind === 'custom-function');
+    const firstWave = cells.filter((e) => e.startedAt <= cells[0].startedAt + 1_000);
+    const later = cells.filter((e) => !firstWave.includes(e));
+    const slowest = (list: typeof cells) => Math.max(...list.map((e) => e.elapsedMs ?? 0));
+    const limited = first.filter((v) => /daily limit/.test(v)).length;
+    console.log(
+      `spent quota: ${limited} of ${n} cells say the daily limit; ${cells.length} cell executions, ` +
+        `${(cells.reduce((t, e) => t + (e.elapsedMs ?? 0), 0) / 1000).toFixed(0)} execution-seconds; ` +
+        `the first ${firstWave.length} at once: slowest ${(slowest(firstWave) / 1000).toFixed(2)} s; ` +
+        `the ${later.length} after them: slowest ${(slowest(later) / 1000).toFixed(2)} s`,
+    );
+    expect(limited).toBeGreaterThan(0);
+    // Turning background checks on needs no Properties call to install the trigger: it is on, and it says when.
+    const info = await g.run<{ on: boolean; quota?: string }>('startBackground');
+    expect(info.on).toBe(true);
+    expect(info.quota).toMatch(/daily limit/);
+    expect(info.quota).toMatch(/resume/);
+    expect(g.triggers.some((t) => t.kind === 'CLOCK')).toBe(true);
+    await g.runTriggers({
+      until: g.clock.now() + 30 * HOUR,
+      stop: () => metricRows(g, `B2:B${n + 1}`) === n,
+    });
+    expect(metricRows(g, `B2:B${n + 1}`)).toBe(n);
+    expect(g.clock.now()).toBeGreaterThan(resetsAt);
+    console.log(
+      `spent quota: all ${n} filled ${((g.clock.now() - resetsAt) / 60_000).toFixed(1)} min after the reset`,
+    );
+    expect(shown(g, n).filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
+    expect(stats()?.billed).toBe(n);
+    expect(billedTwice()).toBe(0);
+    // Every cell that met the spent quota answered within 2 s of stand-in time (before: about 20 s each).
+    expect(later.length).toBeGreaterThan(400);
+    expect(slowest(later)).toBeLessThanOrEqual(2_000);
+    expect(cells.reduce((t, e) => t + (e.elapsedMs ?? 0), 0)).toBeLessThan(n * 2_000);
   });
 });

@@ -15,6 +15,7 @@ import { assertBundleIsCurrent, domains, sheetsAddress } from '../apps-script/su
 import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 import { measuredLine, measuredSourceHash } from '../publishing/measured-source';
 import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
+import { issue45Lines } from './sheets-limits';
 import {
   issue30Runs,
   issue34Runs,
@@ -641,6 +642,9 @@ async function main(): Promise<void> {
     }
   }
 
+  // Issue 45: the retention on every path, background checks turned on through a spent quota, a 50,000-result store.
+  const promises = await issue45Lines();
+
   const b = await sidebarScenario(BASE);
   results.push(b.result);
   nextDays.push(await sidebarNextDay(b.w, b.list));
@@ -811,6 +815,19 @@ call (all users, all days of the row), every item written into a cache, and the 
 
 ${quotaTable}
 
+## Issue 45: every promise on every path
+
+The conditions of issue 30 (400 ms a request, 15 ms a service call, triggers late 0–60 s, seeded), each scenario in a
+stand-in of its own. Retention: a sidebar check of 120 domains with background checks never turned on, turned off
+after it, or stopped by the service (the plan lapses: 401), then 32 days in which nobody opens the spreadsheet; what
+the result store keeps a day past the 30-day retention of its newest result and at the end, and the triggers left.
+Quotas: the shape issue 45 observed, with 50 calls left (the owner's Properties quota at 49,950 of 50,000, \`=DAPA(A2)\` dragged down
+500 rows, 30 side by side, then **Turn on background checks**). The store: one \`=DAPA(A2)\` over a kept domain no cache
+holds, against a store of 50,000 results and, in the same run, of 500 (the stand-in charges a service call 15 ms
+whatever its size, and counts its own processing time).
+
+${promises.map((n) => `- ${n}`).join('\n')}
+
 ## The same lists the next day
 
 ${nextTable}
@@ -849,6 +866,8 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   for (const n of judgedNotes) console.log(n);
   console.log('');
   for (const n of published) console.log(n);
+  console.log('');
+  for (const n of promises) console.log(n);
   console.log('');
   console.log(nextTable);
   console.log('');

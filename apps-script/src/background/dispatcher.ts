@@ -19,7 +19,9 @@ import {
   dispatcherMarks,
   type DispatcherState,
   forgetBackground,
+  keepTurnOns,
   goesOn,
+  listBackgrounds,
   listGoingOn,
   loadDispatcher,
   loadStatus,
@@ -33,6 +35,7 @@ import {
   whenNext,
 } from '../stores/background-store';
 import { upkeep } from '../stores/store-compaction';
+import { keepTheRetention } from './retention-turn';
 import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone } from '../messages';
 import { EXECUTION_UNSEEN_MS, observeLateness, observeStepWork } from './planner';
@@ -157,6 +160,7 @@ export function dapaBackgroundStep(_event?: unknown): void {
 function throughDailyLimit(limit: DailyLimit): void {
   console.warn("DAPA background: one of Google's daily quotas is used up; resuming after Google's reset.");
   noteLimitedForTheDay(limit);
+  keepTurnOns();
   keepTriggerThroughDailyLimit();
 }
 
@@ -169,25 +173,31 @@ function dispatch(): void {
     turn.leaseTaken = true;
     return finishTurn(turn, undefined, true, false);
   }
-  resumeAfterDailyLimit(marks.limit);
+  if (marks.limit !== undefined || marks.turnOns) resumeAfterDailyLimit(marks.limit);
   // The list first (a listing reads the user's properties afresh), then the trigger's state from that same read.
-  const goingOn = listGoingOn({});
+  const all = listBackgrounds(); // one listing for the steps and the retention
+  const goingOn = listGoingOn({}, all);
   const dispatcher = loadDispatcher();
   const turn = turnOf(triggerCadence(dispatcher), dispatcher);
   const missing = missingFor('background');
   if (missing.length > 0) return stopForConsent(missing, turn.dispatcher);
   noteDispatcherAtWork(turn.deadline + AT_WORK_MARGIN_MS);
   try {
-    workThrough(turn, goingOn);
+    workThrough(turn, goingOn, all);
   } finally {
     noteDispatcherAtWork(undefined);
   }
 }
 
 /** The dispatcher's turn through the user's spreadsheets whose step is due, then its trigger set again. */
-function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void {
+function workThrough(
+  turn: Turn,
+  goingOn: ReturnType<typeof listGoingOn>,
+  all: ReturnType<typeof listBackgrounds>,
+): void {
   let firstLook: number | undefined;
   let stepped = false;
+  const served = new Set<string>();
   for (const { id, state } of dueSpreadsheets(turn, goingOn)) {
     if (now() >= turn.endsAt) break;
     const spreadsheet = openSpreadsheet(id, state);
@@ -199,11 +209,13 @@ function workThrough(turn: Turn, goingOn: ReturnType<typeof listGoingOn>): void 
       });
       firstLook ??= step?.firstLook;
       stepped ||= step !== undefined;
+      if (step) served.add(id);
     } catch (error) {
       if (dailyLimitOf(error)) throw error; // not the spreadsheet's failure: Google's, for the day
       failedTurn(id, error instanceof Error ? error.message : String(error));
     }
   }
+  keepTheRetention(turn, served, openSpreadsheet, all);
   finishTurn(turn, firstLook, true, stepped || !turn.leaseTaken);
 }
 

@@ -125,7 +125,8 @@ export class StepBooks {
       const status = backgroundStatus(s, turn.dispatcher);
       const kept = this.relayAsked ? now() + KEPT_AFTER_MS : undefined;
       const wanted = { ...outcome.wanted, schedule: readSchedule()?.nextAt, upkeep: upkeepAt, kept };
-      s.wanted = goesOn(status) ? wanted : {};
+      // Stopped or off, the store's upkeep stays wanted (the retention holds on every path).
+      s.wanted = goesOn(status) ? wanted : upkeepAt === undefined ? {} : { upkeep: upkeepAt };
       result = { ...outcome, stopped, status, nextAt: whenNext(wanted)?.at };
     });
     return result as StepResult;

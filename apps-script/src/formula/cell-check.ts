@@ -8,6 +8,7 @@ import { CheckRun, type Fatal, type Outcome } from '../../../shared';
 import { CheckSession, distinctKeys } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { now, sleep } from '../platform/gas';
+import { limitMetLately, noteLimitedForTheDay } from '../stores/background-store';
 import { FormulaBooks } from '../stores/check-books';
 import { currentSpreadsheet, dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { type Action, applyAnswer, deadlinesOf, endTurn, FormulaTurn, startRound, type View } from './turn';
@@ -61,6 +62,10 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       // no cache: everything is asked for
     }
     try {
+      // Another execution met Google's refusal for the day lately: a round cannot come, so the cell answers at once
+      // (it says why its rows wait) instead of spending its 30 seconds, and of the user's 30 executions at once.
+      if (turn.missing().length > 0 && limitMetLately(SPENT_LATELY_MS) !== undefined)
+        return answerOf(turn, values, check);
       // A cell with something to ask and no key known reads the settings first (no key: the formula says where to set
       // it); with a key known only a cell that sends reads it (a cell that waits for another's round spends no call).
       if (turn.missing().length > 0 && check.hasKey !== true) check.apiKey();
@@ -77,8 +82,18 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       // unknown: the cells say unfinished
     }
   }
+  return answerOf(turn, values, check);
+}
+
+function answerOf(turn: FormulaTurn, values: readonly unknown[], check: CellCheck): CellAnswer {
   return { outcomes: turn.outcomes(values, check.baseUrl, now()), fatal: turn.fatal, refused: turn.refused };
 }
+
+/**
+ * A refusal for the day met this lately makes a cell answer at once; past it a cell tries again (Google's reset may
+ * have come) and, meeting the refusal, notes it anew.
+ */
+const SPENT_LATELY_MS = 15 * 60_000;
 
 /** The turn's loop: read what it needs, do what it says, until it answers. */
 function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
@@ -94,6 +109,7 @@ function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
         sender ||= mine;
         turn.asked(mine, window);
       } else if (action.kind === 'wait') {
+        if (limitMetLately(SPENT_LATELY_MS) !== undefined) return; // the round waited for met Google's refusal
         sleep(Math.max(0, action.until - now()));
       } else if (!sendRound(turn, books, deadline, action)) return;
       view = reader.view(turn);
@@ -148,6 +164,9 @@ function sendRound(
     session = new CheckSession(books.forRound(), deadline);
     budget = session.hold(send.batch.length, (queue) => startRound(queue, send.batch));
   } catch {
+    // Google's refusal for the day, noted at once: the cells waiting for this round answer now, saying why.
+    const met = dailyLimitMet();
+    if (met) noteLimitedForTheDay(met);
     return false; // the round ends here, the cells say unfinished (or why: no key, Google's daily limit)
   }
   if (budget === 0) {

@@ -7,7 +7,7 @@ import { runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
 import { allowedFor, missingFor } from '../platform/consent';
 import { withSharing } from './key-sharing';
-import { now } from '../platform/gas';
+import { dailyLimitOf, now } from '../platform/gas';
 import { activeSpreadsheet, idOf, installMode } from '../stores/session';
 import { DAY_RUNTIME_MS } from '../background/planner';
 import {
@@ -19,22 +19,25 @@ import {
   goesOn,
   loadBackground,
   loadDispatcher,
+  noteLimitedForTheDay,
+  noteTurnOnAfterLimit,
   triggerCadence,
   updateBackground,
   whenNext,
 } from '../stores/background-store';
 import { loadJob } from '../stores/job-store';
 import { loadWindow } from '../stores/plan-store';
-import { retentionDays, setRetentionDays } from '../stores/result-store';
+import { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from '../stores/result-store';
 import { savedCredits } from '../stores/saved-credits';
 import { readSchedule, saveSchedule } from '../stores/schedule';
 import { currentBaseUrl, storedApiKey } from '../stores/settings';
 import { installTriggers, removeEditTrigger } from '../triggers/handlers';
 import { forecastOf } from './credits';
-import { armDispatcher, wakeBackground } from '../triggers/step-trigger';
+import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import {
   accessText,
   BACKGROUND_ON,
+  backgroundOnThroughLimit,
   BACKGROUND_ON_HOURLY,
   dailyRuntimeNote,
   MENU_NAME,
@@ -58,6 +61,50 @@ export function driveBackground(): BackgroundInfo {
  * scopes background checks need are asked for here when the user has not granted them) and starts a step.
  */
 export function startBackground(): BackgroundInfo {
+  try {
+    return startNow();
+  } catch (error) {
+    if (dailyLimitOf(error) !== 'properties') throw error;
+    return startThroughDailyLimit();
+  }
+}
+
+/**
+ * Google's Properties quota is spent (other sheets and scripts of the account count too): nothing can be stored, but a
+ * trigger needs no Properties call. The triggers are installed (the one that comes back by itself hourly), the
+ * spreadsheet is noted in the user's cache, and the first step after Google's reset turns its checks on and works.
+ */
+function startThroughDailyLimit(): BackgroundInfo {
+  allowedFor('background', 'Turn on background checks');
+  const spreadsheet = activeSpreadsheet();
+  const name = spreadsheet.getName();
+  installTriggers(spreadsheet, keepTriggerThroughDailyLimit);
+  noteLimitedForTheDay('properties');
+  noteTurnOnAfterLimit(idOf(spreadsheet), name);
+  const quota = backgroundOnThroughLimit('properties');
+  spreadsheet.toast(quota, MENU_NAME);
+  let keepDays = DEFAULT_RETENTION_DAYS;
+  try {
+    keepDays = retentionDays();
+  } catch {
+    // the document's setting answers again after the reset
+  }
+  const mode = installMode();
+  return {
+    on: true,
+    mode,
+    cadence: mode === 'addon' ? 'hourly' : 'minute',
+    rowsLeft: 0,
+    creditsUsed: 0,
+    steps: 0,
+    runtimeMs: 0,
+    savedCredits: 0,
+    retentionDays: keepDays,
+    quota,
+  };
+}
+
+function startNow(): BackgroundInfo {
   if (!storedApiKey()) throw new Error(NO_KEY);
   allowedFor('background', 'Turn on background checks');
   const spreadsheet = activeSpreadsheet();
@@ -67,7 +114,7 @@ export function startBackground(): BackgroundInfo {
     state.on = true;
     state.stopped = undefined;
     state.failures = 0;
-    state.wanted = { work: now() + 1000 };
+    state.wanted = { work: now() + 1000, upkeep: state.wanted.upkeep }; // the store's upkeep stays wanted
     state.name = name;
   });
   try {
@@ -75,7 +122,7 @@ export function startBackground(): BackgroundInfo {
   } catch (error) {
     updateBackground(id, (state) => {
       state.on = false;
-      state.wanted = {};
+      state.wanted = { upkeep: state.wanted.upkeep };
     });
     throw error;
   }
@@ -92,7 +139,8 @@ export function stopBackground(): BackgroundInfo {
   const spreadsheet = activeSpreadsheet();
   updateBackground(idOf(spreadsheet), (state) => {
     state.on = false;
-    state.wanted = {};
+    // The store's upkeep stays wanted: the retention holds with background checks off too.
+    state.wanted = state.wanted.upkeep === undefined ? {} : { upkeep: state.wanted.upkeep };
   });
   try {
     removeEditTrigger(spreadsheet);

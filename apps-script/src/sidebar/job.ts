@@ -30,8 +30,8 @@ import {
   storeNewJob,
 } from '../stores/job-store';
 import { requireApiKey, storedApiKey } from '../stores/settings';
-import { upkeep } from '../stores/store-compaction';
-import { wakeBackground } from '../triggers/step-trigger';
+import { stepUpkeep } from '../stores/store-compaction';
+import { wakeBackground, wantUpkeep } from '../triggers/step-trigger';
 import {
   BLANK_STATUS,
   inBackgroundMessage,
@@ -122,7 +122,9 @@ export function continueJob(): JobState {
     pace: { kind: 'sidebar', startBy: startedAt + STEP_START_MS, deadline: startedAt + STEP_BUDGET_MS },
     claim,
   });
-  upkeep(spreadsheet); // the results it kept may leave dead rows: the store's upkeep, under a lease of its own
+  // The results it kept may leave dead rows: the store's upkeep, under a lease of its own; and the retention's promise
+  // with nobody opening the spreadsheet: the next upkeep is wanted when the oldest result passes it.
+  wantUpkeep(spreadsheetId, stepUpkeep(spreadsheet, {}).dueAt, () => spreadsheet.getName());
   if (!turn.progressed && !turn.fatal && turn.remaining) {
     // Nothing could be sent (a plan's rate limit): wait here a little rather than have the sidebar call at once.
     sleep(Math.max(0, Math.min(10_000, startedAt + 30_000 - now())));

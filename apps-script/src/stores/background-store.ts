@@ -153,11 +153,44 @@ export function forgetBackground(spreadsheetId: string): void {
 }
 
 /** Every spreadsheet this user has background state for: the dispatcher's list. */
-function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
+export function listBackgrounds(): Array<{ id: string; state: BackgroundState }> {
   const prefix = USER_PROPERTY.backgroundPrefix;
   return userKeys()
     .filter((key) => key.startsWith(prefix) && !key.includes('#'))
     .map((key) => ({ id: key.slice(prefix.length), state: loadBackground(key.slice(prefix.length)) }));
+}
+
+/**
+ * Every spreadsheet whose result store wants its upkeep (the oldest result kept passes the retention), whatever its
+ * background checks' status: off, stopped or going on. The user's trigger comes for these too, so the retention holds
+ * on every path that kept results, with nobody opening the spreadsheet.
+ */
+export function listUpkeep(
+  all = listBackgrounds(),
+): Array<{ id: string; state: BackgroundState; at: number }> {
+  return all.flatMap(({ id, state }) =>
+    state.wanted.upkeep !== undefined && Number.isFinite(state.wanted.upkeep)
+      ? [{ id, state, at: state.wanted.upkeep }]
+      : [],
+  );
+}
+
+/**
+ * Sets when a spreadsheet's store wants its upkeep (undefined: nothing kept), under the user lock; a spreadsheet with
+ * background checks off and nothing else wanted is forgotten once its store keeps nothing. Answers whether it changed.
+ */
+export function setUpkeepDue(spreadsheetId: string, at: number | undefined, name?: () => string): boolean {
+  const seen = loadBackground(spreadsheetId);
+  if (seen.wanted.upkeep === at) return false;
+  locked('user', () => {
+    const state = loadBackground(spreadsheetId);
+    state.wanted.upkeep = at;
+    if (at === undefined) delete state.wanted.upkeep;
+    if (name) state.name ??= name();
+    const idle = !state.on && earliest(state.wanted) === undefined;
+    writeValue('user', propertyName(spreadsheetId), idle ? undefined : state);
+  });
+  return true;
 }
 
 export function loadDispatcher(): DispatcherState {
@@ -211,8 +244,11 @@ export function goesOn(status: BackgroundStatus): boolean {
 }
 
 /** The spreadsheets whose background checks go on by themselves (with the user's trigger as `dispatcher` says). */
-export function listGoingOn(dispatcher: DispatcherState): Array<{ id: string; state: BackgroundState }> {
-  return listBackgrounds().filter(({ state }) => goesOn(backgroundStatus(state, dispatcher)));
+export function listGoingOn(
+  dispatcher: DispatcherState,
+  all = listBackgrounds(),
+): Array<{ id: string; state: BackgroundState }> {
+  return all.filter(({ state }) => goesOn(backgroundStatus(state, dispatcher)));
 }
 
 /** A spreadsheet's status as stored (for callers that hold neither its state nor the user's trigger). */
@@ -267,17 +303,23 @@ function dropCellsCopy(): void {
 const DAILY_LIMIT_MARK = 'dapa.bg.dailyLimit';
 const MARK_SECONDS = 21_600;
 
-/** Notes that Google refused this user's work for the day, and which quota (never throws). */
+/** Notes that Google refused this user's work for the day, which quota and when (never throws). */
 export function noteLimitedForTheDay(limit: DailyLimit): void {
   try {
-    userCache().put(DAILY_LIMIT_MARK, limit, MARK_SECONDS);
+    userCache().put(DAILY_LIMIT_MARK, `${limit}@${now()}`, MARK_SECONDS);
   } catch {
     // no cache: the steps that were wanted still resume
   }
 }
 
-const asLimit = (noted: unknown): DailyLimit | undefined =>
-  noted === 'properties' || noted === 'urlfetch' || noted === 'runtime' ? noted : undefined;
+/** A noted refusal: which quota, and when it was last met (0: noted by an earlier version, without a time). */
+function asNoted(noted: unknown): { limit: DailyLimit; at: number } | undefined {
+  const [limit, at] = String(noted ?? '').split('@');
+  return limit === 'properties' || limit === 'urlfetch' || limit === 'runtime'
+    ? { limit, at: Number(at) || 0 }
+    : undefined;
+}
+const asLimit = (noted: unknown): DailyLimit | undefined => asNoted(noted)?.limit;
 
 /**
  * The quota Google refused this user's work with, as noted until the first background step after Google's reset:
@@ -292,15 +334,84 @@ export function limitedForTheDay(): DailyLimit | undefined {
 }
 
 /**
+ * The quota a =DAPA cell cannot do without (Properties calls, URL fetches; not trigger runtime) when another execution
+ * met its refusal less than `withinMs` ago: the cell answers at once in the project's words instead of spending its
+ * 30 seconds waiting for a round that cannot come. Past that a cell tries again (a reset may have come), and a cell
+ * that meets the refusal notes it anew. One cache read, no daily quota.
+ */
+export function limitMetLately(withinMs: number): DailyLimit | undefined {
+  try {
+    const noted = asNoted(userCache().get(DAILY_LIMIT_MARK));
+    return noted && noted.limit !== 'runtime' && noted.at > now() - withinMs ? noted.limit : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Spreadsheets where the user turned background checks on while Google's Properties quota was spent (nothing could
+ * be stored): kept in the user's cache beside the refusal's note, each trigger that meets the refusal keeps them
+ * (a cached item lasts 6 hours at most), and the first step after Google's reset turns them on.
+ */
+const TURN_ON_MARK = 'dapa.bg.turnOn';
+
+function pendingTurnOns(raw: unknown): Array<{ id: string; name?: string }> {
+  try {
+    const list: unknown = JSON.parse(String(raw ?? '[]'));
+    return Array.isArray(list) ? (list as Array<{ id: string; name?: string }>) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Notes that background checks are to be on in this spreadsheet once Properties answer again (never throws). */
+export function noteTurnOnAfterLimit(id: string, name?: string): boolean {
+  try {
+    const cache = userCache();
+    const list = pendingTurnOns(cache.get(TURN_ON_MARK)).filter((p) => p.id !== id);
+    cache.put(TURN_ON_MARK, JSON.stringify([...list, { id, name }].slice(-20)), MARK_SECONDS);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps the pending turn-ons another 6 hours (a trigger that met the refusal again). Never throws. */
+export function keepTurnOns(): void {
+  try {
+    const cache = userCache();
+    const raw = cache.get(TURN_ON_MARK);
+    if (raw) cache.put(TURN_ON_MARK, raw, MARK_SECONDS);
+  } catch {
+    // the user turns them on again
+  }
+}
+
+/**
  * After Google's reset: when a refusal was noted (`noted`, as read), a step is wanted now in every spreadsheet whose
- * checks go on (its formulas that said so fill in), and the note goes. Answers whether there was one.
+ * checks go on (its formulas that said so fill in), and the note goes; spreadsheets whose checks were turned on during
+ * the refusal are turned on now. Answers whether there was one.
  */
 export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
-  if (noted === undefined) return false;
+  let turnOns: Array<{ id: string; name?: string }> = [];
+  try {
+    turnOns = pendingTurnOns(userCache().get(TURN_ON_MARK));
+  } catch {
+    // none known
+  }
+  if (noted === undefined && turnOns.length === 0) return false;
   const at = now();
+  for (const { id, name } of turnOns)
+    updateBackground(id, (s) => {
+      s.on = true;
+      s.stopped = undefined;
+      s.failures = 0;
+      s.name ??= name;
+      wantBy(s, 'work', at);
+    });
   for (const { id } of listGoingOn(loadDispatcher())) updateBackground(id, (s) => wantBy(s, 'work', at));
   try {
-    userCache().remove(DAILY_LIMIT_MARK);
+    userCache().removeAll([DAILY_LIMIT_MARK, TURN_ON_MARK]);
   } catch {
     // noted again and resumed again: a step that finds nothing to do costs little
   }
@@ -317,12 +428,16 @@ export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
 const AT_WORK_MARK = 'dapa.bg.atWork';
 
 /** The user's marks, read in one call: the quota Google refused the day with, and whether a dispatcher is at work. */
-export function dispatcherMarks(at: number): { limit?: DailyLimit; atWork: boolean } {
+export function dispatcherMarks(at: number): { limit?: DailyLimit; atWork: boolean; turnOns: boolean } {
   try {
-    const marks = userCache().getAll([DAILY_LIMIT_MARK, AT_WORK_MARK]);
-    return { limit: asLimit(marks[DAILY_LIMIT_MARK]), atWork: Number(marks[AT_WORK_MARK]) > at };
+    const marks = userCache().getAll([DAILY_LIMIT_MARK, AT_WORK_MARK, TURN_ON_MARK]);
+    return {
+      limit: asLimit(marks[DAILY_LIMIT_MARK]),
+      atWork: Number(marks[AT_WORK_MARK]) > at,
+      turnOns: marks[TURN_ON_MARK] !== undefined && marks[TURN_ON_MARK] !== null,
+    };
   } catch {
-    return { atWork: false };
+    return { atWork: false, turnOns: false };
   }
 }
 

@@ -8,6 +8,7 @@ import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnaps
 import { now } from '../platform/gas';
 import { documentCacheHere, keepEntry, readEntry } from './document-cache';
 import { cacheKeyDigest, currentSpreadsheet, idOrUndefined } from './session';
+import { utf8Bytes } from './byte-size';
 import { isRecord, locked } from './storage';
 import { CACHE_PREFIX } from './storage-keys';
 
@@ -15,8 +16,11 @@ import { CACHE_PREFIX } from './storage-keys';
 const QUEUE_SECONDS = 600;
 /** What a send ended in besides a record is shown to waiting cells this long. */
 const ENDED_MS = 5 * 60_000;
-/** At most this many domains wait in the queue (a cache value holds 100 KB). */
-const MAX_WANTED = 2_000;
+/**
+ * The queue's stored text stays under this many UTF-8 bytes (a cache value holds 100 KB; what is past it would be
+ * refused whole): the longest-waiting domains are kept, then the newest outcomes.
+ */
+export const MAX_QUEUE_BYTES = 96 * 1024;
 
 export interface FormulaQueue {
   /** Domain key → when a running formula first asked for it. */
@@ -94,12 +98,32 @@ export function changeQueue(
   const key = place(baseUrl);
   if (!key) return transition({ wanted: {}, ended: {} });
   return locked('document', () => {
-    const next = transition(parseQueue(readEntry(key), now()));
-    const wanted = Object.entries(next.wanted).sort((a, b) => a[1] - b[1]);
-    const kept: FormulaQueue = { ...next, wanted: Object.fromEntries(wanted.slice(0, MAX_WANTED)) };
+    const kept = fitQueue(transition(parseQueue(readEntry(key), now())));
     keepEntry(key, JSON.stringify(kept), QUEUE_SECONDS);
     return kept;
   });
+}
+
+/**
+ * The queue cut to MAX_QUEUE_BYTES as stored (pure): its longest-waiting domains and newest outcomes, as many as fit
+ * beside the rest (sender, window, step, each small); a cell whose domain was cut asks again at its next look.
+ */
+export function fitQueue(queue: FormulaQueue, maxBytes = MAX_QUEUE_BYTES): FormulaQueue {
+  if (utf8Bytes(JSON.stringify(queue)) <= maxBytes) return queue;
+  let room = maxBytes - utf8Bytes(JSON.stringify({ ...queue, wanted: {}, ended: {} }));
+  const take = <T>(entries: Array<[string, T]>): Array<[string, T]> => {
+    const kept: Array<[string, T]> = [];
+    for (const entry of entries) {
+      const size = utf8Bytes(JSON.stringify(entry[0]) + JSON.stringify(entry[1])) + 2; // ':' and ','
+      if (size > room) break;
+      room -= size;
+      kept.push(entry);
+    }
+    return kept;
+  };
+  const wanted = take(Object.entries(queue.wanted).sort((a, b) => a[1] - b[1]));
+  const ended = take(Object.entries(queue.ended).sort((a, b) => b[1].at - a[1].at));
+  return { ...queue, wanted: Object.fromEntries(wanted), ended: Object.fromEntries(ended) };
 }
 
 /** The window every formula starts from: the stored one merged with the queue's newer sends. */

@@ -4,6 +4,7 @@
 // spreadsheets, and what the dispatcher, which has no document, reads of what the user's formulas fetched). Never the
 // script cache: in a published add-on every user of the add-on writes it, and its 1,000 items turn over in seconds.
 // Records fetched in this execution are remembered too. What must outlive a cache is kept in the result store.
+import { utf8Bytes } from './byte-size';
 import type { DomainRecord } from '../../../shared';
 import { type Cache, now, userCache } from '../platform/gas';
 import { recordShelf } from './document-cache';
@@ -12,8 +13,8 @@ import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
 const BATCH = 500;
-/** A cache value holds at most 100 KB; a record is ~100 bytes, so only a freak answer comes near. */
-const MAX_VALUE_CHARS = 50_000;
+/** A cache value holds at most 100 KB (UTF-8 bytes); a record is ~100 bytes, so only a freak answer comes near. */
+const MAX_VALUE_BYTES = 96 * 1024;
 
 /** The cache key of a domain at a service: never the API key. */
 export function cacheKeyOf(baseUrl: string, domainKey: string): string {
@@ -154,7 +155,7 @@ export function cacheRecords(
         const values: Record<string, string> = {};
         for (const { key, record } of fresh.slice(i, i + BATCH)) {
           const text = JSON.stringify({ ...record, fetchedAt });
-          if (text.length <= MAX_VALUE_CHARS) values[keyOf(baseUrl, key)] = text;
+          if (utf8Bytes(text) <= MAX_VALUE_BYTES) values[keyOf(baseUrl, key)] = text;
         }
         cache.putAll(values, CACHE_SECONDS);
       }

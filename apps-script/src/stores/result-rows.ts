@@ -95,6 +95,36 @@ export function batchTime(id: string): number {
 }
 
 /**
+ * The newest results of a few keys of one service in the rows read, without indexing the rest: a row is parsed only
+ * when its text holds one of the keys (a =DAPA cell asks for one or a few; a store of 50,000 results is about 150
+ * rows of 45,000 characters, which the full index would parse whole). Answers what ResultIndex.get answers.
+ */
+export function findResults(
+  rows: readonly unknown[][],
+  service: string,
+  keys: readonly string[],
+): Map<string, Kept> {
+  const found = new Map<string, Kept>();
+  const quoted = keys.map((key) => [key, JSON.stringify(key)] as const);
+  rows.forEach((raw, index) => {
+    if (raw[1] !== service) return;
+    const text = `${String(raw[0])}\n${String(raw[2])}`;
+    const held = quoted.filter(([key, q]) => text.includes(q) || raw[0] === key);
+    if (held.length === 0) return;
+    const row = resultRow(raw);
+    if (!row) return;
+    const batch = batchId(row);
+    row.results.forEach(([key, record], pos) => {
+      if (!held.some(([k]) => k === key)) return;
+      const current = found.get(key);
+      if (!current || row.at >= current.at)
+        found.set(key, { record, at: row.at, row: index, batch, pos, size: row.results.length });
+    });
+  });
+  return found;
+}
+
+/**
  * The newest result of each key and service in the rows read, kept up to date as rows are added after them (the
  * execution's own appends): index once, then only the new rows.
  */

@@ -6,7 +6,7 @@
 import type { DomainRecord } from '../../../shared';
 import { now, type Spreadsheet } from '../platform/gas';
 import { currentSpreadsheet, digestOf, session } from './session';
-import { batchRows, type Kept, ResultIndex } from './result-rows';
+import { batchRows, findResults, type Kept, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { appendStore, storeRows } from './store-sheet';
 
@@ -17,6 +17,9 @@ export function serviceId(baseUrl: string): string {
   // A letter first: a hash starting with "-", "=" or digits would be read by Sheets as a formula or a number.
   return 's' + digestOf(baseUrl).slice(0, 12);
 }
+
+/** Up to this many keys are looked up row by row (findResults) rather than through the whole log's index. */
+const FEW_KEYS = 20;
 
 /** The index of the rows this execution knows (the same rows object grows with its own appends). */
 function index(spreadsheet: Spreadsheet): ResultIndex {
@@ -36,10 +39,14 @@ export function storedHits(
   const found = new Map<string, Kept>();
   const spreadsheet = keys.length > 0 ? currentSpreadsheet() : null;
   if (!spreadsheet) return found;
-  const kept = index(spreadsheet);
   const service = serviceId(baseUrl);
+  // A few keys (a =DAPA cell) where nothing indexed the log yet: only the rows that hold them are parsed.
+  const rows = storeRows(spreadsheet);
+  const few = keys.length <= FEW_KEYS && !session().resultIndexes.has(rows);
+  const hits = few ? findResults(rows, service, keys) : undefined;
+  const kept = few ? undefined : index(spreadsheet);
   for (const key of keys) {
-    const hit = kept.get(service, key);
+    const hit = hits ? hits.get(key) : kept?.get(service, key);
     if (hit && hit.at >= since) found.set(key, hit);
   }
   return found;

@@ -3,6 +3,7 @@
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
 import { type Lock, now, type Properties } from '../platform/gas';
+import { byteParts, utf8Bytes } from './byte-size';
 import {
   currentSpreadsheet,
   documentLock,
@@ -186,8 +187,8 @@ export function writeTexts(scope: Scope, values: Record<string, string | undefin
   if (Object.keys(set).length > 0) props.setProperties(set);
 }
 
-/** PropertiesService keeps at most 9 KB a value: longer JSON is kept in parts (key holds "#n", then key#0...). */
-const PART_CHARS = 8_000;
+/** PropertiesService keeps at most 9 KB a value (UTF-8 bytes): longer JSON is kept in parts ("#n", then key#0...). */
+const PART_BYTES = 8_000;
 
 function partsOf(head: string | undefined): number {
   return Number(/^#(\d+)$/.exec(head ?? '')?.[1] ?? 0);
@@ -211,9 +212,9 @@ export function writeValue(scope: Scope, key: string, value: unknown): void {
   const text = value === undefined ? '' : JSON.stringify(value);
   const values: Record<string, string | undefined> = {};
   for (let i = partsOf(readText(scope, key)); i-- > 0;) values[`${key}#${i}`] = undefined;
-  const parts = text.length > PART_CHARS ? Math.ceil(text.length / PART_CHARS) : 0;
-  for (let i = 0; i < parts; i++) values[`${key}#${i}`] = text.slice(i * PART_CHARS, (i + 1) * PART_CHARS);
-  values[key] = parts > 0 ? `#${parts}` : text || undefined;
+  const pieces = utf8Bytes(text) > PART_BYTES ? byteParts(text, PART_BYTES) : [];
+  pieces.forEach((piece, i) => (values[`${key}#${i}`] = piece));
+  values[key] = pieces.length > 0 ? `#${pieces.length}` : text || undefined;
   writeTexts(scope, values);
 }
 

@@ -41,12 +41,38 @@ export function removeEditTrigger(spreadsheet: Spreadsheet): void {
 }
 
 /**
+ * Google allows 20 triggers per user per script, an add-on's too; this user's edit triggers are held to
+ * MAX_EDIT_TRIGGERS, beside the one time-driven trigger (a bound script: its watch and up to three one-off steps).
+ */
+export const MAX_EDIT_TRIGGERS = 15;
+
+/**
+ * Before an edit trigger is made, keeps this user's edit triggers under MAX_EDIT_TRIGGERS: those of spreadsheets whose
+ * background checks no longer go on go first, then the one of the spreadsheet whose last step is oldest. A spreadsheet
+ * without its edit trigger still has its background checks: its steps come with the user's time-driven trigger (an
+ * add-on: hourly at most) rather than 31 seconds after an edit.
+ */
+function makeRoomForEditTrigger(spreadsheetId: string): void {
+  const edits = ownTriggers().filter((t) => t.getHandlerFunction() === EDIT_HANDLER);
+  if (edits.length < MAX_EDIT_TRIGGERS) return;
+  const goingOn = listGoingOn(loadDispatcher()).filter(({ id }) => id !== spreadsheetId);
+  const lastStep = new Map(goingOn.map(({ id, state }) => [id, state.lastStepAt ?? 0]));
+  const byNeed = [...edits].sort(
+    (a, b) =>
+      (lastStep.get(a.getTriggerSourceId() ?? '') ?? -1) - (lastStep.get(b.getTriggerSourceId() ?? '') ?? -1),
+  );
+  for (const trigger of byNeed.slice(0, edits.length - MAX_EDIT_TRIGGERS + 1))
+    ScriptApp.deleteTrigger(trigger);
+}
+
+/**
  * Creates what background checks in this spreadsheet need: its edit trigger (one per user per document), the
  * bound script's hourly watch, and (`armStep`) the user's one step trigger. On any refusal removes what it created
  * and says what to do.
  */
 export function installTriggers(spreadsheet: Spreadsheet, armStep: () => void): void {
   const madeEdit = editTriggers(spreadsheet).length === 0;
+  if (madeEdit) makeRoomForEditTrigger(idOf(spreadsheet));
   try {
     if (madeEdit) ScriptApp.newTrigger(EDIT_HANDLER).forSpreadsheet(spreadsheet).onEdit().create();
     const watched = ownTriggers().some((t) => t.getHandlerFunction() === WATCH_HANDLER);

@@ -10,9 +10,12 @@ import {
   backgroundStatus,
   type DispatcherState,
   goesOn,
+  listBackgrounds,
   listGoingOn,
+  listUpkeep,
   loadBackground,
   loadDispatcher,
+  setUpkeepDue,
   triggerCadence,
   updateBackground,
   updateDispatcher,
@@ -98,7 +101,8 @@ function settleTriggers(state: DispatcherState, anyOn: boolean): void {
 function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; forWindow: boolean } {
   let at: number | undefined;
   let forWindow = false;
-  const goingOn = listGoingOn(dispatcher);
+  const all = listBackgrounds();
+  const goingOn = listGoingOn(dispatcher, all);
   for (const { state } of goingOn) {
     const next = whenNext(state.wanted);
     if (next && (at === undefined || next.at < at)) {
@@ -106,6 +110,14 @@ function wanted(dispatcher: DispatcherState): { at?: number; anyOn: boolean; for
       forWindow = next.cause === 'window';
     }
   }
+  // The store's upkeep of every spreadsheet that keeps results, background checks on or not (the retention's promise);
+  // a bound script whose checks go on keeps its hourly watch, which does that upkeep itself.
+  const watched = installMode() === 'bound' && goingOn.length > 0;
+  for (const upkeep of watched ? [] : listUpkeep(all))
+    if (at === undefined || upkeep.at < at) {
+      at = upkeep.at;
+      forWindow = false;
+    }
   return { at, anyOn: goingOn.length > 0, forWindow };
 }
 
@@ -137,6 +149,7 @@ export function armDispatcher(fired = false, note?: (d: DispatcherState) => void
 function arm(d: DispatcherState, fired: boolean): void {
   const { at, anyOn, forWindow } = wanted(d);
   if (at === undefined) return settleTriggers(d, anyOn);
+  if (!anyOn) deleteTriggers(WATCH_HANDLER); // the watch serves background checks; the store's upkeep has the step
   const pending = !fired && d.dueAt !== undefined && d.dueAt > now() - 60_000 && hasTrigger(d.triggerId);
   if (pending && (d.dueAt as number) <= Math.max(at, now())) return;
   if (pending && refusedLately(d)) return;
@@ -174,5 +187,31 @@ export function keepTriggerThroughDailyLimit(): void {
     ScriptApp.newTrigger(STEP_HANDLER).timeBased().everyHours(1).create();
   } catch {
     // Google refused the trigger too: the next menu item, sidebar call or edit sets it again
+  }
+}
+
+/**
+ * The result store of this spreadsheet wants its upkeep at `at` (when its oldest result passes the retention;
+ * undefined: it keeps nothing), whatever its background checks' status: its entry in the wanted table, and the user's
+ * one time-driven trigger due by then, so that the retention holds with nobody opening the spreadsheet. Called by
+ * every execution that kept results and may create triggers (a sidebar check, a menu item, a step). Never throws:
+ * where Google refuses the trigger (the triggers box unticked), the next such execution tries again.
+ */
+export function wantUpkeep(spreadsheetId: string, at: number | undefined, name?: () => string): void {
+  try {
+    const changed = setUpkeepDue(spreadsheetId, at, name);
+    if (at === undefined && !changed) return;
+    const d = loadDispatcher();
+    const covered =
+      d.dueAt !== undefined &&
+      at !== undefined &&
+      d.dueAt <= at &&
+      d.dueAt > now() - 60_000 &&
+      hasTrigger(d.triggerId);
+    if (!covered) armDispatcher();
+  } catch (error) {
+    console.warn(
+      `DAPA: the store's upkeep not scheduled (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
 }
