@@ -5,6 +5,7 @@ import { toEntry } from '../../../shared';
 import type { JobSource } from '../../sidebar/contract';
 import { columnLetter, columnNumber, isEmptyCell } from '../platform/cells';
 import type { JobRange } from '../stores/job-store';
+import { sheetInView } from '../stores/store-sheet';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -97,7 +98,7 @@ function selectionTarget(spreadsheet: Spreadsheet): Target {
 }
 
 function columnTarget(spreadsheet: Spreadsheet, source: { column: unknown; headerRow: unknown }): Target {
-  const sheet = spreadsheet.getActiveSheet();
+  const sheet = sheetInView(spreadsheet);
   const column = typeof source.column === 'string' ? columnNumber(source.column) : undefined;
   if (column === undefined || column > sheet.getMaxColumns()) {
     throw new Error(

@@ -21,7 +21,7 @@
 //   written only by the holder of the step lease.
 /// <reference types="google-apps-script" />
 import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
-import { now } from '../platform/gas';
+import { now, sleep } from '../platform/gas';
 import { idOf, type KnownSheets, session } from './session';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
@@ -50,6 +50,25 @@ function knownOf(spreadsheet: Spreadsheet): KnownSheets {
 export function isAddOnSheet(name: string): boolean {
   return [STORE_SHEET, VERSIONS_SHEET].some((own) => name === own || name.startsWith(own + MAKING));
 }
+
+/**
+ * The sheet the user has in view. Google: insertSheet's "new sheet becomes the active sheet"; whether another
+ * execution's insert (a step making a hidden sheet) moves this execution's view is not documented, so under the
+ * reading where it does, a DAPA sheet in view is waited out (makeSheet gives the view back within its execution).
+ */
+export function sheetInView(
+  spreadsheet: Spreadsheet,
+  read: () => Sheet = () => spreadsheet.getActiveSheet(),
+): Sheet {
+  let sheet = read();
+  for (let waited = 0; isAddOnSheet(sheet.getName()) && waited < VIEW_WAIT_MS; waited += VIEW_POLL_MS) {
+    sleep(VIEW_POLL_MS);
+    sheet = read();
+  }
+  return sheet;
+}
+const VIEW_WAIT_MS = 3_000;
+const VIEW_POLL_MS = 100;
 
 /**
  * Makes a hidden sheet of exactly rows × columns named `name` (header in row 1 if given), under a name of its own
