@@ -25,7 +25,17 @@ export const REGULAR_EXECUTIONS = 20;
 /** Queue mode's load: 40 executions of 10, overlapping by half (205 distinct). */
 export const QUEUE_EXECUTIONS = 40;
 
-/** Sandbox keys, each a copy of the entry plan, so that no scenario starts from another's minute. */
+/**
+ * Issue 44's rows: on a bigger plan (BIG_PLAN), BIG_WORKERS x CONCURRENCY and two lists of BIG_LIST overlapping by
+ * half (7,500 distinct); on the entry plan, WIDE_WORKERS x CONCURRENCY and WIDE_EXECUTIONS lists of 10 (505 distinct).
+ */
+export const BIG_WORKERS = 2;
+export const BIG_LIST = 5000;
+export const BIG_PLAN = { maxUrlsPerRequest: 100, requestsPerMinute: 60, urlsPerMinute: 6000 };
+export const WIDE_WORKERS = 10;
+export const WIDE_EXECUTIONS = 100;
+
+/** Sandbox keys, each a copy of the entry plan (but scale-big, on BIG_PLAN), so that no scenario starts from another's minute. */
 export const KEYS = [
   'scale-q',
   'scale-reg',
@@ -36,11 +46,13 @@ export const KEYS = [
   'scale-authok',
   'scale-before-q',
   'scale-before-reg',
+  'scale-wide',
 ] as const;
 export const SANDBOX_CONFIG: SandboxConfig = {
   keys: {
     ...DEFAULT_CONFIG.keys,
     ...Object.fromEntries(KEYS.map((k) => [k, { ...DEFAULT_CONFIG.keys['sandbox-basic'] }])),
+    'scale-big': { ...BIG_PLAN },
   },
 };
 
@@ -72,9 +84,10 @@ export async function cluster(
   name: string,
   workflows: WorkflowJson[],
   credentials: CredentialJson[],
-  opts: { redis?: Started; before?: boolean } = {},
+  opts: { redis?: Started; before?: boolean; workers?: number } = {},
 ): Promise<Cluster> {
   const dir = path.join(WORK, name);
+  const workers = opts.workers ?? WORKERS;
   const started = Date.now();
   const extensionsDir = await packageFor(path.join(WORK, `${name}-package`), opts.before === true);
   const c = await startCluster({
@@ -82,14 +95,12 @@ export async function cluster(
     extensionsDir,
     credentials,
     workflows,
-    queue: opts.redis
-      ? { redisPort: opts.redis.port, workers: WORKERS, concurrency: CONCURRENCY }
-      : undefined,
+    queue: opts.redis ? { redisPort: opts.redis.port, workers, concurrency: CONCURRENCY } : undefined,
     database: opts.redis && ctx.pg ? ctx.pg.database(`n8n_${name.replace(/\W/g, '_')}`) : undefined,
     log: ctx.log,
   });
   ctx.log(
-    `${name}: n8n ${c.version}, ${opts.redis ? `main + ${WORKERS} workers x ${CONCURRENCY}, PostgreSQL` : 'one process (regular mode), SQLite'}` +
+    `${name}: n8n ${c.version}, ${opts.redis ? `main + ${workers} workers x ${CONCURRENCY}, PostgreSQL` : 'one process (regular mode), SQLite'}` +
       `${opts.before ? ', the node as on main' : ''}, ready in ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
   return c;

@@ -95,8 +95,16 @@ export function readmeBlock(rows: TableRow[]): string {
       const by = (node: string) => of.find((r) => r.node === node);
       const before = by('before');
       const after = by('after');
+      // Lists overlapping their neighbour by half: distinct = size / 2 x (executions + 1).
+      const size = Math.round((2 * n.distinct) / (n.executions + 1));
+      const plan = /\(plan: ([^)]*)\)/.exec(setup);
+      const where = plan ? setup.replace(plan[0], '').trim() : setup;
+      const head =
+        `- ${where}, ${n.executions} executions of lists of ${size.toLocaleString('en-US')} overlapping by half, started together, ` +
+        `on ${plan ? `a plan of ${plan[1]}` : 'the entry plan'}: `;
+      if (!before && after) return `${head}with sharing ${pick(after)}.`;
       return (
-        `- ${setup}, ${n.executions} executions of lists of 10 overlapping by half, started together, on the entry plan: ` +
+        head +
         `before ${before ? pick(before) : 'not measured'}; with sharing ${after ? pick(after) : 'not measured'}.`
       );
     })
