@@ -4,7 +4,15 @@
 // days, nothing older than the retention is kept a day past it, and once nothing is left to keep the trigger that
 // kept the promise is gone too.
 import { type AppsScriptStandIn, type LoadOptions } from './harness';
-import { domains, ENTRY_CONFIG, ENTRY_KEY as KEY, entryPlanSuite, sidebarCheck, storedKeys } from './support';
+import {
+  domains,
+  ENTRY_CONFIG,
+  ENTRY_KEY as KEY,
+  entryPlanSuite,
+  keptTimes,
+  sidebarCheck,
+  storedKeys,
+} from './support';
 
 jest.setTimeout(600_000);
 
@@ -15,17 +23,6 @@ const suite = entryPlanSuite();
 let gas: AppsScriptStandIn;
 // The lapsed plan of one test is not the next test's.
 afterEach(() => suite.sandbox().sandbox.configure(ENTRY_CONFIG));
-
-/** The result store's results (not its claims): when each row was checked. */
-function keptTimes(): number[] {
-  const last = gas.sheet.lastRow('_dapa_results');
-  const rows = last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:D${last}`) : [];
-  return rows
-    .filter(
-      ([a, service, , at]) => a !== '' && typeof at === 'number' && !String(service).startsWith('claim:'),
-    )
-    .map(([, , , at]) => Number(at));
-}
 
 /** Trigger executions that failed (Google e-mails the user each one; an add-on's say nothing). */
 const failedTriggers = () => gas.executions.filter((e) => e.kind === 'trigger' && e.status !== 'ok');
@@ -85,7 +82,7 @@ describe.each([
         gas = await suite.open(options);
         const t0 = gas.clock.now();
         await writeBy(path);
-        const kept = keptTimes();
+        const kept = keptTimes(gas);
         // Formulas alone keep nothing in the store with background checks off (their results are in the 6-hour caches).
         if (path === 'formulas, Refresh from the menu') {
           expect(kept).toEqual([]);
@@ -96,16 +93,16 @@ describe.each([
         // Nobody from here on: no menu, no sidebar, no recalculation; only the triggers run. A day past the retention of
         // the newest result, none is kept; then to the 32nd day.
         await gas.runTriggers({ until: newest + 31 * DAY });
-        const left = keptTimes();
+        const left = keptTimes(gas);
         await gas.runTriggers({ until: t0 + 32 * DAY });
         console.log(
           `${options.installAs}, background ${path}: ${kept.length} result rows kept, a day past the retention ` +
-            `${left.length}, after 32 days ${keptTimes().length}; ` +
+            `${left.length}, after 32 days ${keptTimes(gas).length}; ` +
             `${gas.executions.filter((e) => e.kind === 'trigger').length} trigger executions, ` +
             `${timeDriven().length} time-driven trigger(s) left`,
         );
         expect(left).toEqual([]);
-        expect(keptTimes()).toEqual([]);
+        expect(keptTimes(gas)).toEqual([]);
         expect(failedTriggers()).toEqual([]);
         // Nothing left to keep and background checks not going on: no time-driven trigger of ours is left behind.
         expect(timeDriven()).toEqual([]);

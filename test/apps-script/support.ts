@@ -232,3 +232,14 @@ export function entryPlanSuite(): {
     },
   };
 }
+
+/** The result store's results (not its claims): when each row was checked. */
+export function keptTimes(gas: AppsScriptStandIn): number[] {
+  const last = gas.sheet.lastRow('_dapa_results');
+  const rows = last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:D${last}`) : [];
+  return rows
+    .filter(
+      ([a, service, , at]) => a !== '' && typeof at === 'number' && !String(service).startsWith('claim:'),
+    )
+    .map(([, , , at]) => Number(at));
+}

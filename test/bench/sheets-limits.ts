@@ -6,7 +6,14 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import { startVirtualSandbox } from '../sandbox/virtual';
 import { type AppsScriptStandIn, loadAppsScript, type LoadOptions } from '../apps-script/harness';
-import { domains, metricRows, sheetsAddress, sidebarCheck, storedKeys } from '../apps-script/support';
+import {
+  domains,
+  keptTimes,
+  metricRows,
+  sheetsAddress,
+  sidebarCheck,
+  storedKeys,
+} from '../apps-script/support';
 import { batchRows } from '../../apps-script/src/stores/result-rows';
 
 const MINUTE = 60_000;
@@ -20,17 +27,6 @@ export interface LimitsWorld {
   /** The service ends the plan (every request answered 401 from now on). */
   expirePlan(): void;
   stats(): { requests: number; billed: number; billedTwice: number };
-}
-
-/** The store's results (not its claims): when each row was checked. */
-function keptTimes(gas: AppsScriptStandIn): number[] {
-  const last = gas.sheet.lastRow('_dapa_results');
-  const rows = last > 1 ? gas.sheet.getValues(`'_dapa_results'!A2:D${last}`) : [];
-  return rows
-    .filter(
-      ([a, service, , at]) => a !== '' && typeof at === 'number' && !String(service).startsWith('claim:'),
-    )
-    .map(([, , , at]) => Number(at));
 }
 
 export type RetentionPath = 'never on' | 'turned off' | 'stopped by the service';
