@@ -72,7 +72,9 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       drive(turn, books, check.deadline);
     } catch (error) {
       // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
-      if (!noteDailyLimit(error)) throw error;
+      const limit = noteDailyLimit(error);
+      if (!limit) throw error;
+      noteLimitedForTheDay(limit); // at once: the cells waiting beside this one stop waiting
     }
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
     try {
@@ -93,7 +95,10 @@ function answerOf(turn: FormulaTurn, values: readonly unknown[], check: CellChec
  * A refusal for the day met this lately makes a cell answer at once; past it a cell tries again (Google's reset may
  * have come) and, meeting the refusal, notes it anew.
  */
-const SPENT_LATELY_MS = 15 * 60_000;
+export const SPENT_LATELY_MS = 15 * 60_000;
+
+/** A waiting cell looks for a refusal met by another execution this often. */
+const WAIT_SLICE_MS = 500;
 
 /** The turn's loop: read what it needs, do what it says, until it answers. */
 function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
@@ -109,8 +114,12 @@ function drive(turn: FormulaTurn, books: FormulaBooks, deadline: number): void {
         sender ||= mine;
         turn.asked(mine, window);
       } else if (action.kind === 'wait') {
-        if (limitMetLately(SPENT_LATELY_MS) !== undefined) return; // the round waited for met Google's refusal
-        sleep(Math.max(0, action.until - now()));
+        // The round waited for met Google's refusal: checked again every half second of the wait (a cache read).
+        for (let left = action.until - now(); ; left = action.until - now()) {
+          if (limitMetLately(SPENT_LATELY_MS) !== undefined) return;
+          if (left <= 0) break;
+          sleep(Math.min(left, WAIT_SLICE_MS));
+        }
       } else if (!sendRound(turn, books, deadline, action)) return;
       view = reader.view(turn);
     }

@@ -1,11 +1,16 @@
 // The =DAPA(urls, metrics, header) custom function: one check per range (duplicates sent once, blanks and
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
 import type { DomainRecord, Fatal, Outcome } from '../../../shared';
-import { checkCells } from './cell-check';
+import { checkCells, SPENT_LATELY_MS } from './cell-check';
 import { dailyLimitOf, now } from '../platform/gas';
 import { dailyLimitMet, idOrUndefined, noteDailyLimit } from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
-import { goesOnForCells, limitedForTheDay, noteLimitedForTheDay } from '../stores/background-store';
+import {
+  goesOnForCells,
+  limitedForTheDay,
+  limitMetLately,
+  noteLimitedForTheDay,
+} from '../stores/background-store';
 import {
   BUDGET_CELL,
   BUDGET_IN_BACKGROUND,
@@ -166,7 +171,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   };
   const settings = formulaSettings();
   const baseUrl = settings.baseUrl;
-  lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS);
+  lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS, () => limitMetLately(SPENT_LATELY_MS));
   let answer;
   try {
     answer = checkCells(cellsOf(urls), {

@@ -49,6 +49,8 @@ export interface StoreSession {
   userSnapshot?: { of: Properties; at: number; values: Map<string, string>; underLock?: boolean };
   /** When this execution's lock waits must be over (storage.ts). */
   waitsEndBy?: number;
+  /** A custom function's lock wait ends early with this quota's refusal once another execution met it. */
+  waitsGiveUp?: () => DailyLimit | undefined;
   /** The retention read once per spreadsheet (retention.ts). */
   retention: Map<string, number>;
   /** The result index of the rows this execution knows (result-store.ts). */

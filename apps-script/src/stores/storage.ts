@@ -2,7 +2,9 @@
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
-import { type Lock, now, type Properties } from '../platform/gas';
+// Over 300 lines: the one lock policy (its order, its deadline, and a custom function's waits that end at a refusal
+// for the day met elsewhere) sits with the reads and writes it guards.
+import { type DailyLimit, DailyLimitError, type Lock, now, type Properties } from '../platform/gas';
 import { byteParts, utf8Bytes } from './byte-size';
 import {
   currentSpreadsheet,
@@ -237,8 +239,20 @@ export function forgetLegacyValues(): number {
  * `by`; past it, a section that needs the lock is given up at once (BUSY) instead of being killed inside the wait.
  * undefined: the ordinary policy. Set at the start of such an execution and cleared at its end.
  */
-export function lockWaitsEndBy(by: number | undefined): void {
+export function lockWaitsEndBy(by: number | undefined, giveUp?: () => DailyLimit | undefined): void {
   session().waitsEndBy = by;
+  session().waitsGiveUp = giveUp;
+}
+
+/** Waits for `lock` up to `wait` ms; with `giveUp`, in half-second tries that end at a refusal met elsewhere. */
+function waitFor(lock: Lock, wait: number, giveUp: (() => DailyLimit | undefined) | undefined): boolean {
+  if (!giveUp) return lock.tryLock(wait);
+  for (const end = now() + wait; ;) {
+    const limit = giveUp();
+    if (limit) throw new DailyLimitError(limit);
+    if (lock.tryLock(Math.max(0, Math.min(500, end - now())))) return true;
+    if (now() >= end) return false;
+  }
 }
 
 /** Whose state a section changes: one user's (the user lock) or the current spreadsheet's (the document lock). */
@@ -274,7 +288,7 @@ export function locked<T>(guard: Guard, action: () => T): T {
   const { waitsEndBy } = tiers;
   const wait =
     waitsEndBy === undefined ? LOCK_WAIT_MS : Math.min(LOCK_WAIT_MS, Math.floor(waitsEndBy - now()));
-  if (wait < 0 || !lock.tryLock(wait)) throw new Error(BUSY);
+  if (wait < 0 || !waitFor(lock, wait, tiers.waitsGiveUp)) throw new Error(BUSY);
   tiers.held[kind] = true;
   if (ofUser) tiers.userSnapshot = undefined; // the user's values are read again under their lock
   try {
