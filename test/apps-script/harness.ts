@@ -44,7 +44,8 @@
  *   gas.urlFetchCalls(user?, day?)               URL fetches of a user / everyone, one UTC day / all
  *   gas.spendDailyQuota(user, service, n)        a user's use of a daily quota elsewhere ('properties' | 'urlfetch' |
  *                                                'trigger-runtime', ms); gas.dailyQuotaOf(user, service): used, limit,
- *                                                when it comes back (24 h after the first use, or `quotaReset`)
+ *                                                when it comes back (24 h after the first use, or `quotaReset`),
+ *                                                when Google first refused a use of this window
  *   gas.scriptLockHeldMs(user?) / documentLockHeldMs(user?) / userLockHeldMs(user?)   how long a user's executions
  *                                                held each kind of lock
  *   gas.cellsIn(id?) / hiddenCellsIn(id?) / sheetSizes(id?)   a spreadsheet's grid cells (all sheets / hidden ones /
@@ -421,9 +422,17 @@ export class AppsScriptStandIn {
   }
 
   /** What `user` has used of a daily quota in their current window, and when it comes back (ms; undefined: none open). */
-  dailyQuotaOf(user: string, service: DailyService): { used: number; limit: number; resetsAt?: number } {
+  dailyQuotaOf(
+    user: string,
+    service: DailyService,
+  ): { used: number; limit: number; resetsAt?: number; firstRefusedAt?: number } {
     const quota = this.dailyQuota(service);
-    return { used: quota.used(user), limit: quota.limit, resetsAt: quota.resetsAt(user) };
+    return {
+      used: quota.used(user),
+      limit: quota.limit,
+      resetsAt: quota.resetsAt(user),
+      firstRefusedAt: quota.firstRefusedAt(user),
+    };
   }
 
   /** How long `user`'s executions (default: everyone's) held the script lock (ms). */

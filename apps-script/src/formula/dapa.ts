@@ -3,7 +3,7 @@
 import type { DomainRecord, Fatal, Outcome } from '../../../shared';
 import { checkCells, SPENT_LATELY_MS } from './cell-check';
 import { dailyLimitOf, now } from '../platform/gas';
-import { dailyLimitMet, idOrUndefined, noteDailyLimit } from '../stores/session';
+import { dailyLimitMet, idOrUndefined, noteDailyLimit, tellDailyLimitTo } from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
 import {
   goesOnForCells,
@@ -172,6 +172,8 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   const settings = formulaSettings();
   const baseUrl = settings.baseUrl;
   lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS, () => limitMetLately(SPENT_LATELY_MS));
+  // Google's refusal for the day, wherever a store call meets it, is noted for the cells waiting beside this one.
+  tellDailyLimitTo(noteLimitedForTheDay);
   let answer;
   try {
     answer = checkCells(cellsOf(urls), {
@@ -184,6 +186,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
     });
   } finally {
     lockWaitsEndBy(undefined);
+    tellDailyLimitTo(undefined);
   }
   // No key to send with (a cell whose answer is cached needs none): the whole formula says where to set it.
   if (keyError !== undefined && !dailyLimitOf(keyError)) throw keyError;

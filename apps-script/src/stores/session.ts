@@ -65,6 +65,8 @@ export interface StoreSession {
   formulaLooks: WeakMap<object, unknown>;
   /** Google's daily quota that refused this execution a call, if one did (this module: noteDailyLimit). */
   dailyLimit?: { of: object; limit: DailyLimit };
+  /** Told the first refusal of this execution at once (a custom function notes it for the cells beside it). */
+  tellDailyLimit?: (limit: DailyLimit) => void;
   /** Each spreadsheet's id, asked once (this module: idOf; an id never changes, and each ask is a service call). */
   ids: WeakMap<object, string>;
   /** The document's cache and lock, asked once for the spreadsheet they were asked in (this module). */
@@ -184,8 +186,19 @@ export function documentProperties(): Properties | null {
 /** Notes a refusal by one of Google's daily quotas met in this execution (other errors are ignored); answers which. */
 export function noteDailyLimit(error: unknown): DailyLimit | undefined {
   const limit = dailyLimitOf(error);
-  if (limit) current.dailyLimit = { of: PropertiesService, limit };
+  if (!limit) return undefined;
+  const first = current.dailyLimit?.of !== PropertiesService;
+  current.dailyLimit = { of: PropertiesService, limit };
+  if (first) current.tellDailyLimit?.(limit);
   return limit;
+}
+
+/**
+ * Who is told this execution's first refusal for the day the moment a store call meets it, even where the caller goes
+ * on without the value (undefined: nobody).
+ */
+export function tellDailyLimitTo(listener: ((limit: DailyLimit) => void) | undefined): void {
+  current.tellDailyLimit = listener;
 }
 
 /** The daily quota Google refused this execution a call with (undefined: none so far). */

@@ -43,7 +43,17 @@ export class DailyQuota {
 
   /** Throws Google's text when `user` has used the whole window; opens the window otherwise (a first request). */
   check(user: string): void {
-    if (this.window(user).used >= this.limit) throw new AppsScriptException(this.message);
+    const window = this.window(user);
+    if (window.used < this.limit) return;
+    if ((this.refusedFrom.get(user) ?? -Infinity) < window.start) this.refusedFrom.set(user, this.now());
+    throw new AppsScriptException(this.message);
+  }
+
+  /** When Google first refused a use of `user`'s current window (an observer's figure: Google does not say). */
+  firstRefusedAt(user: string): number | undefined {
+    const at = this.refusedFrom.get(user);
+    const window = this.windows.get(user);
+    return at !== undefined && window && at >= window.start ? at : undefined;
   }
 
   /** Whether `user` may start one more use now (opens their window, as a first request does). */
@@ -60,6 +70,8 @@ export class DailyQuota {
     const day = Math.floor(this.now() / DAY_MS);
     days.set(day, (days.get(day) ?? 0) + amount);
   }
+
+  private readonly refusedFrom = new Map<string, number>();
 
   /** One use of `user`; throws past the quota (a refused use is not counted). */
   count(user: string): void {
