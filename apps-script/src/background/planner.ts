@@ -72,7 +72,7 @@ export function aheadMs(known: Lateness, budgetMs: number, windows = 1): number 
   const high = Math.max(lateness.highMs ?? 0, lateness.typicalMs ?? 0);
   if (budgetMs <= 0) return 0;
   const affordable = Math.sqrt((2 * Math.max(1, high) * budgetMs) / Math.max(1, windows));
-  return Math.min(high, affordable);
+  return Math.min(high, affordable, budgetMs);
 }
 
 /** Windows the work left still needs at the plan's pace (at least one). */
@@ -191,6 +191,16 @@ export function workAhead(
   const windows = Number.isFinite(capacity) && capacity > 0 ? Math.ceil(left / capacity) : Infinity;
   const minutesToday = Math.ceil((DAY_MS - (now % DAY_MS)) / 60_000);
   return Math.min(windows, minutesToday) * each;
+}
+
+/**
+ * The runtime a step woken by a one-off trigger may sleep: no more than a window's step works (`stepWorkMs`, as steps
+ * lately measured it). A trigger execution holds one of the script's executions while it sleeps, and a published
+ * add-on's are shared by all its users; several triggers due at once (step-trigger.ts) catch the window instead. The
+ * hourly add-on run is the exception Google's rules leave (its next trigger is an hour away): it is not capped here.
+ */
+export function minuteSleepCap(budgetMs: number, stepWorkMs: number | undefined): number {
+  return Math.min(budgetMs, Math.max(SHORT_WAIT_MS, stepWorkMs ?? STEP_WORK_PRIOR_MS));
 }
 
 /** What steps lately worked (their sleep aside), with this execution's: a moving average. */

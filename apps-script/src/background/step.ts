@@ -24,7 +24,7 @@ import { returnStepLease, takeStepLease } from '../stores/step-lease';
 import { NO_KEY } from '../messages';
 import { markStep } from '../formula/turn';
 import type { Cadence } from './planner';
-import { CHUNK, sleepBudget, workAhead } from './planner';
+import { CHUNK, minuteSleepCap, sleepBudget, workAhead } from './planner';
 import { BackgroundRun, type Checked, type FormulaCheck, type StepOutcome } from './run';
 import { StepBooks } from './step-books';
 
@@ -137,7 +137,9 @@ function driveRun(run: BackgroundRun, context: Context): StepOutcome {
     const room = roomIn(window, now(), run.left);
     const ahead = workAhead(run.left, room.capacity, turn.dispatcher.stepWorkMs, now());
     const { usedMs, sleptMs } = usedToday(turn);
-    const action = run.next(now(), room, sleepBudget(usedMs, ahead, sleptMs));
+    const budget = sleepBudget(usedMs, ahead, sleptMs);
+    const sleepable = turn.cadence === 'minute' ? minuteSleepCap(budget, turn.dispatcher.stepWorkMs) : budget;
+    const action = run.next(now(), room, sleepable);
     if (action.kind === 'end') return run.outcome(now(), nextMonthAt(now()));
     if (action.kind === 'wait') {
       const from = now();

@@ -69,7 +69,7 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       // A cell with something to ask and no key known reads the settings first (no key: the formula says where to set
       // it); with a key known only a cell that sends reads it (a cell that waits for another's round spends no call).
       if (turn.missing().length > 0 && check.hasKey !== true) check.apiKey();
-      drive(turn, books, check.deadline);
+      if (turn.missing().length > 0) drive(turn, books, check.deadline);
     } catch (error) {
       // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
       const limit = noteDailyLimit(error);
@@ -171,7 +171,7 @@ function sendRound(
   let budget: number | undefined;
   try {
     session = new CheckSession(books.forRound(), deadline);
-    budget = session.hold(send.batch.length, (queue) => startRound(queue, send.batch));
+    budget = session.hold(send.batch.length, (queue) => startRound(queue, send.batch, send.answerBy));
   } catch {
     // Google's refusal for the day, noted at once: the cells waiting for this round answer now, saying why.
     const met = dailyLimitMet();
@@ -184,6 +184,7 @@ function sendRound(
     return false;
   }
   let taught = false;
+  const began = now();
   const run = new CheckRun(send.batch, {
     baseUrl: session.books.baseUrl,
     deadline,
@@ -201,6 +202,7 @@ function sendRound(
       (taught ||= answers.some((a) => a.status === 422 && /limit exceeded/i.test(a.body))),
     failed: (error) => turn.refusedBy(refusedByGoogle(error)),
   });
+  turn.roundTook(now() - began, report.totals.requests, send.parallel);
   const sent = turn.sent(send.batch, report);
   session.settle(report, (queue) => applyAnswer(queue, sent, now()));
   return true;

@@ -3,7 +3,13 @@
 import type { DomainRecord, Fatal, Outcome } from '../../../shared';
 import { checkCells, SPENT_LATELY_MS } from './cell-check';
 import { dailyLimitOf, now } from '../platform/gas';
-import { dailyLimitMet, idOrUndefined, noteDailyLimit, tellDailyLimitTo } from '../stores/session';
+import {
+  currentSpreadsheet,
+  dailyLimitMet,
+  idOrUndefined,
+  noteDailyLimit,
+  tellDailyLimitTo,
+} from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
 import {
   goesOnForCells,
@@ -21,6 +27,7 @@ import {
   UNFINISHED_IN_BACKGROUND,
 } from '../messages';
 import { formulaSettings, requireApiKey } from '../stores/settings';
+import { readFormulaCopies } from '../stores/check-books';
 
 /**
  * A custom function has 30 seconds in all, counted from before its code runs (loading the script is in them, and
@@ -169,6 +176,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
       throw error;
     }
   };
+  readFormulaCopies();
   const settings = formulaSettings();
   const baseUrl = settings.baseUrl;
   lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS, () => limitMetLately(SPENT_LATELY_MS));
@@ -203,7 +211,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   const limit = waiting ? (met ?? limitedForTheDay()) : undefined;
   if (limit) unfinished = dailyLimitCell(limit);
   else if (waiting) {
-    const id = idOrUndefined(SpreadsheetApp.getActiveSpreadsheet());
+    const id = idOrUndefined(currentSpreadsheet());
     if (id && goesOnForCells(id)) [unfinished, budget] = [UNFINISHED_IN_BACKGROUND, BUDGET_IN_BACKGROUND];
   }
   return answer.outcomes.map((outcome) => rowOf(outcome, columns, unfinished, budget));

@@ -16,11 +16,24 @@ import {
 } from '../../../shared';
 import type { FormulaQueue } from '../stores/formula-queue';
 
-/** What an execution does with its formula: asks the queue, waits for other cells' sends, sends for all, or answers. */
+/**
+ * What an execution does with its formula: asks the queue, sends for all, or answers ('waiting': it asked and another
+ * execution has the turn to send, so it answers next).
+ */
 export type Role = 'asking' | 'waiting' | 'sending' | 'answered';
 
-/** How often a waiting cell looks for its records. */
-export const POLL_MS = 1_000;
+/** The longest wait for the window a sender sleeps (about what a round then works: a request and its writes). */
+export const ROUND_WAIT_MS = 1_000;
+/**
+ * A cell whose domains ride in another execution's round waits for its answer only when the sender expects it within
+ * this long (a request's time, sent side by side): that request is the cell's work, done by the sender. A round of
+ * requests one after another is not waited for; its cells answer and the background, or a refresh, fills them.
+ */
+export const IN_FLIGHT_MS = 3_000;
+/** A sender begins its first round within this of taking the turn (its ask, a look, the credits held). */
+export const ROUND_START_MS = 1_000;
+/** How often a cell waiting for a request in flight looks for its records. */
+export const POLL_MS = 250;
 /** A request is not begun with less time than this left (the service answers in well under it). */
 export const REQUEST_MS = 3_000;
 /** A sender's turn outlives its run by this much before another cell may take it over. */
@@ -58,12 +71,23 @@ export type Action =
   /** Sleep until `until`, then tell the turn what the queue and the caches say. */
   | { kind: 'wait'; until: number }
   /** Hold the credits of `batch`, mark it in flight and send it: `requests` at once, side by side or not. */
-  | { kind: 'send'; batch: string[]; requests: number; parallel: boolean; learning: boolean }
+  | {
+      kind: 'send';
+      batch: string[];
+      requests: number;
+      parallel: boolean;
+      learning: boolean;
+      answerBy: number;
+    }
   /** Stop and word the cells. */
   | { kind: 'answer'; why: Why };
 
-/** Why the turn answered: every domain in, an error for all, out of time, no room in time, or nothing left to send. */
-export type Why = 'all in' | 'fatal' | 'refused' | 'time' | 'no room in time' | 'budget' | 'nothing to send';
+/**
+ * Why the turn answered: every domain in, an error for all, out of time, no room in the window now, another execution
+ * sends, the budget, or nothing left to send.
+ */
+export type Why =
+  'all in' | 'fatal' | 'refused' | 'time' | 'no room now' | 'another sends' | 'budget' | 'nothing to send';
 
 /** What the execution read for the turn: the queue as it stands, and the records known among the keys it asked. */
 export interface View {
@@ -104,12 +128,12 @@ export function registerAsk(
   const wanted = { ...queue.wanted };
   for (const key of ask.missing) wanted[key] ??= now;
   if (othersTurnIn(queue, ask.id, now)) return { queue: { ...queue, wanted }, mine: false };
-  return { queue: { ...queue, wanted, sender: { id: ask.id, until: ask.until } }, mine: true };
+  return { queue: { ...queue, wanted, sender: { id: ask.id, until: ask.until, since: now } }, mine: true };
 }
 
-/** A sender's round begins: its batch is in flight (cells waiting for it wait whatever the window says). */
-export function startRound(queue: FormulaQueue, batch: readonly string[]): FormulaQueue {
-  return { ...queue, sending: [...batch] };
+/** A sender's round begins: its batch is in flight, expected answered by `answerBy`. */
+export function startRound(queue: FormulaQueue, batch: readonly string[], answerBy: number): FormulaQueue {
+  return { ...queue, sending: [...batch], answerBy };
 }
 
 /**
@@ -118,6 +142,7 @@ export function startRound(queue: FormulaQueue, batch: readonly string[]): Formu
  */
 export function applyAnswer(queue: FormulaQueue, sent: Sent | undefined, now: number): FormulaQueue {
   const next: FormulaQueue = { ...queue, sending: [] };
+  delete next.answerBy;
   if (!sent) return next;
   next.ended = { ...queue.ended };
   for (const [key, outcome] of sent.ended) next.ended[key] = { outcome, at: now };
@@ -131,6 +156,7 @@ export function applyAnswer(queue: FormulaQueue, sent: Sent | undefined, now: nu
 /** A sender's turn ends: the turn is free (if it was still `id`'s) and nothing is in flight. */
 export function endTurn(queue: FormulaQueue, id: string): FormulaQueue {
   const next: FormulaQueue = { ...queue, sending: [] };
+  delete next.answerBy;
   if (queue.sender?.id === id) delete next.sender;
   return next;
 }
@@ -158,6 +184,10 @@ export class FormulaTurn {
     refused?: string;
     budgetSpent: boolean;
     window?: WindowSnapshot;
+    /** When the cell first looked for its records in another execution's round. */
+    lookedSince?: number;
+    /** How long one of the sender's requests took lately (ms; undefined: none sent yet). */
+    requestMs?: number;
   } = { role: 'asking', budgetSpent: false };
   private readonly foundMap = new Map<string, DomainRecord>();
   private readonly endedMap = new Map<string, Outcome>();
@@ -247,23 +277,10 @@ export class FormulaTurn {
   }
 
   /**
-   * Whether this cell's domains can be sent before its last request: one of them is in flight, or the URLs queued
-   * before them and their own fit in the room the window has by then. A cell that cannot come in time answers at once
-   * (the background, or the next recalculation, fills it) instead of holding one of Sheets' 30 executions for 20 s.
+   * The next thing to do, given what was just read and the time. A cell never waits for another execution's round
+   * (nor for a lock to ask in): while another cell has the turn to send, it answers at once and the background, or the
+   * next recalculation, fills it from the caches; a wait would hold one of Sheets' 30 executions for nothing.
    */
-  canComeInTime(queue: FormulaQueue, now: number): boolean {
-    const missing = this.missing();
-    const sending = new Set(queue.sending ?? []);
-    if (missing.some((k) => sending.has(k))) return true;
-    const mine = Math.min(...missing.map((k) => queue.wanted[k] ?? Infinity));
-    let ahead = sending.size;
-    for (const [key, at] of Object.entries(queue.wanted))
-      if (at < mine && !this.own.has(key) && !sending.has(key)) ahead += 1;
-    const room = roomIn(queue.window, Math.max(now, this.deadlines.lastRequest));
-    return ahead + missing.length <= room.urls;
-  }
-
-  /** The next thing to do, given what was just read and the time. */
   next(now: number, view: View): Action {
     if (this.role === 'answered') return this.answer(this.state.why ?? 'all in');
     this.absorb(view);
@@ -272,13 +289,51 @@ export class FormulaTurn {
     if (over && !(over === 'all in' && this.role === 'sending')) return this.answer(over);
     if (now >= this.deadlines.lastRequest) return this.answer(over ?? 'time');
     if (this.role === 'sending') return this.plan(now, view);
-    const others = this.othersTurn(view.queue, now);
-    if (others && !this.canComeInTime(view.queue, now)) return this.answer('no room in time');
-    if (this.role === 'asking' || !others) {
-      this.state.role = 'asking';
-      return { kind: 'ask' };
+    if (this.role === 'waiting' || this.othersTurn(view.queue, now)) {
+      const until = this.inFlightUntil(view.queue, now);
+      return until > now ? { kind: 'wait', until } : this.answer('another sends');
     }
-    return { kind: 'wait', until: Math.min(now + POLL_MS, this.deadlines.lastRequest) };
+    // The window the formulas' last send left has no room before a round could use it: nothing to ask for (the
+    // stored window, which the background's sends fill too, has no more room than this one).
+    if (roomIn(view.queue.window, now).freeAt > now + ROUND_WAIT_MS) return this.answer('no room now');
+    return { kind: 'ask' };
+  }
+
+  /**
+   * Whether this cell's domains would ride in the first request of a turn just taken: the window has room and knows
+   * the plan's maximum, and the domains asked for before them fit in one request with them (the sender sends its own
+   * and the oldest asked first).
+   */
+  private inFirstRequest(queue: FormulaQueue, now: number): boolean {
+    const room = roomIn(queue.window, now);
+    // Not knowing the plan's maximum, the first request may be refused whole (422): nothing to wait for.
+    const perRequest = queue.window?.limits.maxUrlsPerRequest?.value;
+    if (room.urls <= 0 || perRequest === undefined) return false;
+    const missing = this.missing();
+    const mine = Math.min(...missing.map((k) => queue.wanted[k] ?? Infinity));
+    const before = Object.entries(queue.wanted).filter(([k, at]) => at < mine && !this.own.has(k)).length;
+    return before + missing.length <= Math.min(perRequest, room.urls);
+  }
+
+  /**
+   * Until when this cell looks for its records in another execution's round: while a turn just taken has not begun
+   * its first round (ROUND_START_MS), or while the round in flight carries one of
+   * its domains and the sender expects it answered within IN_FLIGHT_MS (and never past twice that from the cell's first
+   * look); else now (it answers, and the background or the next recalculation fills it).
+   */
+  private inFlightUntil(queue: FormulaQueue, now: number): number {
+    const since = (this.state.lookedSince ??= now);
+    const { sender, answerBy } = queue;
+    if (sender === undefined || sender.until <= now) return now;
+    const sending = new Set(queue.sending ?? []);
+    // A turn just taken whose first round has not begun (it sends the cells asking beside it first), when the window
+    // has room: looked at again until it begins.
+    const starting = sender.since !== undefined ? sender.since + ROUND_START_MS : now;
+    if (sending.size === 0 && starting > now && this.inFirstRequest(queue, now))
+      return Math.min(now + POLL_MS, starting);
+    if (answerBy === undefined) return now;
+    if (!this.missing().some((k) => sending.has(k)) || answerBy > now + IN_FLIGHT_MS) return now;
+    return Math.min(now + POLL_MS, answerBy + POLL_MS, since + 2 * IN_FLIGHT_MS, this.deadlines.lastRequest);
   }
 
   /**
@@ -335,7 +390,9 @@ export class FormulaTurn {
     if (candidates.length === 0) return this.answer('nothing to send');
     const room = roomIn(this.plannedWindow, now, candidates.length);
     if (room.urls <= 0) {
-      if (room.freeAt > this.deadlines.lastRequest) return this.answer('no room in time');
+      // A wait no longer than a round's own work is slept; a longer one is left to the background (or a refresh).
+      if (room.freeAt - now > ROUND_WAIT_MS || room.freeAt > this.deadlines.lastRequest)
+        return this.answer('no room now');
       return { kind: 'wait', until: room.freeAt };
     }
     const perRequest = Number.isFinite(room.perRequest) ? room.perRequest : DEFAULT_BATCH_SIZE;
@@ -346,7 +403,10 @@ export class FormulaTurn {
     const requests = first ? 1 : parallel ? Math.max(1, room.requests) : SEQUENTIAL_REQUESTS;
     const batch = candidates.slice(0, Math.min(room.urls, perRequest * requests));
     // Not knowing the plan's maximum, the round ends once a 422 taught it, and is planned anew with it.
-    return { kind: 'send', batch, requests, parallel, learning: !Number.isFinite(room.perRequest) };
+    // When the round should be answered: one request's time side by side, else one after another.
+    const inTurn = parallel ? 1 : Math.ceil(batch.length / perRequest);
+    const answerBy = now + inTurn * (this.state.requestMs ?? REQUEST_MS);
+    return { kind: 'send', batch, requests, parallel, learning: !Number.isFinite(room.perRequest), answerBy };
   }
 
   /** Google refused a network call: the turn answers, and the cells say what to allow. */
@@ -363,6 +423,11 @@ export class FormulaTurn {
   noCredits(): void {
     this.state.budgetSpent = true;
     this.answer('budget');
+  }
+
+  /** How long a round of `requests` took (`parallel`: side by side): the next rounds' answer times follow from it. */
+  roundTook(ms: number, requests: number, parallel: boolean): void {
+    if (requests > 0) this.state.requestMs = Math.max(1, Math.round(parallel ? ms : ms / requests));
   }
 
   /** A round's report: what it found, what ended, the window it left. Answers what the queue must be told. */

@@ -5,9 +5,9 @@
 // change happens under the shared lock.
 // Over 300 lines: every background mark of the user is here (properties, and the two notes in the user's cache a
 // trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
-import { type DailyLimit, now, userCache } from '../platform/gas';
+import { type DailyLimit, now } from '../platform/gas';
 import { keepEntry, readEntry } from './document-cache';
-import { installMode } from './session';
+import { installMode, userCache } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -261,7 +261,7 @@ export function loadStatus(spreadsheetId: string): BackgroundStatus {
  * cache (no daily quota) kept CELLS_COPY_SECONDS, so a waiting cell spends no Properties call. A change of on/stopped
  * here drops it; the dispatcher's in a spreadsheet opened by id reaches the cells within that time.
  */
-const [CELLS_COPY, CELLS_COPY_SECONDS] = ['dapa.bgGoesOn', 120];
+export const [CELLS_COPY, CELLS_COPY_SECONDS] = ['dapa.bgGoesOn', 120];
 export function goesOnForCells(spreadsheetId: string): boolean {
   let reachable = false;
   try {

@@ -7,12 +7,16 @@
 import type { DomainRecord, WindowSnapshot } from '../../../shared';
 import { creditBudget, creditView, holdCredits, settleCredits, type Spend } from './credit-ledger';
 import { changeQueue, type FormulaQueue, formulasWindow, readQueue } from './formula-queue';
-import { readKnown } from './known-results';
+import { readKnownForCells } from './known-results';
 import { loadWindow, saveWindow } from './plan-store';
 import { readCachedRecords } from './result-cache';
 import { readStoredRecords } from './result-store';
 import { noteSaved } from './saved-credits';
-import { locked } from './storage';
+import { locked, withLockWaitsUpTo } from './storage';
+import { readAhead } from './document-cache';
+import { FORMULA_SETTINGS } from './settings';
+import { RETENTION_COPY } from './retention';
+import { CELLS_COPY } from './background-store';
 
 export type { Spend } from './credit-ledger';
 
@@ -81,6 +85,9 @@ export function settleCheck(
   });
 }
 
+/** The longest a formula's ask waits for the document lock (a few of the other asks' sections). */
+const ASK_WAIT_MS = 300;
+
 /** What a formula's ask answers: whether its execution sends for every waiting cell, and then the window it starts from. */
 export interface Asked {
   mine: boolean;
@@ -93,6 +100,18 @@ export function moveQueue(baseUrl: string, move: QueueMove): void {
     changeQueue(baseUrl, move);
   } catch {
     // a turn ends by itself at its `until`; a mark lost costs a domain sent twice at most
+  }
+}
+
+/**
+ * The copies a =DAPA execution reads of the document's cache (the owner's settings, the retention, whether background
+ * checks go on), read in one call before the first of them; never throws (each is then read by itself).
+ */
+export function readFormulaCopies(): void {
+  try {
+    readAhead([FORMULA_SETTINGS, RETENTION_COPY, CELLS_COPY]);
+  } catch {
+    // read one by one
   }
 }
 
@@ -116,7 +135,7 @@ export class FormulaBooks {
    * the user (a count that cannot be written is left).
    */
   known(keys: readonly string[]): Map<string, DomainRecord> {
-    const known = readKnown(this.baseUrl, keys, { kind: 'all' });
+    const known = readKnownForCells(this.baseUrl, keys);
     try {
       if (known.saved.length > 0) noteSaved(known.saved);
     } catch {
@@ -148,20 +167,22 @@ export class FormulaBooks {
   /**
    * A formula's ask, read and written together: `ask` changes the queue under the document lock (formula/turn.ts's
    * register), and a sender starts from the stored window merged with the queue's newer sends. A lock that cannot be
-   * had in the time left answers "not mine" (the formula looks again).
+   * busy past ASK_WAIT_MS answers "not mine" (the formula answers).
    */
   ask(ask: (queue: FormulaQueue) => { queue: FormulaQueue; mine: boolean }): Asked {
     let mine = false;
     let queued: WindowSnapshot | undefined;
     try {
-      changeQueue(this.baseUrl, (queue) => {
-        queued = queue.window;
-        const asked = ask(queue);
-        mine = asked.mine;
-        return asked.queue;
-      });
+      withLockWaitsUpTo(ASK_WAIT_MS, () =>
+        changeQueue(this.baseUrl, (queue) => {
+          queued = queue.window;
+          const asked = ask(queue);
+          mine = asked.mine;
+          return asked.queue;
+        }),
+      );
     } catch {
-      // the lock could not be had in the time left: look again
+      // the lock is busy with the cells asking beside it: one of them sends (for this cell's domains too)
     }
     return { mine, window: mine ? formulasWindow(loadWindow(this.baseUrl), queued) : undefined };
   }

@@ -6,16 +6,34 @@
 // executions (a standalone trigger, a spreadsheet the dispatcher opened by id: session.ts tells which); then reads
 // find nothing and writes are left out.
 import type { Cache } from '../platform/gas';
-import { documentCache } from './session';
+import { documentCache, session } from './session';
 
 /** Whether this execution has the document's cache (it runs in the document). */
 export function documentCacheHere(): boolean {
   return documentCache() !== null;
 }
 
-/** An entry's text (null: none, or no cache here). */
+/** An entry's text (null: none, or no cache here); one read ahead is served once, then the cache is asked again. */
 export function readEntry(key: string): string | null {
+  const ahead = session().documentAhead;
+  if (ahead?.has(key)) {
+    const text = ahead.get(key) ?? null;
+    ahead.delete(key);
+    return text;
+  }
   return documentCache()?.get(key) ?? null;
+}
+
+/**
+ * Reads these entries in one call (a =DAPA execution's copies: the owner's settings, the retention, whether
+ * background checks go on), each served once to the first readEntry of its key in this execution.
+ */
+export function readAhead(keys: readonly string[]): void {
+  const cache = documentCache();
+  if (!cache || keys.length === 0) return;
+  const values = cache.getAll([...keys]);
+  const ahead = (session().documentAhead ??= new Map());
+  for (const key of keys) ahead.set(key, values[key] ?? null);
 }
 
 /** Keeps an entry's text for `seconds` (undefined: the entry goes); `required`: throws `why` where there is no cache. */

@@ -25,10 +25,12 @@ export const MAX_QUEUE_BYTES = 96 * 1024;
 export interface FormulaQueue {
   /** Domain key → when a running formula first asked for it. */
   wanted: Record<string, number>;
-  /** The execution that sends for every waiting cell, until when its turn lasts. */
-  sender?: { id: string; until: number };
-  /** The domains of the sender's request in flight now (their cells wait for them whatever the window says). */
+  /** The execution that sends for every waiting cell, until when its turn lasts (and since when: `since`). */
+  sender?: { id: string; until: number; since?: number };
+  /** The domains of the sender's round in flight now (no other execution sends them meanwhile). */
   sending?: string[];
+  /** When the sender expects the round in flight answered (a cell whose domains ride in it may wait that long). */
+  answerBy?: number;
   /** What sends ended in besides a record (a skip, an error), by domain key, with when. */
   ended: Record<string, { outcome: Outcome; at: number }>;
   /** An error that ends every check with this key (wrong key, expired plan), with when. */
@@ -55,9 +57,14 @@ function parseQueue(text: string | null, at: number): FormulaQueue {
     if (isRecord(raw.wanted))
       for (const [key, t] of Object.entries(raw.wanted)) if (typeof t === 'number') queue.wanted[key] = t;
     if (isRecord(raw.sender) && typeof raw.sender.id === 'string' && typeof raw.sender.until === 'number')
-      queue.sender = { id: raw.sender.id, until: raw.sender.until };
+      queue.sender = {
+        id: raw.sender.id,
+        until: raw.sender.until,
+        ...(typeof raw.sender.since === 'number' ? { since: raw.sender.since } : {}),
+      };
     if (Array.isArray(raw.sending))
       queue.sending = raw.sending.filter((k): k is string => typeof k === 'string');
+    if (typeof raw.answerBy === 'number') queue.answerBy = raw.answerBy;
     if (isRecord(raw.ended))
       for (const [key, e] of Object.entries(raw.ended))
         if (isRecord(e) && typeof e.at === 'number' && e.at > at - ENDED_MS && isRecord(e.outcome))

@@ -49,3 +49,30 @@ export function readKnown(baseUrl: string, distinct: readonly string[], reuse: R
   }
   return kept;
 }
+
+/**
+ * A =DAPA cell's look: the caches first, then the store for the keys they do not hold (a cell whose record is cached
+ * reads no sheet and no retention). What the caches hold is within its 6 hours, so it is never past the cache: the
+ * saved ones are among the store's hits alone, as in readKnown.
+ */
+export function readKnownForCells(baseUrl: string, distinct: readonly string[]): Omit<Known, 'handed'> {
+  const kept: Omit<Known, 'handed'> = { known: new Map(), fromCache: [], saved: [] };
+  if (distinct.length === 0) return kept;
+  try {
+    for (const [key, record] of readCachedRecords(baseUrl, distinct, undefined, false)) {
+      kept.known.set(key, record);
+      kept.fromCache.push({ key, record });
+    }
+  } catch {
+    // An unavailable cache only costs requests.
+  }
+  try {
+    const rest = distinct.filter((k) => !kept.known.has(k));
+    const stored = rest.length > 0 ? storedHits(baseUrl, rest) : new Map<string, Kept>();
+    for (const [k, hit] of stored) kept.known.set(k, hit.record);
+    kept.saved = pastTheCache(stored.values());
+  } catch {
+    // An unavailable store only costs requests.
+  }
+  return kept;
+}

@@ -6,9 +6,9 @@
 // Records fetched in this execution are remembered too. What must outlive a cache is kept in the result store.
 import { utf8Bytes } from './byte-size';
 import type { DomainRecord } from '../../../shared';
-import { type Cache, now, userCache } from '../platform/gas';
+import { type Cache, now } from '../platform/gas';
 import { recordShelf } from './document-cache';
-import { cacheKeyDigest, installMode, session } from './session';
+import { cacheKeyDigest, installMode, session, userCache } from './session';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -90,12 +90,14 @@ export function cachedRecordOf(value: unknown): CachedRecord | undefined {
 /**
  * The cached records among these domain keys. The records found are put back with the rest of their 6 hours:
  * CacheService keeps about 1,000 items and drops the oldest-written first, so a domain in use stays cached
- * through a long sidebar job instead of being paid for again.
+ * through a long sidebar job instead of being paid for again. A =DAPA cell's look does not (`putBack` false): its cell
+ * shows the record once read, and 30 cells at once would write the cache for nothing.
  */
 export function readCachedRecords(
   baseUrl: string,
   domainKeys: readonly string[],
   fetchedAt?: Map<string, number>,
+  putBack = true,
 ): Map<string, DomainRecord> {
   const found = new Map<string, DomainRecord>();
   for (const key of domainKeys) {
@@ -106,7 +108,7 @@ export function readCachedRecords(
   for (const shelf of shelves()) {
     const missing = domainKeys.filter((k) => !found.has(k));
     if (missing.length === 0) break;
-    readShelf(shelf, baseUrl, missing, found, fetchedAt);
+    readShelf(shelf, baseUrl, missing, found, fetchedAt, putBack);
   }
   return found;
 }
@@ -117,6 +119,7 @@ function readShelf(
   domainKeys: readonly string[],
   found: Map<string, DomainRecord>,
   fetchedAt?: Map<string, number>,
+  putBack = true,
 ): void {
   const at = now();
   for (let i = 0; i < domainKeys.length; i += BATCH) {
@@ -136,7 +139,7 @@ function readShelf(
       group[cacheKeys[j]] = text as string;
       refresh.set(secondsLeft, group);
     });
-    for (const [seconds, group] of refresh) cache.putAll(group, seconds);
+    if (putBack) for (const [seconds, group] of refresh) cache.putAll(group, seconds);
   }
 }
 

@@ -13,7 +13,7 @@ export const DEFAULT_RETENTION_DAYS = 30;
  * never set it would cost a Properties call each time (the value of earlier versions is looked for in
  * DocumentProperties); one cell reads it for the next hour's cells.
  */
-const RETENTION_COPY = 'dapa.retentionDays';
+export const RETENTION_COPY = 'dapa.retentionDays';
 
 function keepCopy(days: number): void {
   try {

@@ -20,6 +20,7 @@ import {
   type Properties,
   sha256,
   type Spreadsheet,
+  userCache as googleUserCache,
   userLock as googleUserLock,
 } from '../platform/gas';
 
@@ -37,6 +38,8 @@ export interface KnownSheets {
 export interface StoreSession {
   /** The spreadsheet the dispatcher opened by id (this module). */
   opened?: Spreadsheet;
+  /** The execution's active spreadsheet, asked once (this module; each ask is a service call, and it never changes). */
+  active?: { via: object; sheet: Spreadsheet | null };
   /** Whether `opened` is the execution's own document (this module). */
   own?: { sheet: Spreadsheet; is: boolean };
   /** The user's property store, asked for once (this module). */
@@ -69,6 +72,10 @@ export interface StoreSession {
   tellDailyLimit?: (limit: DailyLimit) => void;
   /** Each spreadsheet's id, asked once (this module: idOf; an id never changes, and each ask is a service call). */
   ids: WeakMap<object, string>;
+  /** The user's cache, asked once an execution (this module). */
+  userCacheHandle?: { of: object; cache: Cache };
+  /** Document cache entries read ahead in one call, each served once (document-cache.ts). */
+  documentAhead?: Map<string, string | null>;
   /** The document's cache and lock, asked once for the spreadsheet they were asked in (this module). */
   documentHandles?: {
     of: Spreadsheet | undefined;
@@ -116,7 +123,14 @@ export function freshSession(): void {
  * time-driven trigger has no active spreadsheet), else the active one; null when there is none.
  */
 export function currentSpreadsheet(): Spreadsheet | null {
-  return current.opened ?? SpreadsheetApp.getActiveSpreadsheet() ?? null;
+  return current.opened ?? activeOfExecution();
+}
+
+/** The execution's own active spreadsheet (null: none, as in an add-on's time-driven trigger), asked once. */
+function activeOfExecution(): Spreadsheet | null {
+  if (current.active?.via !== SpreadsheetApp)
+    current.active = { via: SpreadsheetApp, sheet: SpreadsheetApp.getActiveSpreadsheet() ?? null };
+  return current.active.sheet;
 }
 
 /** The spreadsheet the user works in (menu, sidebar, edit trigger), or a clear error where there is none. */
@@ -156,7 +170,7 @@ function isOwnDocument(): boolean {
   if (own?.sheet === opened) return own.is;
   let is = false;
   try {
-    const active = SpreadsheetApp.getActiveSpreadsheet();
+    const active = activeOfExecution();
     is = !!active && idOf(active) === idOf(opened);
   } catch {
     // no document of its own
@@ -255,6 +269,13 @@ function services(): Record<string, object | undefined> {
   return globalThis as unknown as Record<string, object | undefined>;
 }
 
+/** The user's cache, asked once an execution (each ask is a service call). */
+export function userCache(): Cache {
+  if (current.userCacheHandle?.of !== CacheService)
+    current.userCacheHandle = { of: CacheService, cache: googleUserCache() };
+  return current.userCacheHandle.cache;
+}
+
 /** The lock of the user's state, asked once an execution (storage.ts takes it). */
 export function userLock(): Lock {
   if (current.userLockHandle?.of !== LockService)
@@ -265,6 +286,11 @@ export function userLock(): Lock {
 /** How the add-on was installed: an Editor add-on (Marketplace or test deployment) or a bound script. */
 export function installMode(): InstallMode {
   return (current.installMode ??= googleInstallMode());
+}
+
+/** How the script is installed, as a copy the execution read says (the same for every execution of the script). */
+export function knownInstallMode(mode: InstallMode): void {
+  current.installMode ??= mode;
 }
 
 // ---- digests ------------------------------------------------------------------------------------------------

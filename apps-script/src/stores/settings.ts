@@ -6,6 +6,7 @@ import { saltToSave } from './key-digest';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
 import { keepEntry, readEntry } from './document-cache';
+import { type InstallMode, installMode, knownInstallMode } from './session';
 import { USER_PROPERTY } from './storage-keys';
 
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
@@ -64,7 +65,7 @@ export function currentBaseUrl(): string {
  * shows its answer when Google's daily Properties quota is used up. The owner's Save (settings, budget) in this
  * spreadsheet drops it; a change made elsewhere is seen within the hour (a cell that sends reads the key itself).
  */
-const FORMULA_SETTINGS = 'dapa.formulaSettings';
+export const FORMULA_SETTINGS = 'dapa.formulaSettings';
 const FORMULA_SETTINGS_SECONDS = 3_600;
 
 /** What a =DAPA cell needs of the owner's settings before it has anything to send. */
@@ -74,16 +75,20 @@ export interface FormulaSettings {
   hasKey: boolean;
   /** Whether a monthly credit budget is set (a waiting cell reads the ledger only then). */
   budget: boolean;
+  /** How the script is installed, as the cell that wrote the copy asked Google (a bound script or an add-on). */
+  installMode?: InstallMode;
 }
 
 function parseFormulaSettings(text: string | null | undefined): FormulaSettings | undefined {
   try {
     const value: unknown = JSON.parse(text ?? '');
     if (typeof value !== 'object' || value === null) return undefined;
-    const { baseUrl, hasKey, budget } = value as Record<string, unknown>;
-    return typeof baseUrl === 'string' && typeof hasKey === 'boolean' && typeof budget === 'boolean'
-      ? { baseUrl, hasKey, budget }
-      : undefined;
+    const { baseUrl, hasKey, budget, installMode: mode } = value as Record<string, unknown>;
+    if (typeof baseUrl !== 'string' || typeof hasKey !== 'boolean' || typeof budget !== 'boolean')
+      return undefined;
+    return mode === 'bound' || mode === 'addon'
+      ? { baseUrl, hasKey, budget, installMode: mode }
+      : { baseUrl, hasKey, budget };
   } catch {
     return undefined;
   }
@@ -95,12 +100,18 @@ export function formulaSettings(): FormulaSettings {
   try {
     const copy = parseFormulaSettings(readEntry(FORMULA_SETTINGS));
     reachable = true;
+    if (copy?.installMode) knownInstallMode(copy.installMode); // one service call fewer a cell
     if (copy) return copy;
   } catch {
     // no cache: the settings
   }
   const budget = readText('user', USER_PROPERTY.creditBudget);
-  const settings = { baseUrl: currentBaseUrl(), hasKey: storedApiKey() !== undefined, budget: !!budget };
+  const settings: FormulaSettings = {
+    baseUrl: currentBaseUrl(),
+    hasKey: storedApiKey() !== undefined,
+    budget: !!budget,
+    installMode: installMode(),
+  };
   try {
     if (reachable) keepEntry(FORMULA_SETTINGS, JSON.stringify(settings), FORMULA_SETTINGS_SECONDS);
   } catch {

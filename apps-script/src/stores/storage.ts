@@ -255,6 +255,21 @@ function waitFor(lock: Lock, wait: number, giveUp: (() => DailyLimit | undefined
   }
 }
 
+/**
+ * Runs `action` with lock waits of at most `ms` (a =DAPA cell's ask: it answers at once rather than queue behind the
+ * cells asking beside it, whose sender sends for it anyway).
+ */
+export function withLockWaitsUpTo<T>(ms: number, action: () => T): T {
+  const tiers = session();
+  const before = tiers.waitsEndBy;
+  tiers.waitsEndBy = Math.min(before ?? Infinity, now() + ms);
+  try {
+    return action();
+  } finally {
+    tiers.waitsEndBy = before;
+  }
+}
+
 /** Whose state a section changes: one user's (the user lock) or the current spreadsheet's (the document lock). */
 export type Guard = Scope;
 

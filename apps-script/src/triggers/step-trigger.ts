@@ -33,14 +33,15 @@ function hasTrigger(id: string | undefined): boolean {
 }
 
 /**
- * A bound script's step set for the plan's window gets three one-off triggers due at once: each fires late by its own
+ * A bound script's step set for the plan's window gets twelve one-off triggers due at once: each fires late by its own
  * 0–60 s, and the first to come works (the others find the dispatcher at work and end at once, or are deleted before
- * they fire), so a window waits for the earliest of three latenesses (about 15 s on average instead of 30). Should
- * Google fire triggers due at once together instead, each of the other two costs about 0.4 s of the day's runtime a
- * window, which the sleep budget counts (dispatcher.ts). An add-on keeps one (Google: one trigger of each type per
- * user per document).
+ * they fire), so a window waits for the earliest of twelve latenesses (about 5 s on average instead of 30) and no step
+ * sleeps through the rest (planner.ts: minuteSleepCap). Twelve, the watch and the edit trigger stay under Google's 20
+ * triggers per user per script. Should Google fire triggers due at once together instead, the window waits for that
+ * one lateness, and each of the others costs about 0.4 s of the day's runtime, which the sleep budget counts
+ * (dispatcher.ts). An add-on keeps one (Google: one trigger of each type per user per document).
  */
-export const WINDOW_TRIGGERS = 3;
+export const WINDOW_TRIGGERS = 12;
 
 function oneOff(state: DispatcherState, at: number, copies = 1): void {
   const wait = Math.max(1000, Math.ceil(at - now()));

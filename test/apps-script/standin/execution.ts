@@ -24,6 +24,8 @@ export interface ExecutionRecord {
   spreadsheetId: string | null;
   status: 'running' | 'ok' | 'error' | 'killed';
   error?: string;
+  /** For a custom function: the cell whose formula ran it. */
+  cell?: { sheetId: number; row: number; column: number };
 }
 
 export class Execution {
@@ -126,6 +128,7 @@ export class Execution {
       spreadsheetId: this.document?.id ?? null,
       status: this.status,
       error: this.error,
+      ...(this.cell ? { cell: { ...this.cell } } : {}),
     };
   }
 }
