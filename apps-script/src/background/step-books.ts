@@ -4,7 +4,7 @@
 // version slots, the upkeep (the step holds the lease), the step's one outcome in the background state. step.ts
 // drives the run between the two.
 import { type FormulaCell, formulaWork, keepShown } from '../checks/formulas';
-import { refreshSlots } from '../checks/formula-versions';
+import { BLOCK_ROWS, refreshSlots } from '../checks/formula-versions';
 import { now } from '../platform/gas';
 import {
   type BackgroundState,
@@ -70,8 +70,8 @@ export class StepBooks {
 
   /**
    * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all); and,
-   * marked not complete, those that show more than before (this step answered some of their domains) or whose rest
-   * waits for the budget, so results already paid for are never held back for the rest. Nothing after a stop: a
+   * marked not complete, those none of whose domains is still to check but some wait for the budget, so results
+   * already paid for are never held back for a month. Nothing after a stop: a
    * recalculation would only meet the same error.
    */
   private refreshShown(look: Look, outcome: StepOutcome): void {
@@ -81,9 +81,21 @@ export class StepBooks {
     const answered = new Set(outcome.answered);
     if (pending.size === 0 && waiting.size === 0) look.state.refreshSince = undefined;
     const cells = look.cells.filter((c) => c.keys);
-    const complete = new Set(cells.filter((c) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k))));
+    // A block of formulas (one version slot) is refreshed once its last domain is in: refreshing it sooner for the
+    // formulas this step completed would recalculate them again with the rest, each recalculation an execution.
+    const done = (c: (typeof cells)[number]) => c.keys?.every((k) => !pending.has(k) && !waiting.has(k));
+    const blockOf = (c: (typeof cells)[number]) => `${c.sheetId}:${Math.floor((c.row - 1) / BLOCK_ROWS)}`;
+    const unfinished = new Set(cells.filter((c) => c.keys?.some((k) => pending.has(k))).map(blockOf));
+    const complete = new Set(cells.filter((c) => done(c) && !unfinished.has(blockOf(c))));
+    // A formula with domains still to check is not recalculated for those this step answered: its block of formulas
+    // shares one version slot, and bumping it now would recalculate the block's other formulas in vain (each an
+    // execution); the block shows everything once its last domain is in, a window later at most.
     const partly = cells.filter(
-      (c) => !complete.has(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)),
+      (c) =>
+        !complete.has(c) &&
+        !unfinished.has(blockOf(c)) &&
+        !c.keys?.some((k) => pending.has(k)) &&
+        c.keys?.some((k) => answered.has(k) || waiting.has(k)),
     );
     this.legacyFree = refreshSlots(this.spreadsheet, [...complete], partly);
   }

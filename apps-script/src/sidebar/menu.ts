@@ -13,7 +13,8 @@ import { allowedFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
 import { uncachedKeys } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
-import { currentBaseUrl, readSettings, saveSettings } from '../stores/settings';
+import { currentBaseUrl, readSettings, saveSettings, storedApiKey } from '../stores/settings';
+import { runStep, turnOf } from '../background/step';
 import { upkeep } from '../stores/store-compaction';
 import { idOf } from '../stores/session';
 
@@ -100,24 +101,27 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet);
-  const left = new Set<string>();
-  const stale = cells.filter((cell) => {
-    if (!cell.keys) return true;
-    const kept = readStoredRecords(baseUrl, cell.keys);
-    for (const key of uncachedKeys(
+  // The store and the caches read once for every formula's domains (not once a formula).
+  const keys = [...new Set(cells.flatMap((cell) => cell.keys ?? []))];
+  const kept = readStoredRecords(baseUrl, keys);
+  const left = new Set(
+    uncachedKeys(
       baseUrl,
-      cell.keys.filter((k) => !kept.has(k)),
-    ))
-      left.add(key);
-    return !upToDate(spreadsheet, cell) || cell.keys.some((k) => left.has(k));
-  });
+      keys.filter((k) => !kept.has(k)),
+    ),
+  );
+  const stale = cells.filter(
+    (cell) => !cell.keys || !upToDate(spreadsheet, cell) || cell.keys.some((k) => left.has(k)),
+  );
   const complete = stale.filter((c) => c.keys && c.keys.every((k) => !left.has(k)));
   const legacyFree = refreshFormulas(spreadsheet, complete);
-  const rest = refreshFormulas(
-    spreadsheet,
-    stale.filter((c) => !complete.includes(c)),
-    false,
-  );
+  // The domains left: what the plan's window allows now is checked here, as the open sidebar's step does (no wait),
+  // and the step refreshes the formulas it completes; the others keep saying "refresh to finish" instead of being
+  // recalculated in vain (each recalculation is an execution). Without a key, or with a step already at work, they
+  // are recalculated: they say so, or the running step fills them.
+  const stepped = left.size > 0 && storedApiKey() !== undefined && stepHere(spreadsheet);
+  const recalculate = stale.filter((c) => !complete.includes(c) && (!stepped || !c.keys));
+  const rest = refreshFormulas(spreadsheet, recalculate, false);
   upkeep(spreadsheet, { legacyFree: legacyFree || rest });
   const woken = left.size > 0 && wakeBackground(idOf(spreadsheet), now());
   const formulas = cells.length;
@@ -129,6 +133,11 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   const told = withSharing(notice);
   spreadsheet.toast(told, MENU_NAME, told === notice ? 5 : 20);
   return { formulas, refreshed: stale.length };
+}
+
+/** One step of the spreadsheet's formulas, as the open sidebar runs it: whether it ran (another may hold the lease). */
+function stepHere(spreadsheet: GoogleAppsScript.Spreadsheet.Spreadsheet): boolean {
+  return runStep(spreadsheet, turnOf('sidebar')) !== undefined;
 }
 
 function escapeHtml(text: string): string {

@@ -7,7 +7,7 @@
 // trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
 import { type DailyLimit, now } from '../platform/gas';
 import { keepEntry, readEntry } from './document-cache';
-import { installMode, userCache } from './session';
+import { installMode, session, userCache } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -306,7 +306,9 @@ const MARK_SECONDS = 21_600;
 /** Notes that Google refused this user's work for the day, which quota and when (never throws). */
 export function noteLimitedForTheDay(limit: DailyLimit): void {
   try {
-    userCache().put(DAILY_LIMIT_MARK, `${limit}@${now()}`, MARK_SECONDS);
+    const text = `${limit}@${now()}`;
+    session().limitMark = { text, at: now() };
+    userCache().put(DAILY_LIMIT_MARK, text, MARK_SECONDS);
   } catch {
     // no cache: the steps that were wanted still resume
   }
@@ -321,13 +323,25 @@ function asNoted(noted: unknown): { limit: DailyLimit; at: number } | undefined 
 }
 const asLimit = (noted: unknown): DailyLimit | undefined => asNoted(noted)?.limit;
 
+/** A look at the note this fresh is not asked again (a =DAPA cell looks when it starts and when it words its rows). */
+const MARK_FRESH_MS = 500;
+
+/** The noted refusal's text, read from the user's cache at most once in MARK_FRESH_MS. */
+function limitMark(): string | null {
+  const known = session().limitMark;
+  if (known && now() - known.at < MARK_FRESH_MS) return known.text;
+  const text = userCache().get(DAILY_LIMIT_MARK);
+  session().limitMark = { text, at: now() };
+  return text;
+}
+
 /**
  * The quota Google refused this user's work with, as noted until the first background step after Google's reset:
  * a cell left waiting says so (the sender that met the refusal is another execution).
  */
 export function limitedForTheDay(): DailyLimit | undefined {
   try {
-    return asLimit(userCache().get(DAILY_LIMIT_MARK));
+    return asLimit(limitMark());
   } catch {
     return undefined;
   }
@@ -341,7 +355,7 @@ export function limitedForTheDay(): DailyLimit | undefined {
  */
 export function limitMetLately(withinMs: number): DailyLimit | undefined {
   try {
-    const noted = asNoted(userCache().get(DAILY_LIMIT_MARK));
+    const noted = asNoted(limitMark());
     return noted && noted.limit !== 'runtime' && noted.at > now() - withinMs ? noted.limit : undefined;
   } catch {
     return undefined;
@@ -411,6 +425,7 @@ export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
     });
   for (const { id } of listGoingOn(loadDispatcher())) updateBackground(id, (s) => wantBy(s, 'work', at));
   try {
+    session().limitMark = undefined;
     userCache().removeAll([DAILY_LIMIT_MARK, TURN_ON_MARK]);
   } catch {
     // noted again and resumed again: a step that finds nothing to do costs little
