@@ -8,7 +8,10 @@ import {
   FormulaTurn,
   markStep,
   registerAsk,
+  IN_FLIGHT_MS,
+  POLL_MS,
   REQUEST_MS,
+  ROUND_START_MS,
   SEQUENTIAL_REQUESTS,
   startRound,
 } from '../../apps-script/src/formula/turn';
@@ -65,39 +68,77 @@ describe('a formula turn', () => {
     const { queue: q, mine } = t.register(before, T);
     expect(mine).toBe(true);
     expect(q.wanted).toEqual({ 'a.com': T });
-    expect(q.sender).toEqual({ id: 'me', until: ANSWER_BY + 3_000 });
+    expect(q.sender).toEqual({ id: 'me', until: ANSWER_BY + 3_000, since: T });
     expect(before).toEqual(queue()); // the queue as read is not changed: the next one is answered
     t.asked(true, entryWindow());
     expect(t.role).toBe('sending');
   });
 
-  it("waits, polling, while another execution's turn sends its domains in time", () => {
+  it('waits for a request in flight that carries its domains, while the sender expects it answered soon', () => {
     const t = turn(['a.com']);
-    const q = queue({ sender: { id: 'other', until: ANSWER_BY }, window: entryWindow() });
-    expect(t.next(T, { queue: q })).toEqual({ kind: 'ask' });
-    expect(t.register(q, T).mine).toBe(false);
-    t.asked(false);
-    expect(t.next(T + 10, { queue: q })).toEqual({ kind: 'wait', until: T + 1_010 });
+    const sender = { id: 'other', until: ANSWER_BY, since: T - 5_000 };
+    const q = queue({ sender, window: entryWindow(), sending: ['a.com'], answerBy: T + 400 });
+    expect(t.next(T, { queue: q })).toEqual({ kind: 'wait', until: T + POLL_MS });
     // The sender's record arrives in the cache: the cell answers.
-    expect(t.next(T + 1_010, { queue: q, known: known('a.com') })).toEqual({ kind: 'answer', why: 'all in' });
-  });
-
-  it('answers at once, without asking, when the window cannot send its domains before its last request', () => {
-    const t = turn(['late.com']);
-    // 60 URLs went just now, and 40 more wait before this cell: nothing of it can go within its 23 seconds.
-    const wanted = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`w${i}.com`, T - 1_000]));
-    const q = queue({ sender: { id: 'other', until: ANSWER_BY }, window: entryWindow(60), wanted });
-    expect(t.next(T, { queue: q })).toEqual({ kind: 'answer', why: 'no room in time' });
-  });
-
-  it('waits for a domain in flight whatever the window says', () => {
-    const t = turn(['late.com']);
-    const q = queue({
-      sender: { id: 'other', until: ANSWER_BY },
-      window: entryWindow(60),
-      sending: ['late.com'],
+    expect(t.next(T + POLL_MS, { queue: q, known: known('a.com') })).toEqual({
+      kind: 'answer',
+      why: 'all in',
     });
-    expect(t.next(T, { queue: q })).toEqual({ kind: 'ask' });
+  });
+
+  it('never waits for a round whose answer is expected later than a request side by side, nor past its own bound', () => {
+    const sender = { id: 'other', until: ANSWER_BY, since: T - 5_000 };
+    const slow = queue({ sender, window: entryWindow(), sending: ['a.com'], answerBy: T + IN_FLIGHT_MS + 1 });
+    expect(turn(['a.com']).next(T, { queue: slow })).toEqual({ kind: 'answer', why: 'another sends' });
+    // A round that never answers: the cell waits twice IN_FLIGHT_MS from its first look at most.
+    const t = turn(['a.com']);
+    const stuck = (at: number) =>
+      queue({ sender, window: entryWindow(), sending: ['a.com'], answerBy: at + 100 });
+    let at = T;
+    for (let action = t.next(at, { queue: stuck(at) }); action.kind === 'wait';) {
+      at = action.until;
+      action = t.next(at, { queue: stuck(at) });
+    }
+    expect(at).toBeLessThanOrEqual(T + 2 * IN_FLIGHT_MS);
+    expect(t.role).toBe('answered');
+  });
+
+  it('answers at once, without waiting, while another execution sends other domains', () => {
+    const t = turn(['late.com']);
+    const sender = { id: 'other', until: ANSWER_BY, since: T - 5_000 };
+    const q = queue({ sender, window: entryWindow(), sending: ['x.com'], answerBy: T + 400 });
+    expect(t.next(T, { queue: q })).toEqual({ kind: 'answer', why: 'another sends' });
+  });
+
+  it('waits for the first request of a turn just taken when its domains fit in it, else answers', () => {
+    const sender = { id: 'other', until: ANSWER_BY, since: T };
+    const q = queue({ sender, window: entryWindow(), wanted: { 'a.com': T, 'b.com': T + 1 } });
+    expect(turn(['b.com']).next(T + 10, { queue: q })).toEqual({ kind: 'wait', until: T + 10 + POLL_MS });
+    // Five asked before it: the first request (5 URLs) is full.
+    const full = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`w${i}.com`, T - 100]));
+    const crowded = queue({ sender, window: entryWindow(), wanted: { ...full, 'b.com': T + 1 } });
+    expect(turn(['b.com']).next(T + 10, { queue: crowded })).toEqual({
+      kind: 'answer',
+      why: 'another sends',
+    });
+    // Past ROUND_START_MS the round has begun or will not: nothing to wait for.
+    expect(turn(['b.com']).next(T + ROUND_START_MS, { queue: q })).toEqual({
+      kind: 'answer',
+      why: 'another sends',
+    });
+    // The plan's maximum unknown, the first request may be refused whole: no wait.
+    const unknown = entryWindow();
+    delete unknown.limits.maxUrlsPerRequest;
+    expect(turn(['b.com']).next(T + 10, { queue: { ...q, window: unknown } })).toEqual({
+      kind: 'answer',
+      why: 'another sends',
+    });
+  });
+
+  it('answers at once, without asking, when the window the formulas left has no room now', () => {
+    const t = turn(['late.com']);
+    const q = queue({ window: entryWindow(60) });
+    expect(t.next(T, { queue: q })).toEqual({ kind: 'answer', why: 'no room now' });
   });
 
   it("sends its turn's first round as one request, then several (side by side once the minute is known)", () => {
@@ -168,15 +209,15 @@ describe('a formula turn', () => {
     });
   });
 
-  it('waits for the window inside its deadline, and answers when the room comes too late', () => {
+  it('waits for the window no longer than a round works, and answers when the room comes later', () => {
     const t = turn(['a.com']);
     t.register(queue(), T);
-    t.asked(true, entryWindow(60, T - 50_000)); // the minute frees 10 s from now
-    expect(t.next(T, { queue: queue() })).toEqual({ kind: 'wait', until: T + 10_001 });
-    const late = turn(['b.com']);
-    late.register(queue(), T);
-    late.asked(true, entryWindow(60, T)); // frees in 60 s: past the deadline
-    expect(late.next(T, { queue: queue() })).toEqual({ kind: 'answer', why: 'no room in time' });
+    t.asked(true, entryWindow(60, T - 59_500)); // the minute frees half a second from now
+    expect(t.next(T, { queue: queue() })).toEqual({ kind: 'wait', until: T + 501 });
+    const later = turn(['b.com']);
+    later.register(queue(), T);
+    later.asked(true, entryWindow(60, T - 50_000)); // frees in 10 s: left to the background or a refresh
+    expect(later.next(T, { queue: queue() })).toEqual({ kind: 'answer', why: 'no room now' });
   });
 
   it('begins no request after its last moment', () => {
@@ -233,7 +274,7 @@ describe("the formulas' queue, one pure transition at a time", () => {
     const first = registerAsk(q, { id: 'me', missing: ['a.com', 'b.com'], until: T + 30_000 }, T);
     expect(first.mine).toBe(true);
     expect(first.queue.wanted).toEqual({ 'a.com': T - 5, 'b.com': T });
-    expect(first.queue.sender).toEqual({ id: 'me', until: T + 30_000 });
+    expect(first.queue.sender).toEqual({ id: 'me', until: T + 30_000, since: T });
     expect(q).toEqual(before); // the queue read is never changed
     const other = registerAsk(first.queue, { id: 'other', missing: ['c.com'], until: T + 40_000 }, T + 1);
     expect(other.mine).toBe(false);
@@ -246,8 +287,13 @@ describe("the formulas' queue, one pure transition at a time", () => {
   });
 
   it('start a round: its batch is in flight; apply its answer: done domains leave, ended ones are shown', () => {
-    const q = startRound(queue({ wanted: { 'a.com': T, 'b.com': T, 'c.com': T } }), ['a.com', 'b.com']);
+    const q = startRound(
+      queue({ wanted: { 'a.com': T, 'b.com': T, 'c.com': T } }),
+      ['a.com', 'b.com'],
+      T + 400,
+    );
     expect(q.sending).toEqual(['a.com', 'b.com']);
+    expect(q.answerBy).toBe(T + 400);
     const skip: Outcome = { kind: 'skip', reason: 'invalid_domain', retryable: false, key: 'b.com' };
     const before = frozen(q);
     const after = applyAnswer(
@@ -267,7 +313,7 @@ describe("the formulas' queue, one pure transition at a time", () => {
     expect(after.window).toEqual(entryWindow(2));
     expect(after.fatal).toEqual({ fatal: { code: 'x' }, at: T + 9 });
     // A round that sent nothing (no credits) only ends what was in flight.
-    expect(applyAnswer(q, undefined, T)).toEqual({ ...before, sending: [] });
+    expect(applyAnswer(q, undefined, T)).toEqual({ ...before, sending: [], answerBy: undefined });
   });
 
   it("end a turn: the sender's turn goes only if it is still the sender's, and nothing stays in flight", () => {

@@ -2,7 +2,7 @@
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
 import { wakeBackground } from '../triggers/step-trigger';
-import { dapaFormulaCells } from '../checks/formulas';
+import { dapaFormulaCells, keepShown } from '../checks/formulas';
 import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { now } from '../platform/gas';
 import { startJob } from './job';
@@ -11,7 +11,7 @@ import { sharedKeyWarning, withSharing } from './key-sharing';
 import { uiAllowed } from './menu-consent';
 import { allowedFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
-import { uncachedKeys } from '../stores/result-cache';
+import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
 import { currentBaseUrl, readSettings, saveSettings, storedApiKey } from '../stores/settings';
 import { runStep, turnOf } from '../background/step';
@@ -101,15 +101,20 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   const spreadsheet = SpreadsheetApp.getActiveSpreadsheet();
   const baseUrl = currentBaseUrl();
   const cells = dapaFormulaCells(spreadsheet);
-  // The store and the caches read once for every formula's domains (not once a formula).
+  // The store and the caches read once for every formula's domains (not once a formula). What the caches hold and
+  // the store lacks is kept now, as of when it was fetched (a formula recalculated once the cache has let it go would
+  // pay for it again), as a step keeps what the formulas show.
   const keys = [...new Set(cells.flatMap((cell) => cell.keys ?? []))];
   const kept = readStoredRecords(baseUrl, keys);
-  const left = new Set(
-    uncachedKeys(
-      baseUrl,
-      keys.filter((k) => !kept.has(k)),
-    ),
+  const fetchedAt = new Map<string, number>();
+  const cached = readCachedRecords(
+    baseUrl,
+    keys.filter((k) => !kept.has(k)),
+    fetchedAt,
   );
+  const dated = [...cached].map(([key, record]) => ({ key, record, at: fetchedAt.get(key) ?? now() }));
+  keepShown(spreadsheet, baseUrl, { dated, undated: [] });
+  const left = new Set(keys.filter((k) => !kept.has(k) && !cached.has(k)));
   const stale = cells.filter(
     (cell) => !cell.keys || !upToDate(spreadsheet, cell) || cell.keys.some((k) => left.has(k)),
   );
