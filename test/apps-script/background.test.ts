@@ -5,6 +5,7 @@ import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
 import { domains, metricsRow, sheetsAddress, storedKeys, useStandInEachTest } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
+import { WINDOW_TRIGGERS } from '../../apps-script/src/triggers/step-trigger';
 
 const KEY = 'entry-plan';
 const CONFIG: SandboxConfig = {
@@ -74,7 +75,8 @@ describe('background checks', () => {
         return filled('B2:E151', 150) === 150;
       },
     });
-    expect(mostPending).toBeLessThanOrEqual(1); // never more than one pending step
+    // One window's triggers at most, due at once (the first to fire works; the rest end or are deleted).
+    expect(mostPending).toBeLessThanOrEqual(WINDOW_TRIGGERS);
     const took = gas.clock.now() - startedAt;
     expect(gas.sheet.getValues('B2:E151')).toEqual(list.map(metricsRow));
     // The plan's bound: 150 URLs at 60 a minute is 2.5 minutes (the first 60 go at once).
@@ -162,7 +164,8 @@ describe('a Retry-After without rate-limit headers', () => {
       const step = gas.executions.find(
         (e) => e.status === 'running' && e.functionName === 'dapaBackgroundStep',
       );
-      if (burstAt === undefined && step && at - step.startedAt >= 200_000) {
+      // Another client of the key spends the window during a step, once the job has run a few minutes.
+      if (burstAt === undefined && step && ours.length > 0 && at - ours[0].at >= 200_000) {
         burstAt = at;
         const other = { ...req, body: JSON.stringify({ urls: ['other-client.example'] }) };
         for (let i = 0; i < 100 && handle(other, at).status !== 429; i++);
@@ -216,7 +219,8 @@ describe('the daily trigger quota', () => {
   it.each(['first-request', 'utc-day'] as const)(
     'stops the steps when it is spent, and the hourly watch resumes them when it is back (%s); nothing is lost',
     async (quotaReset) => {
-      await reopen({ virtualLatencyMs: 300, triggerQuotaMs: 3_000, quotaReset });
+      // A few steps' runtime a day (a step works a window, seconds, and sleeps no longer than that).
+      await reopen({ virtualLatencyMs: 300, triggerQuotaMs: 8_000, quotaReset });
       // Start at 23:00 UTC, so that the quota runs out before midnight and comes back after it (at midnight, or 24
       // hours after the first step).
       const day = Math.floor(gas.clock.now() / 86_400_000) + 1;
