@@ -97,9 +97,10 @@ describe("Google's URL Fetch quota spent", () => {
     await dragDown(g, domains(n, 'fetch'));
     const first = shown(g, n);
     expect(first.filter((v) => GOOGLE_TEXT.test(v) || v.startsWith('#'))).toEqual([]);
-    // Cells that ended before a sender met the refusal say they go on in the background; every later one says why.
+    // Cells that ended before a sender met the refusal (the first 30 side by side answer at once, and the sender's
+    // own wording may come first) say they go on in the background; every later one says why.
     const limited = first.filter((v) => /daily limit on requests to outside services/.test(v)).length;
-    expect(limited).toBeGreaterThan(n / 2);
+    expect(limited).toBeGreaterThanOrEqual(n - 31);
     expect(first.filter((v) => /^unfinished: checking in the background/.test(v))).toHaveLength(n - limited);
     await g.runTriggers({
       until: g.clock.now() + 30 * HOUR,

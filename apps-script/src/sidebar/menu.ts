@@ -1,7 +1,7 @@
 // The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
-import { wakeBackground } from '../triggers/step-trigger';
+import { wakeBackground, wantUpkeep } from '../triggers/step-trigger';
 import { dapaFormulaCells, keepShown } from '../checks/formulas';
 import { refreshFormulas, upToDate } from '../checks/formula-versions';
 import { now } from '../platform/gas';
@@ -15,7 +15,7 @@ import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords } from '../stores/result-store';
 import { currentBaseUrl, readSettings, saveSettings, storedApiKey } from '../stores/settings';
 import { runStep, turnOf } from '../background/step';
-import { upkeep } from '../stores/store-compaction';
+import { stepUpkeep } from '../stores/store-compaction';
 import { idOf } from '../stores/session';
 
 /** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */
@@ -127,7 +127,10 @@ export function refreshDapaFormulas(): { formulas: number; refreshed: number } {
   const stepped = left.size > 0 && storedApiKey() !== undefined && stepHere(spreadsheet);
   const recalculate = stale.filter((c) => !complete.includes(c) && (!stepped || !c.keys));
   const rest = refreshFormulas(spreadsheet, recalculate, false);
-  upkeep(spreadsheet, { legacyFree: legacyFree || rest });
+  // The store's upkeep, and the retention's promise for what this refresh kept: the next upkeep is wanted when the
+  // oldest result passes the retention, with nobody opening the spreadsheet.
+  const { dueAt } = stepUpkeep(spreadsheet, { legacyFree: legacyFree || rest });
+  wantUpkeep(idOf(spreadsheet), dueAt, () => spreadsheet.getName());
   const woken = left.size > 0 && wakeBackground(idOf(spreadsheet), now());
   const formulas = cells.length;
   const notice =
