@@ -69,9 +69,9 @@ export class StepBooks {
   }
 
   /**
-   * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all); and,
-   * marked not complete, those none of whose domains is still to check but some wait for the budget, so results
-   * already paid for are never held back for a month. Nothing after a stop: a
+   * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all), once
+   * their block's are; and, marked not complete, those that show more than before (this step answered some of their
+   * domains) or whose rest waits for the budget, so results already paid for are never held back for the rest. Nothing after a stop: a
    * recalculation would only meet the same error.
    */
   private refreshShown(look: Look, outcome: StepOutcome): void {
@@ -87,16 +87,9 @@ export class StepBooks {
     const blockOf = (c: (typeof cells)[number]) => `${c.sheetId}:${Math.floor((c.row - 1) / BLOCK_ROWS)}`;
     const unfinished = new Set(cells.filter((c) => c.keys?.some((k) => pending.has(k))).map(blockOf));
     const complete = new Set(cells.filter((c) => done(c) && !unfinished.has(blockOf(c))));
-    // A formula with domains still to check is not recalculated for those this step answered: its block of formulas
-    // shares one version slot, and bumping it now would recalculate the block's other formulas in vain (each an
-    // execution); the block shows everything once its last domain is in, a window later at most.
-    const partly = cells.filter(
-      (c) =>
-        !complete.has(c) &&
-        !unfinished.has(blockOf(c)) &&
-        !c.keys?.some((k) => pending.has(k)) &&
-        c.keys?.some((k) => answered.has(k) || waiting.has(k)),
-    );
+    // A formula whose domains are all in waits for its block's others (above); one with some in and some still to
+    // check (a range) shows what this step answered, so a long range shows its progress.
+    const partly = cells.filter((c) => !done(c) && c.keys?.some((k) => answered.has(k) || waiting.has(k)));
     this.legacyFree = refreshSlots(this.spreadsheet, [...complete], partly);
   }
 
