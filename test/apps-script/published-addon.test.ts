@@ -259,7 +259,8 @@ describe('two people writing one sheet at once', () => {
   }
 
   it("keeps every domain in the store when the owner's background step and an editor's sidebar check overlap", async () => {
-    await open({ triggerDelayMs: 0 });
+    // Requests of 3 s: the owner's steps (a window each) are at work long enough to overlap the editor's check.
+    await open({ triggerDelayMs: 0, virtualLatencyMs: 3_000 });
     await gas.run('startBackground');
     const t0 = gas.clock.now();
     const owners = domains(300, 'owner');
@@ -275,8 +276,9 @@ describe('two people writing one sheet at once', () => {
     // The two overlapped: the editor's check ran while the owner's steps were at work.
     const steps = gas.executions.filter((e) => e.functionName === 'dapaBackgroundStep');
     const editorRuns = gas.executions.filter((e) => e.user === EDITOR && e.functionName === 'continueJob');
+    const end = (e: (typeof steps)[number]) => e.startedAt + (e.elapsedMs ?? 0);
     const overlapping = editorRuns.some((r) =>
-      steps.some((s) => s.startedAt < r.startedAt && r.startedAt < s.startedAt + (s.elapsedMs ?? 0)),
+      steps.some((s) => s.startedAt < end(r) && r.startedAt < end(s)),
     );
     expect(overlapping).toBe(true);
     const kept = storedKeys();
