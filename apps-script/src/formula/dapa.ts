@@ -11,12 +11,7 @@ import {
   tellDailyLimitTo,
 } from '../stores/session';
 import { lockWaitsEndBy } from '../stores/storage';
-import {
-  goesOnForCells,
-  limitedForTheDay,
-  limitMetLately,
-  noteLimitedForTheDay,
-} from '../stores/background-store';
+import { goesOnForCells, limitMetLately, noteLimitedForTheDay } from '../stores/background-store';
 import {
   BUDGET_CELL,
   BUDGET_IN_BACKGROUND,
@@ -208,7 +203,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   );
   const met = dailyLimitMet();
   if (met) noteLimitedForTheDay(met);
-  const limit = waiting ? (met ?? limitedForTheDay()) : undefined;
+  const limit = waiting ? (met ?? limitMetLately(SPENT_LATELY_MS)) : undefined;
   if (limit) unfinished = dailyLimitCell(limit);
   else if (waiting) {
     const id = idOrUndefined(currentSpreadsheet());

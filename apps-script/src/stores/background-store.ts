@@ -6,7 +6,7 @@
 // Over 300 lines: every background mark of the user is here (properties, and the two notes in the user's cache a
 // trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
 import { type DailyLimit, now } from '../platform/gas';
-import { keepEntry, readEntry } from './document-cache';
+import { documentCacheHere, keepEntry, readEntry } from './document-cache';
 import { installMode, session, userCache } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
@@ -305,8 +305,14 @@ const MARK_SECONDS = 21_600;
 
 /** Notes that Google refused this user's work for the day, which quota and when (never throws). */
 export function noteLimitedForTheDay(limit: DailyLimit): void {
+  const text = `${limit}@${now()}`;
   try {
-    const text = `${limit}@${now()}`;
+    // The document's copy, which the spreadsheet's =DAPA cells read with their other copies (no call of their own).
+    if (documentCacheHere()) keepEntry(LIMIT_COPY, text, MARK_SECONDS);
+  } catch {
+    // the user's note below
+  }
+  try {
     session().limitMark = { text, at: now() };
     userCache().put(DAILY_LIMIT_MARK, text, MARK_SECONDS);
   } catch {
@@ -336,6 +342,13 @@ function limitMark(): string | null {
 }
 
 /**
+ * The document's copy of the note (`dapa.bg.dailyLimitHere`), written beside the user's by every execution that meets
+ * a refusal in the document: a =DAPA cell reads it with its other copies, in one call. A refusal met in another of the
+ * user's spreadsheets is not in it; a cell here then meets it itself, or its sender does and notes it here.
+ */
+export const LIMIT_COPY = 'dapa.bg.dailyLimitHere';
+
+/**
  * The quota Google refused this user's work with, as noted until the first background step after Google's reset:
  * a cell left waiting says so (the sender that met the refusal is another execution).
  */
@@ -355,7 +368,7 @@ export function limitedForTheDay(): DailyLimit | undefined {
  */
 export function limitMetLately(withinMs: number): DailyLimit | undefined {
   try {
-    const noted = asNoted(limitMark());
+    const noted = asNoted(documentCacheHere() ? readEntry(LIMIT_COPY) : limitMark());
     return noted && noted.limit !== 'runtime' && noted.at > now() - withinMs ? noted.limit : undefined;
   } catch {
     return undefined;

@@ -16,7 +16,7 @@ import { locked, withLockWaitsUpTo } from './storage';
 import { readAhead } from './document-cache';
 import { FORMULA_SETTINGS } from './settings';
 import { RETENTION_COPY } from './retention';
-import { CELLS_COPY } from './background-store';
+import { CELLS_COPY, LIMIT_COPY } from './background-store';
 
 export type { Spend } from './credit-ledger';
 
@@ -105,11 +105,11 @@ export function moveQueue(baseUrl: string, move: QueueMove): void {
 
 /**
  * The copies a =DAPA execution reads of the document's cache (the owner's settings, the retention, whether background
- * checks go on), read in one call before the first of them; never throws (each is then read by itself).
+ * checks go on, a refusal for the day met here), read in one call before the first of them; never throws (each is then read by itself).
  */
 export function readFormulaCopies(): void {
   try {
-    readAhead([FORMULA_SETTINGS, RETENTION_COPY, CELLS_COPY]);
+    readAhead([FORMULA_SETTINGS, RETENTION_COPY, CELLS_COPY, LIMIT_COPY]);
   } catch {
     // read one by one
   }
