@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describeReach, measureAddOn, measureReach, readLimits, type Reach } from './reach';
+import { describeReach, measureAddOn, readLimits } from './reach';
+import { measureReach, type Reach } from './reach-walk';
 
 /** A made-up project in a fresh temporary folder: file path → text. */
 function project(files: Record<string, string>): string {
