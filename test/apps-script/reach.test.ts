@@ -55,13 +55,14 @@ describe('the walk itself, on made-up projects', () => {
     expect(all(r)).toEqual(['a.ts', 'b.ts']);
   });
 
-  it('counts functions passed as values, getters, base classes, re-exports and arrow constants; splits shell and core', () => {
+  it('counts functions passed as values (a shorthand property too), getters, base classes, re-exports and arrow constants; splits shell and core', () => {
     const r = reachOf(
       {
         'apps-script/src/main.ts': "export { entry } from './entry';\n",
         'apps-script/src/entry.ts': [
           '/// <reference path="./globals.d.ts" />',
           "import { later } from './passed';",
+          "import { tabled } from './tabled';",
           "import { Sized } from './sized';",
           "import { Sub } from './sub';",
           "import { LIMIT } from './limits';",
@@ -71,6 +72,8 @@ describe('the walk itself, on made-up projects', () => {
           'function hand(f: () => void): void { f(); }',
           'export function entry(): number {',
           '  hand(later);',
+          '  const handlers = { tabled };',
+          '  hand(handlers.tabled);',
           '  ambient();',
           '  new Sub();',
           '  const k = {} as ReturnType<typeof Typed.shape>;',
@@ -79,6 +82,7 @@ describe('the walk itself, on made-up projects', () => {
           'export function notTheEntry(): void { neverCalled(); }',
         ].join('\n'),
         'apps-script/src/passed.ts': 'export function later(): void {}\n',
+        'apps-script/src/tabled.ts': 'export function tabled(): void {}\n',
         'apps-script/src/sized.ts':
           "import { count } from './count';\nexport class Sized { get size(): number { return count(); } }\n",
         'apps-script/src/count.ts': 'export const count = (): number => 1;\n',
@@ -97,7 +101,7 @@ describe('the walk itself, on made-up projects', () => {
     );
     expect(r.from).toBe('apps-script/src/entry.ts#entry');
     expect(r.shell).toEqual(
-      ['entry', 'passed', 'sized', 'count', 'sub', 'base', 'seed']
+      ['entry', 'passed', 'tabled', 'sized', 'count', 'sub', 'base', 'seed']
         .map((f) => `apps-script/src/${f}.ts`)
         .sort(),
     );
@@ -105,7 +109,7 @@ describe('the walk itself, on made-up projects', () => {
     expect(r.other).toEqual([]);
     expect(r.constantsOnly).toEqual(['apps-script/src/limits.ts']);
     expect(r.why['apps-script/src/seed.ts']).toEqual([
-      'apps-script/src/entry.ts:10 entry',
+      'apps-script/src/entry.ts:11 entry',
       'apps-script/src/sub.ts:2 Sub',
       'apps-script/src/base.ts:2 Base',
       'apps-script/src/seed.ts:1 seed',

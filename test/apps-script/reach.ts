@@ -1,7 +1,8 @@
 // Short ways through (issue 46, item 4): the files a background step (the trigger's handler, as main.ts exports it
 // under triggers/handlers.ts's STEP_HANDLER) and a =DAPA call reach when every call is followed (reach-walk.ts).
-// `npx tsx test/apps-script/reach.ts [--why] [--json]` prints them (--why: each file's shortest chain of calls from
-// the entry point); reach.test.ts holds the counts of apps-script/src to apps-script/reach-limits.json.
+// `npx tsx test/apps-script/reach.ts [--why] [--json] [--from file#name]` prints them (--why: each file's shortest
+// chain of calls from the entry point; --from: any exported function instead); reach.test.ts holds the counts of
+// apps-script/src to apps-script/reach-limits.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -47,8 +48,9 @@ export function readLimits(): Limits {
 export function describeReach(reaches: Reach[], limits?: Limits, withWhy = false): string {
   const lines: string[] = [];
   for (const r of reaches) {
-    const ceiling = limits
-      ? ` (ceiling ${limits[r.entry as 'step' | 'dapa'] ?? '-'}, target ${limits.target})`
+    const limited = limits && (r.entry === 'step' || r.entry === 'dapa');
+    const ceiling = limited
+      ? ` (ceiling ${limits[r.entry as 'step' | 'dapa']}, target ${limits.target})`
       : '';
     lines.push(
       `${r.entry} (${r.from}): ${r.shell.length} files of ${SHELL}${ceiling}; ${r.core.length} of ${CORE} beside` +
@@ -64,18 +66,28 @@ export function describeReach(reaches: Reach[], limits?: Limits, withWhy = false
   if (reaches.length === 2) {
     const [a, b] = reaches.map((r) => new Set([...r.shell, ...r.core, ...r.other]));
     const both = [...a].filter((f) => b.has(f));
-    const shell = both.filter((f) => f.startsWith(SHELL)).length;
-    lines.push(
-      `in both: ${shell} files of ${SHELL}, ${both.length - shell} of ${CORE}`,
-      ...both.map((f) => `  ${f}`),
-    );
+    const count = (dir: string) => both.filter((f) => f.startsWith(dir)).length;
+    lines.push(`in both: ${count(SHELL)} files of ${SHELL}, ${count(CORE)} of ${CORE}`);
+    lines.push(...both.map((f) => `  ${f}`));
   }
   return lines.join('\n');
 }
 
+/** `--from file#name` (repeatable): any exported function instead of the add-on's two entry points. */
+function entriesAsked(argv: string[]): Entry[] {
+  return argv.flatMap((arg, i) => {
+    if (arg !== '--from') return [];
+    const [file, exportName] = (argv[i + 1] ?? '').split('#');
+    if (!file || !exportName)
+      throw new Error('--from takes file#name, e.g. apps-script/src/background/step.ts#runStep');
+    return [{ name: exportName, file, exportName }];
+  });
+}
+
 if (require.main === module) {
-  const reaches = measureAddOn();
-  if (process.argv.includes('--json'))
-    console.log(JSON.stringify({ limits: readLimits(), reaches }, null, 2));
-  else console.log(describeReach(reaches, readLimits(), process.argv.includes('--why')));
+  const argv = process.argv.slice(2);
+  const asked = entriesAsked(argv);
+  const reaches = asked.length > 0 ? measureReach(ROOT, asked) : measureAddOn();
+  if (argv.includes('--json')) console.log(JSON.stringify({ limits: readLimits(), reaches }, null, 2));
+  else console.log(describeReach(reaches, readLimits(), argv.includes('--why')));
 }
