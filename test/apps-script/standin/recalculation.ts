@@ -111,21 +111,24 @@ export class Recalculation {
 
   /**
    * Runs every formula whose inputs changed or that was (re)written, a few side by side, as Sheets does: each in
-   * its own spreadsheet (a change in one spreadsheet makes only its own formulas stale).
+   * its own spreadsheet (a change in one spreadsheet makes only its own formulas stale), the spreadsheets side by side.
    */
   async recalculate(): Promise<void> {
-    for (const doc of this.session.world.documents.values()) {
-      const model = doc.model;
-      if (doc.deleted) continue;
-      for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
-        const keys = [...model.dirty];
-        model.dirty.clear();
-        const queue = keys.slice();
-        const workers = Array.from({ length: Math.min(this.options.atOnce, queue.length) }, async () => {
-          for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
-        });
-        await Promise.all(workers);
-      }
+    // Each spreadsheet recalculates on its own, side by side with the others (issue 46: many users' sheets at once).
+    const documents = [...this.session.world.documents.values()].filter((doc) => !doc.deleted);
+    await Promise.all(documents.map((doc) => this.recalculateDocument(doc)));
+  }
+
+  private async recalculateDocument(doc: SpreadsheetDocument): Promise<void> {
+    const model = doc.model;
+    for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
+      const keys = [...model.dirty];
+      model.dirty.clear();
+      const queue = keys.slice();
+      const workers = Array.from({ length: Math.min(this.options.atOnce, queue.length) }, async () => {
+        for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
+      });
+      await Promise.all(workers);
     }
   }
 
