@@ -37,13 +37,18 @@ export interface ManyUsersResult {
   tookMs: number;
   /** Every user's executions together, from the first edit until all were filled. */
   script: AtOnce;
-  /** Each user's own: the mean of their averages, and the most any one user held. */
+  /**
+   * Each user's own, from their edit until their sheet was filled: the mean of their averages, and the most any one
+   * user held.
+   */
   userAverage: number;
   userMost: number;
   executionSecondsPerFilled: number;
   /** Executions Apps Script refused (too many at once) and stopped at their limit. */
   refused: number;
   killed: number;
+  /** What was refused and what the error cells say, counted (numbers replaced by N). */
+  why: Array<[string, number]>;
   realMs: number;
 }
 
@@ -116,7 +121,6 @@ export async function manyUsersScenario(setup: ManyUsersSetup): Promise<ManyUser
         baseUrl: sheetsAddress(sandbox.url),
       });
       await gas.runWith({ user, spreadsheetId: id }, 'startBackground');
-      for (let r = 3; r <= last; r++) gas.sheet.setFormula(`Cells!B${r}`, `=DAPA(A${r})`);
     }
     const numbers = (id: string) =>
       inSpreadsheet(
@@ -127,15 +131,25 @@ export async function manyUsersScenario(setup: ManyUsersSetup): Promise<ManyUser
     const cells = users * rows;
     const filledNow = () => ids.reduce((n, id) => n + numbers(id), 0);
     let filledAt: number | undefined;
+    // When each user's edit came, and when their sheet was first seen filled (after each edit and trigger firing).
+    const editedAt: number[] = [];
+    const userFilledAt: Array<number | undefined> = [];
     const done = () => {
-      if (filledAt === undefined && filledNow() === cells) filledAt = gas.clock.now();
+      ids.forEach((id, k) => {
+        if (editedAt[k] !== undefined && userFilledAt[k] === undefined && numbers(id) === rows)
+          userFilledAt[k] = gas.clock.now();
+      });
+      if (filledAt === undefined && userFilledAt.filter((t) => t !== undefined).length === users)
+        filledAt = gas.clock.now();
       return filledAt !== undefined;
     };
     const t0 = gas.clock.now();
-    // Each user drags =DAPA(A2) down: the edit of B2 is the last of the drag; the edits come one after another.
+    // Each user drags =DAPA(A2) down (the formulas below B2, then the edit of B2), one user after another.
     const edits = ids.map(async (id, k) => {
       await gas.waitUntil(t0 + (users > 1 ? (k * setup.spreadMs) / (users - 1) : 0));
       gas.useSpreadsheet(id).asUser(userOf(k));
+      editedAt[k] = gas.clock.now();
+      for (let r = 3; r <= last; r++) gas.sheet.setFormula(`Cells!B${r}`, `=DAPA(A${r})`);
       await gas.edit('B2', '=DAPA(A2)');
       done();
     });
@@ -154,8 +168,21 @@ export async function manyUsersScenario(setup: ManyUsersSetup): Promise<ManyUser
         ),
       0,
     );
+    const why = new Map<string, number>();
+    const count = (text: string) => why.set(text, (why.get(text) ?? 0) + 1);
+    for (const r of gas.tooManySimultaneous) count(`refused ${r.kind} ${r.functionName}`);
+    for (const id of ids)
+      inSpreadsheet(gas, id, () =>
+        gas.sheet.getValues(`Cells!B2:B${last}`).forEach((row, i) => {
+          if (String(row[0]).startsWith('#'))
+            count(`${String(row[0])} ${gas.sheet.getNote(`Cells!B${i + 2}`)}`.replace(/\d+/g, 'N'));
+        }),
+      );
     const list = gas.executions;
-    const perUser = ids.map((_, k) => executionsAtOnce(list, { from: t0, to: end, user: userOf(k) }));
+    // Each user from their edit until their sheet was filled (or the row ended).
+    const perUser = ids.map((_, k) =>
+      executionsAtOnce(list, { from: editedAt[k] ?? t0, to: userFilledAt[k] ?? end, user: userOf(k) }),
+    );
     return {
       setup,
       cells,
@@ -171,6 +198,7 @@ export async function manyUsersScenario(setup: ManyUsersSetup): Promise<ManyUser
         list.reduce((sum, e) => sum + (e.elapsedMs ?? 0), 0) / 1000 / Math.max(1, filled),
       refused: gas.tooManySimultaneous.length,
       killed: list.filter((e) => e.status === 'killed').length,
+      why: [...why],
       realMs: Date.now() - realStart,
     };
   } finally {
@@ -188,9 +216,12 @@ export function manyUsersLabel(s: ManyUsersSetup): string {
   );
 }
 
-/** How many users filling at once the script's 1,000 carry: 1,000 / what one filling user holds on average. */
+/**
+ * How many users filling at once the script's 1,000 carry: 1,000 / what one user holds on average while filling
+ * (the most, 30, is held only in the first seconds of a user's drag: Sheets' first recalculation).
+ */
 export function usersCarried(r: ManyUsersResult): number {
-  return Math.floor(SCRIPT_SIMULTANEOUS / Math.max(r.script.average / r.setup.users, 1e-9));
+  return Math.floor(SCRIPT_SIMULTANEOUS / Math.max(r.userAverage, 1e-9));
 }
 
 export function manyUsersLine(r: ManyUsersResult): string {
@@ -201,7 +232,7 @@ export function manyUsersLine(r: ManyUsersResult): string {
     `${manyUsersLabel(r.setup)}: ${took}, ${r.lost} rows lost, ${r.errorCells} errors at the end, ` +
     `${r.billedTwice} billed twice, ${r.requests} requests / ${r.billed} billed; the script's executions at once ` +
     `${r.script.average.toFixed(2)} on average, ${r.script.most} at most (of ${SCRIPT_SIMULTANEOUS.toLocaleString('en-US')}); ` +
-    `one user's ${r.userAverage.toFixed(2)} on average, ${r.userMost} at most (of 30); ` +
+    `one user's, from their edit until their sheet was filled, ${r.userAverage.toFixed(2)} on average, ${r.userMost} at most (of 30); ` +
     `${r.executionSecondsPerFilled.toFixed(2)} execution-seconds per filled cell; ${r.refused} refused, ${r.killed} killed; ` +
     `the script's ${SCRIPT_SIMULTANEOUS.toLocaleString('en-US')} carry ${usersCarried(r).toLocaleString('en-US')} users filling at once`
   );
@@ -218,6 +249,7 @@ if (require.main === module) {
     .then((r) => {
       console.log(manyUsersLine(r));
       console.log(`real time: ${(r.realMs / 1000).toFixed(1)} s`);
+      for (const [text, n] of r.why) console.log(`${n} × ${text}`);
     })
     .catch((error: unknown) => {
       console.error(error);

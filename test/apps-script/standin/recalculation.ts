@@ -71,6 +71,8 @@ export class Recalculation {
   private readonly lastResults = new Map<string, { signature: string; grid: CellValue[][] }>();
   /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
   keptResults = 0;
+  /** Each spreadsheet's recalculation under way. */
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(
     private readonly session: Session,
@@ -119,7 +121,32 @@ export class Recalculation {
     await Promise.all(documents.map((doc) => this.recalculateDocument(doc)));
   }
 
-  private async recalculateDocument(doc: SpreadsheetDocument): Promise<void> {
+  /**
+   * One recalculation of a spreadsheet at a time (its `atOnce` cells side by side are all Sheets runs of it): a call
+   * while one runs waits for it, and the running one takes up what was made stale meanwhile in its next round.
+   */
+  private recalculateDocument(doc: SpreadsheetDocument): Promise<void> {
+    return this.inTurn(doc, () => this.rounds(doc));
+  }
+
+  /**
+   * Runs `work` (an edit's onEdit triggers) when the spreadsheet's recalculation is free, and keeps it until `work`
+   * is over: the edit's formulas do not start meanwhile, whoever asks (another user's edit, a trigger).
+   */
+  hold(doc: SpreadsheetDocument, work: () => Promise<void>): Promise<void> {
+    return this.inTurn(doc, work);
+  }
+
+  private inTurn(doc: SpreadsheetDocument, work: () => Promise<void>): Promise<void> {
+    const next = (this.running.get(doc.id) ?? Promise.resolve()).then(work);
+    this.running.set(doc.id, next);
+    void next.finally(() => {
+      if (this.running.get(doc.id) === next) this.running.delete(doc.id);
+    });
+    return next;
+  }
+
+  private async rounds(doc: SpreadsheetDocument): Promise<void> {
     const model = doc.model;
     for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
       const keys = [...model.dirty];
