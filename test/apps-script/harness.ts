@@ -56,13 +56,15 @@
  *                                                calling a server function every everyMs (interleaved by runTriggers)
  *   gas.setAddOnEnabled(false)                   an add-on's triggers stop firing (skippedTriggers)
  *   gas.keptResults                              recalculations skipped under keepsIdenticalResults
- *   gas.addSpreadsheet(name?) => id / useSpreadsheet(id) / deleteSpreadsheet(id) / revokeAccess(id, user)
+ *   gas.addSpreadsheet(name?, { owner? }) => id / useSpreadsheet(id) / deleteSpreadsheet(id) / revokeAccess(id, user)
  *     / shareWith(user, id?)                     an editor more (Spreadsheet.getEditors)
  *                                                several spreadsheets; later harness operations happen in the used one
  *   gas.grantScopes(user, scopes) / revokeScopes(user, scopes) / grantedScopes(user) / declaredScopes /
  *     authorizationPrompts                       granular consent (options oauthScopes, grantedScopes)
  *   await gas.runWith({ user?, spreadsheetId?, at?, authMode? }, name, ...args)   a server execution that may run
  *                                                beside others (Promise.all with runTriggers or another runWith)
+ *   await gas.waitUntil(at)                      resolves at stand-in time `at` (work beside runTriggers)
+ *   gas.maxScriptSimultaneous                    the most executions of every user at one moment (1,000 allowed)
  *   await gas.close()                            stops the worker threads
  *
  * This file is the façade: the work is done in standin/ (session.ts: who acts and where; executions.ts: starting
@@ -78,7 +80,11 @@ import type { MetadataVisibility } from './standin/developer-metadata';
 import { Edits } from './standin/edits';
 import type { AuthMode, ExecutionRecord } from './standin/execution';
 import { Executions } from './standin/executions';
-import { SIMULTANEOUS_EXECUTIONS_PER_USER, TRIGGER_RUNTIME_PER_DAY_MS } from './standin/limits';
+import {
+  SIMULTANEOUS_EXECUTIONS_PER_SCRIPT,
+  SIMULTANEOUS_EXECUTIONS_PER_USER,
+  TRIGGER_RUNTIME_PER_DAY_MS,
+} from './standin/limits';
 import { configureWorld, type LoadOptions, type OtherUsers } from './standin/options';
 import { AppsScriptError } from './standin/pool';
 import { customFunctionNames, Recalculation } from './standin/recalculation';
@@ -143,6 +149,7 @@ export class AppsScriptStandIn {
     this.session = new Session(this.world, this.clock, this.owner, options.user ?? this.owner);
     this.executor = new Executions(code, this.session, {
       simultaneous: options.simultaneousExecutions ?? SIMULTANEOUS_EXECUTIONS_PER_USER,
+      scriptSimultaneous: options.scriptSimultaneousExecutions ?? SIMULTANEOUS_EXECUTIONS_PER_SCRIPT,
       customFunctionsSetUserProperties: options.customFunctionsSetUserProperties ?? 'owner',
       customFunctionUserCache: options.customFunctionUserCache ?? 'owner',
     });
@@ -185,14 +192,25 @@ export class AppsScriptStandIn {
     return this.executor.maxSimultaneous;
   }
 
+  /** The most executions of the script, every user together, running at one moment. */
+  get maxScriptSimultaneous(): number {
+    return this.executor.maxScriptSimultaneous;
+  }
+
   /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
   get keptResults(): number {
     return this.recalculation.keptResults;
   }
 
-  /** A new spreadsheet (its own sheets, named ranges, formulas, document properties, cache and lock); its id. */
-  addSpreadsheet(name?: string): string {
-    return this.world.addDocument(name).id;
+  /**
+   * A new spreadsheet (its own sheets, named ranges, formulas, document properties, cache and lock); its id. With
+   * `owner`, it is that user's own spreadsheet (issue 46: another user of a published add-on): its custom functions
+   * run as `owner` and recalculate for them.
+   */
+  addSpreadsheet(name?: string, options: { owner?: string } = {}): string {
+    const doc = this.world.addDocument(name);
+    doc.owner = options.owner;
+    return doc.id;
   }
 
   /**
@@ -357,6 +375,14 @@ export class AppsScriptStandIn {
     } finally {
       await this.recalculate();
     }
+  }
+
+  /**
+   * Resolves when the stand-in clock reaches `at`; on a virtual clock, executions due earlier run first. Meant for
+   * work beside runTriggers (issue 46: users whose edits come one after another while the triggers run).
+   */
+  async waitUntil(at: number): Promise<void> {
+    if (at > this.clock.now()) await this.world.timeline.waitUntil(at);
   }
 
   /** Evaluates a custom-function formula; with `cell`, writes it there (its result spills into the sheet). */

@@ -16,6 +16,7 @@ import { startVirtualSandbox, type VirtualSandbox } from '../sandbox/virtual';
 import { measuredLine, measuredSourceHash } from '../publishing/measured-source';
 import { type PublishedWorld, stepBesideSidebar, twoSidebars, twoSpreadsheets } from './sheets-published';
 import { issue45Lines } from './sheets-limits';
+import { MANY_USERS, manyUsersLine, manyUsersScenario } from './sheets-many-users';
 import {
   issue30Runs,
   issue34Runs,
@@ -642,6 +643,17 @@ async function main(): Promise<void> {
     }
   }
 
+  // Issue 46: 50 users of one published add-on filling at once, counted as Google counts the script's executions.
+  let manyUsers: string;
+  try {
+    const r = await manyUsersScenario(MANY_USERS);
+    console.log(`issue 46, many users: ${(r.realMs / 1000).toFixed(1)} s of real time`);
+    manyUsers = manyUsersLine(r);
+  } catch (error) {
+    manyUsers = `the bench could not run it: ${(error as Error).message}`;
+    console.error(`issue 46, many users: ${(error as Error).stack}`);
+  }
+
   // Issue 45: the retention on every path, background checks turned on through a spent quota, a 50,000-result store.
   const promises = await issue45Lines();
 
@@ -815,6 +827,20 @@ call (all users, all days of the row), every item written into a cache, and the 
 
 ${quotaTable}
 
+## Issue 46: executions at once, as Google counts them
+
+A published add-on is one script for all its users: Google's quotas page gives it 1,000 simultaneous executions across
+all of them, and 30 per user; every execution counts (a formula cell, a trigger, a menu or sidebar call). The per-cell
+tables above give, per row, the execution-seconds per filled cell and the executions the user held at once from the
+edit until all were filled (or the row ended): on average (their execution time over that time) and at most (at one
+moment). Below, ${MANY_USERS.users} users of one published add-on (\`installAs: 'addon'\`), each in a spreadsheet of their own
+with their own key of the entry plan, drag \`=DAPA(A2)\` down ${MANY_USERS.rows} rows, one after another over the first
+${MANY_USERS.spreadMs / 1000} s; background on, 30 side by side, the conditions of issue 30. Each user's own average is
+taken from their edit until their sheet was filled; the users the script's 1,000 carry are 1,000 / that average (the
+most, 30, is held only during the first recalculation of a drag, a few seconds).
+
+- ${manyUsers}
+
 ## Issue 45: every promise on every path
 
 The conditions of issue 30 (400 ms a request, 15 ms a service call, triggers late 0–60 s, seeded), each scenario in a
@@ -868,6 +894,8 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   for (const n of published) console.log(n);
   console.log('');
   for (const n of promises) console.log(n);
+  console.log('');
+  console.log(manyUsers);
   console.log('');
   console.log(nextTable);
   console.log('');

@@ -18,6 +18,7 @@ import {
 import type { CacheEviction } from '../apps-script/standin/cache';
 import { domains, sheetsAddress } from '../apps-script/support';
 import { startVirtualSandbox, uniformLatency, type VirtualSandbox } from '../sandbox/virtual';
+import { type AtOnce, executionsAtOnce } from './executions-at-once';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -120,6 +121,11 @@ export interface PerCellResult {
   propertiesPerFilled: number;
   cacheWritesPerFilled: number;
   executionSecondsPerFilled: number;
+  /**
+   * Issue 46: this user's executions (formulas, triggers, menu) held at once, as Google counts them against the
+   * script's simultaneous executions, from the edit until all were filled (or the row gave up).
+   */
+  held: AtOnce;
   /** Google's Properties quota: when the owner's window came back (ms after the edit; undefined: never spent). */
   quotaBackAfterMs?: number;
   /** Cells showing Google's own text at one of the looks. */
@@ -277,6 +283,7 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
     }
     const filled = filledNow();
     const tookMs = filled === cells ? gas.clock.now() - t0 : Infinity;
+    const held = executionsAtOnce(gas.executions, { from: t0, to: gas.clock.now(), user: gas.owner });
     lookForErrors();
     const stats = statsOf(sandbox, setup.key);
     const day = Math.floor(t0 / DAY);
@@ -327,6 +334,7 @@ export async function perCellScenario(setup: PerCellSetup): Promise<PerCellResul
       propertiesPerFilled,
       cacheWritesPerFilled,
       executionSecondsPerFilled,
+      held,
       quotaBackAfterMs,
       googleTextCells: googleText.size,
       leftAlone,
@@ -463,6 +471,8 @@ export function perCellMet(r: PerCellResult, targets: PerCellTargets): boolean {
   );
 }
 
+/** "average / most" executions held at once. */
+export const atOnceText = (a: AtOnce): string => `${a.average.toFixed(2)} / ${a.most}`;
 const min = (ms: number) => (Number.isFinite(ms) ? `${(ms / MINUTE).toFixed(2)} min` : 'not all');
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -543,7 +553,9 @@ export function perCellRow(r: PerCellResult): string {
     `${min(r.firstDayRuntimeMs)} / ${thousands(r.firstDayPropertiesCalls)}`,
     `${thousands(r.spreadsheetCells)} / ${thousands(r.hiddenCells)}`,
     `${r.scriptLockMsPerFilled.toFixed(0)} ms`,
-    `${r.propertiesPerFilled.toFixed(2)} / ${r.cacheWritesPerFilled.toFixed(1)} / ${r.executionSecondsPerFilled.toFixed(2)} s`,
+    `${r.propertiesPerFilled.toFixed(2)} / ${r.cacheWritesPerFilled.toFixed(1)}`,
+    `${r.executionSecondsPerFilled.toFixed(2)} s`,
+    atOnceText(r.held),
     next
       ? `${next.requests} / ${next.billed}${next.billedTwice ? ` (${next.billedTwice} twice)` : ''}, ${next.filled} of ${next.rows} filled${Number.isFinite(next.tookMs) ? ` in ${min(next.tookMs)}` : ''}`
       : '–',
@@ -551,13 +563,13 @@ export function perCellRow(r: PerCellResult): string {
 }
 
 export const PER_CELL_HEADER =
-  'scenario | after the first recalculation | #ERROR! | 429s | requests / billed | billed twice | all filled | Refreshes | requests for blank rows | most executions at once / refused | executions killed | first day: trigger runtime / Properties calls | cells: spreadsheet / hidden sheets | script lock held per filled cell | per filled cell: Properties calls / cache writes / execution-seconds | next day: requests / billed';
+  'scenario | after the first recalculation | #ERROR! | 429s | requests / billed | billed twice | all filled | Refreshes | requests for blank rows | most executions at once / refused | executions killed | first day: trigger runtime / Properties calls | cells: spreadsheet / hidden sheets | script lock held per filled cell | per filled cell: Properties calls / cache writes | execution-seconds per filled cell | executions held at once by this user: average / most | next day: requests / billed';
 
 /** One line per row against its targets, as SHEETS.md lists them. */
 export function perCellCheck(r: PerCellResult, targets: PerCellTargets): string {
   const s = r.setup;
   const next = r.nextDay;
-  return `per-cell, ${perCellLabel(s)} (${perCellLimits(r, targets).join(', ')}): ${r.errorCells} #ERROR!, ${r.billedTwice} billed twice, ${r.tooMany} × 429, ${r.requests} requests, ${Number.isFinite(r.tookMs) ? `all filled in ${min(r.tookMs)} (${(r.tookMs / s.boundMs).toFixed(3)} × the bound)` : `${r.filled} of ${r.cells} filled`}, ${r.killed} killed, first day ${min(r.firstDayRuntimeMs)} of trigger runtime and ${thousands(r.firstDayPropertiesCalls)} Properties calls, hidden sheets ${thousands(r.hiddenCells)} cells, per filled cell ${r.propertiesPerFilled.toFixed(2)} Properties calls, ${r.cacheWritesPerFilled.toFixed(1)} cache writes, ${r.executionSecondsPerFilled.toFixed(2)} execution-seconds${next ? `, next day ${next.billed} credits for ${next.rows} new rows (${next.filled} filled)` : ''}${r.quotaBackAfterMs !== undefined ? `, Google's quota back after ${min(r.quotaBackAfterMs)}, ${r.googleTextCells} cells with Google's text` : ''}${r.leftAlone ? `, after ${r.leftAlone.days} days alone: hidden sheets ${thousands(r.leftAlone.hiddenCells)} cells, ${r.leftAlone.storedRows} result rows, ${r.leftAlone.olderThanRetention} older than 30 days` : ''}: ${perCellMet(r, targets) ? 'met' : 'MISSED'}`;
+  return `per-cell, ${perCellLabel(s)} (${perCellLimits(r, targets).join(', ')}): ${r.errorCells} #ERROR!, ${r.billedTwice} billed twice, ${r.tooMany} × 429, ${r.requests} requests, ${Number.isFinite(r.tookMs) ? `all filled in ${min(r.tookMs)} (${(r.tookMs / s.boundMs).toFixed(3)} × the bound)` : `${r.filled} of ${r.cells} filled`}, ${r.killed} killed, first day ${min(r.firstDayRuntimeMs)} of trigger runtime and ${thousands(r.firstDayPropertiesCalls)} Properties calls, hidden sheets ${thousands(r.hiddenCells)} cells, per filled cell ${r.propertiesPerFilled.toFixed(2)} Properties calls, ${r.cacheWritesPerFilled.toFixed(1)} cache writes, ${r.executionSecondsPerFilled.toFixed(2)} execution-seconds, executions held at once ${atOnceText(r.held)}${next ? `, next day ${next.billed} credits for ${next.rows} new rows (${next.filled} filled)` : ''}${r.quotaBackAfterMs !== undefined ? `, Google's quota back after ${min(r.quotaBackAfterMs)}, ${r.googleTextCells} cells with Google's text` : ''}${r.leftAlone ? `, after ${r.leftAlone.days} days alone: hidden sheets ${thousands(r.leftAlone.hiddenCells)} cells, ${r.leftAlone.storedRows} result rows, ${r.leftAlone.olderThanRetention} older than 30 days` : ''}: ${perCellMet(r, targets) ? 'met' : 'MISSED'}`;
 }
 
 /** A row of the bench: its setup, its targets, and a name to run it alone. */

@@ -158,6 +158,39 @@ describe('times', () => {
     expect(guide).toContain(`50 new rows dragged below 500 kept ones bill ${nextDay} credits`);
   });
 
+  test("issue 46's users at once in docs/developers.md are the last SHEETS.md run", () => {
+    // The 50-user row (test/bench/sheets-many-users.ts) and the headline per-cell row (500 cells, 30 side by side,
+    // background on), as the bench wrote them.
+    const many =
+      /- (\d+) users of one published add-on, each (\d+) cells[^:]*: all filled in [\d.]+ min, 0 rows lost, \d+ errors at the end, 0 billed twice, [^;]*; the script's executions at once ([\d.]+) on average, (\d+) at most \(of 1,000\); one user's, from their edit until their sheet was filled, ([\d.]+) on average, (\d+) at most \(of 30\); [\d.]+ execution-seconds per filled cell; [^;]*; the script's 1,000 carry ([\d,]+) users filling at once/.exec(
+        sheets,
+      );
+    if (!many) throw new Error('test/bench/SHEETS.md has no 50-user line that filled every cell');
+    const [, users, rows, scriptAverage, scriptMost, userAverage, userMost, carried] = many;
+    // The carry is 1,000 / one user's average, rounded down (the bench divides by the average before it is rounded
+    // to the two decimals printed).
+    const carry = Number(carried.replace(/,/g, ''));
+    expect(carry).toBeGreaterThanOrEqual(Math.floor(1000 / (Number(userAverage) + 0.005)));
+    expect(carry).toBeLessThanOrEqual(Math.floor(1000 / (Number(userAverage) - 0.005)));
+    const headline = sheets
+      .split('\n')
+      .find((l) => l.startsWith('- per-cell, 500 cells, sandbox-basic, 30 side by side, background on ('));
+    const held = /executions held at once ([\d.]+) \/ (\d+)/.exec(headline ?? '');
+    if (!held)
+      throw new Error('test/bench/SHEETS.md has no headline per-cell line with executions held at once');
+    const said = [
+      `${users} users of the add-on each dragging \`=DAPA(A2)\` down ${rows} rows`,
+      `held at most ${scriptMost} executions at once (${scriptAverage} on average)`,
+      `one filling user holds ${userAverage} on average`,
+      `and ${userMost} only during the first seconds of the drag`,
+      `carry about ${carried} users filling at once (1,000 / ${userAverage}`,
+      `500-row drag holds ${held[1]} on average (${held[2]} at most`,
+    ];
+    const text = flat('docs/developers.md');
+    for (const figure of said)
+      expect({ figure, said: text.includes(figure) }).toEqual({ figure, said: true });
+  });
+
   test("the entry plan's figures (per request, per minute, credits, 1,000 domains' time) are the sandbox's entry plan", () => {
     const plan = DEFAULT_CONFIG.keys['sandbox-basic'];
     const credits = (plan.monthlyCredits ?? 0).toLocaleString('en-US');

@@ -15,6 +15,11 @@ export class SpreadsheetDocument {
   deleted = false;
   /** Users whose access was taken away: openById fails for them. */
   readonly revoked = new Set<string>();
+  /**
+   * The user whose spreadsheet this is, when it is not the stand-in's owner (issue 46: each user of a published add-on
+   * with a spreadsheet of their own): its custom functions run as this user.
+   */
+  owner?: string;
   /** Other people the spreadsheet is shared with as editors (Spreadsheet.getEditors adds whoever runs the script). */
   readonly editors = new Set<string>();
 

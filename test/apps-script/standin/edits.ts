@@ -26,14 +26,17 @@ export class Edits {
       (t) => t.kind === 'ON_EDIT' && (t.spreadsheetId ?? DEFAULT_SPREADSHEET_ID) === doc.id,
     );
     // In Sheets the onEdit trigger and the recalculation run side by side; here one after the other, so that on a
-    // virtual clock neither execution's time counts the other's network waits.
-    for (const trigger of onEdit) {
-      await this.triggers.fire(trigger, {
-        a1: formatA1(rect.row, rect.column),
-        sheetName: sheet.name,
-        value: input,
-      });
-    }
+    // virtual clock neither execution's time counts the other's network waits: the spreadsheet's recalculation waits
+    // for its onEdit triggers, whoever asks for it meanwhile (another user's edit in their own spreadsheet, a trigger).
+    await this.recalculation.hold(doc, async () => {
+      for (const trigger of onEdit) {
+        await this.triggers.fire(trigger, {
+          a1: formatA1(rect.row, rect.column),
+          sheetName: sheet.name,
+          value: input,
+        });
+      }
+    });
     await this.recalculation.recalculate();
   }
 }

@@ -51,6 +51,8 @@ export interface Settled {
 export interface ExecutionLimits {
   /** Executions of one user that may run at once ("Simultaneous executions per user: 30"). */
   simultaneous: number;
+  /** Executions of the script, all users together, that may run at once ("Simultaneous executions per script"). */
+  scriptSimultaneous: number;
   /** May a custom function recalculated for the owner set the owner's user properties? */
   customFunctionsSetUserProperties: 'owner' | 'nobody';
   /** Whose user cache a custom function recalculated for an editor gets (LoadOptions.customFunctionUserCache). */
@@ -71,6 +73,8 @@ export class Executions {
   }> = [];
   /** The most executions of one user running at one moment. */
   maxSimultaneous = 0;
+  /** The most executions of the script (every user) running at one moment. */
+  maxScriptSimultaneous = 0;
 
   constructor(
     code: string,
@@ -89,7 +93,9 @@ export class Executions {
     const { functionName, kind, authMode } = request;
     const document = request.document === undefined ? this.session.doc : request.document;
     const custom = kind === 'custom-function';
-    const runAs = request.user ?? (custom ? this.session.owner : this.session.user);
+    // A custom function runs as its spreadsheet's owner (a spreadsheet of another user: that user).
+    const owner = document?.owner ?? this.session.owner;
+    const runAs = request.user ?? (custom ? owner : this.session.user);
     const execution: Execution = new Execution(
       this.nextId++,
       functionName,
@@ -103,19 +109,23 @@ export class Executions {
       request.cell,
     );
     // A custom function recalculated for an editor who is not the owner reads the owner's user properties only.
+    // A spreadsheet of another user recalculates for that user, who has it open.
     execution.userPropertiesReadOnly =
       custom &&
-      (this.session.user !== this.session.owner || this.limits.customFunctionsSetUserProperties === 'nobody');
+      ((document?.owner === undefined && this.session.user !== this.session.owner) ||
+        this.limits.customFunctionsSetUserProperties === 'nobody');
     if (custom && this.limits.customFunctionUserCache === 'editor') execution.userCacheOf = this.session.user;
     execution.document = document;
     execution.triggerKind = request.triggerKind;
-    const running = this.list.filter((e) => e.user === runAs && e.status === 'running').length;
-    if (running >= this.limits.simultaneous) {
+    const all = this.list.filter((e) => e.status === 'running');
+    const running = all.filter((e) => e.user === runAs).length;
+    if (running >= this.limits.simultaneous || all.length >= this.limits.scriptSimultaneous) {
       this.tooManySimultaneous.push({ user: runAs, functionName, kind, at: this.clock.now() });
       throw new AppsScriptError(TOO_MANY_SIMULTANEOUS_MESSAGE, 'Error');
     }
     this.list.push(execution);
     this.maxSimultaneous = Math.max(this.maxSimultaneous, running + 1);
+    this.maxScriptSimultaneous = Math.max(this.maxScriptSimultaneous, all.length + 1);
     return this.pool.execute(execution, request.args);
   }
 

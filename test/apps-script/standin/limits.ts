@@ -5,6 +5,12 @@
 export const SIMULTANEOUS_EXECUTIONS_PER_USER = 30;
 export const TOO_MANY_SIMULTANEOUS_MESSAGE =
   'There are too many scripts running simultaneously for this Google user account.';
+/**
+ * "Simultaneous executions per script: 1,000" (quotas page): every user's executions of one script together (a
+ * published add-on is one script for all its users). Google gives no text for it; the stand-in refuses with the
+ * per-user message above.
+ */
+export const SIMULTANEOUS_EXECUTIONS_PER_SCRIPT = 1_000;
 /** A custom function's execution: 30 seconds ("Custom function runtime"). */
 export const CUSTOM_FUNCTION_MS = 30_000;
 /** Any other execution (menu item, google.script.run): 6 minutes ("Script runtime"). */

@@ -121,6 +121,11 @@ export interface LoadOptions {
    */
   simultaneousExecutions?: number;
   /**
+   * "Simultaneous executions per script: 1,000" (quotas page): every user's executions together; one more is refused
+   * (issue 46). Default 1,000.
+   */
+  scriptSimultaneousExecutions?: number;
+  /**
    * The manifest's urlFetchWhitelist as Google applies it: 'test-deployment' (default) enforces none ("optional when
    * you install a test deployment"); 'manifest' enforces the one of appsscript.json beside Code.js, as a versioned
    * deployment does; a list enforces those prefixes (allowlist.ts).

@@ -71,6 +71,8 @@ export class Recalculation {
   private readonly lastResults = new Map<string, { signature: string; grid: CellValue[][] }>();
   /** Recalculations Sheets skipped because the formula and its arguments were unchanged. */
   keptResults = 0;
+  /** Each spreadsheet's recalculation under way. */
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(
     private readonly session: Session,
@@ -111,21 +113,49 @@ export class Recalculation {
 
   /**
    * Runs every formula whose inputs changed or that was (re)written, a few side by side, as Sheets does: each in
-   * its own spreadsheet (a change in one spreadsheet makes only its own formulas stale).
+   * its own spreadsheet (a change in one spreadsheet makes only its own formulas stale), the spreadsheets side by side.
    */
   async recalculate(): Promise<void> {
-    for (const doc of this.session.world.documents.values()) {
-      const model = doc.model;
-      if (doc.deleted) continue;
-      for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
-        const keys = [...model.dirty];
-        model.dirty.clear();
-        const queue = keys.slice();
-        const workers = Array.from({ length: Math.min(this.options.atOnce, queue.length) }, async () => {
-          for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
-        });
-        await Promise.all(workers);
-      }
+    // Each spreadsheet recalculates on its own, side by side with the others (issue 46: many users' sheets at once).
+    const documents = [...this.session.world.documents.values()].filter((doc) => !doc.deleted);
+    await Promise.all(documents.map((doc) => this.recalculateDocument(doc)));
+  }
+
+  /**
+   * One recalculation of a spreadsheet at a time (its `atOnce` cells side by side are all Sheets runs of it): a call
+   * while one runs waits for it, and the running one takes up what was made stale meanwhile in its next round.
+   */
+  private recalculateDocument(doc: SpreadsheetDocument): Promise<void> {
+    return this.inTurn(doc, () => this.rounds(doc));
+  }
+
+  /**
+   * Runs `work` (an edit's onEdit triggers) when the spreadsheet's recalculation is free, and keeps it until `work`
+   * is over: the edit's formulas do not start meanwhile, whoever asks (another user's edit, a trigger).
+   */
+  hold(doc: SpreadsheetDocument, work: () => Promise<void>): Promise<void> {
+    return this.inTurn(doc, work);
+  }
+
+  private inTurn(doc: SpreadsheetDocument, work: () => Promise<void>): Promise<void> {
+    const next = (this.running.get(doc.id) ?? Promise.resolve()).then(work);
+    this.running.set(doc.id, next);
+    void next.finally(() => {
+      if (this.running.get(doc.id) === next) this.running.delete(doc.id);
+    });
+    return next;
+  }
+
+  private async rounds(doc: SpreadsheetDocument): Promise<void> {
+    const model = doc.model;
+    for (let round = 0; round < 10 && model.dirty.size > 0; round++) {
+      const keys = [...model.dirty];
+      model.dirty.clear();
+      const queue = keys.slice();
+      const workers = Array.from({ length: Math.min(this.options.atOnce, queue.length) }, async () => {
+        for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.evaluate(key, doc);
+      });
+      await Promise.all(workers);
     }
   }
 
