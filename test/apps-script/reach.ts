@@ -84,10 +84,25 @@ function entriesAsked(argv: string[]): Entry[] {
   });
 }
 
-if (require.main === module) {
-  const argv = process.argv.slice(2);
+function main(argv: string[]): void {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(
+      'Usage: npx tsx test/apps-script/reach.ts [--why] [--json] [--from file#name]\n' +
+        'Counts the files of apps-script/src a background step and a =DAPA call reach when every call is followed.\n' +
+        "  --why             each file's shortest chain of calls from the entry point\n" +
+        '  --json            the counts and files as JSON\n' +
+        '  --from file#name  any exported function instead of the two entry points (repeatable)',
+    );
+    return;
+  }
+  const unknown = argv.filter(
+    (a, i) => a.startsWith('-') && !['--why', '--json', '--from'].includes(a) && argv[i - 1] !== '--from',
+  );
+  if (unknown.length > 0) throw new Error(`Unknown option ${unknown[0]}: see --help.`);
   const asked = entriesAsked(argv);
   const reaches = asked.length > 0 ? measureReach(ROOT, asked) : measureAddOn();
   if (argv.includes('--json')) console.log(JSON.stringify({ limits: readLimits(), reaches }, null, 2));
   else console.log(describeReach(reaches, readLimits(), argv.includes('--why')));
 }
+
+if (require.main === module) main(process.argv.slice(2));
