@@ -8,7 +8,7 @@ import { CheckRun, type Fatal, type Outcome } from '../../../shared';
 import { CheckSession, distinctKeys } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { now, sleep } from '../platform/gas';
-import { limitMetLately, noteLimitedForTheDay } from '../stores/background-store';
+import { limitMetLately } from '../stores/background-store';
 import { FormulaBooks } from '../stores/check-books';
 import { currentSpreadsheet, dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { type Action, applyAnswer, deadlinesOf, endTurn, FormulaTurn, startRound, type View } from './turn';
@@ -71,10 +71,9 @@ export function checkCells(values: readonly unknown[], check: CellCheck): CellAn
       if (turn.missing().length > 0 && check.hasKey !== true) check.apiKey();
       if (turn.missing().length > 0) drive(turn, books, check.deadline);
     } catch (error) {
-      // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait).
-      const limit = noteDailyLimit(error);
-      if (!limit) throw error;
-      noteLimitedForTheDay(limit); // at once: the cells waiting beside this one stop waiting
+      // Google refused a call for the day: the turn answers with what it knows (the cells say why the rest wait; the
+      // execution's first refusal is noted for the cells beside it as it is met: formula/dapa.ts).
+      if (!noteDailyLimit(error)) throw error;
     }
     const waiting = turn.missing().length > 0 && !turn.fatal && !turn.refused && !dailyLimitMet();
     try {
@@ -173,9 +172,7 @@ function sendRound(
     session = new CheckSession(books.forRound(), deadline);
     budget = session.hold(send.batch.length, (queue) => startRound(queue, send.batch, send.answerBy));
   } catch {
-    // Google's refusal for the day, noted at once: the cells waiting for this round answer now, saying why.
-    const met = dailyLimitMet();
-    if (met) noteLimitedForTheDay(met);
+    // The locks could not be had, or Google refused a call for the day (noted for the other cells as it was met).
     return false; // the round ends here, the cells say unfinished (or why: no key, Google's daily limit)
   }
   if (budget === 0) {

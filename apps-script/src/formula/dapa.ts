@@ -142,19 +142,23 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   const columns = parseMetrics(metrics);
   const withHeader = parseHeaderFlag(header);
   let rows: Cell[][];
+  // Google's refusal for the day, the first time any call of this execution meets it (noteDailyLimit), is noted for
+  // the cells beside this one at once: one note an execution, whoever met it.
+  tellDailyLimitTo(noteLimitedForTheDay);
   try {
     rows = checkedRows(urls, columns, startedAt);
   } catch (error) {
     // Google refused a call for the day (its quota per account): every row says so, in the project's words.
     const limit = noteDailyLimit(error);
     if (!limit) throw error;
-    noteLimitedForTheDay(limit);
     const text = dailyLimitCell(limit);
     rows = cellsOf(urls).map((cell) => {
       const row: Cell[] = columns.map(() => '');
       if (cell !== '' && cell !== null && cell !== undefined) row[0] = text;
       return row;
     });
+  } finally {
+    tellDailyLimitTo(undefined);
   }
   return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
 }
@@ -175,8 +179,6 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   const settings = formulaSettings();
   const baseUrl = settings.baseUrl;
   lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS, () => limitMetLately(SPENT_LATELY_MS));
-  // Google's refusal for the day, wherever a store call meets it, is noted for the cells waiting beside this one.
-  tellDailyLimitTo(noteLimitedForTheDay);
   let answer;
   try {
     answer = checkCells(cellsOf(urls), {
@@ -189,7 +191,6 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
     });
   } finally {
     lockWaitsEndBy(undefined);
-    tellDailyLimitTo(undefined);
   }
   // No key to send with (a cell whose answer is cached needs none): the whole formula says where to set it.
   if (keyError !== undefined && !dailyLimitOf(keyError)) throw keyError;
@@ -202,7 +203,6 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
       (o.kind === 'error' && o.code === 'unfinished') || (o.kind === 'skip' && o.reason === 'credit_budget'),
   );
   const met = dailyLimitMet();
-  if (met) noteLimitedForTheDay(met);
   const limit = waiting ? (met ?? limitMetLately(SPENT_LATELY_MS)) : undefined;
   if (limit) unfinished = dailyLimitCell(limit);
   else if (waiting) {

@@ -277,9 +277,9 @@ export class FormulaTurn {
   }
 
   /**
-   * The next thing to do, given what was just read and the time. A cell never waits for another execution's round
-   * (nor for a lock to ask in): while another cell has the turn to send, it answers at once and the background, or the
-   * next recalculation, fills it from the caches; a wait would hold one of Sheets' 30 executions for nothing.
+   * The next thing to do, given what was just read and the time. While another cell has the turn to send, a cell waits
+   * only for a request that carries its own domains (inFlightUntil) and otherwise answers at once: the background, or
+   * the next recalculation, fills it from the caches; a longer wait would hold one of Sheets' 30 executions for nothing.
    */
   next(now: number, view: View): Action {
     if (this.role === 'answered') return this.answer(this.state.why ?? 'all in');

@@ -7,7 +7,7 @@
 // trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
 import { type DailyLimit, now } from '../platform/gas';
 import { documentCacheHere, keepEntry, readEntry } from './document-cache';
-import { installMode, session, userCache } from './session';
+import { installMode, userCache } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -313,7 +313,6 @@ export function noteLimitedForTheDay(limit: DailyLimit): void {
     // the user's note below
   }
   try {
-    session().limitMark = { text, at: now() };
     userCache().put(DAILY_LIMIT_MARK, text, MARK_SECONDS);
   } catch {
     // no cache: the steps that were wanted still resume
@@ -329,18 +328,6 @@ function asNoted(noted: unknown): { limit: DailyLimit; at: number } | undefined 
 }
 const asLimit = (noted: unknown): DailyLimit | undefined => asNoted(noted)?.limit;
 
-/** A look at the note this fresh is not asked again (a =DAPA cell looks when it starts and when it words its rows). */
-const MARK_FRESH_MS = 500;
-
-/** The noted refusal's text, read from the user's cache at most once in MARK_FRESH_MS. */
-function limitMark(): string | null {
-  const known = session().limitMark;
-  if (known && now() - known.at < MARK_FRESH_MS) return known.text;
-  const text = userCache().get(DAILY_LIMIT_MARK);
-  session().limitMark = { text, at: now() };
-  return text;
-}
-
 /**
  * The document's copy of the note (`dapa.bg.dailyLimitHere`), written beside the user's by every execution that meets
  * a refusal in the document: a =DAPA cell reads it with its other copies, in one call. A refusal met in another of the
@@ -354,7 +341,7 @@ export const LIMIT_COPY = 'dapa.bg.dailyLimitHere';
  */
 export function limitedForTheDay(): DailyLimit | undefined {
   try {
-    return asLimit(limitMark());
+    return asLimit(userCache().get(DAILY_LIMIT_MARK));
   } catch {
     return undefined;
   }
@@ -368,7 +355,7 @@ export function limitedForTheDay(): DailyLimit | undefined {
  */
 export function limitMetLately(withinMs: number): DailyLimit | undefined {
   try {
-    const noted = asNoted(documentCacheHere() ? readEntry(LIMIT_COPY) : limitMark());
+    const noted = asNoted(documentCacheHere() ? readEntry(LIMIT_COPY) : userCache().get(DAILY_LIMIT_MARK));
     return noted && noted.limit !== 'runtime' && noted.at > now() - withinMs ? noted.limit : undefined;
   } catch {
     return undefined;
@@ -438,7 +425,6 @@ export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
     });
   for (const { id } of listGoingOn(loadDispatcher())) updateBackground(id, (s) => wantBy(s, 'work', at));
   try {
-    session().limitMark = undefined;
     userCache().removeAll([DAILY_LIMIT_MARK, TURN_ON_MARK]);
   } catch {
     // noted again and resumed again: a step that finds nothing to do costs little

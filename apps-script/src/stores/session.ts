@@ -75,8 +75,6 @@ export interface StoreSession {
   ids: WeakMap<object, string>;
   /** The user's cache, asked once an execution (this module). */
   userCacheHandle?: { of: object; cache: Cache };
-  /** The user's note of a refusal for the day as last read, and when (background-store.ts). */
-  limitMark?: { text: string | null; at: number };
   /** Document cache entries read ahead in one call, each served once (document-cache.ts). */
   documentAhead?: Map<string, string | null>;
   /** The document's cache and lock, asked once for the spreadsheet they were asked in (this module). */
