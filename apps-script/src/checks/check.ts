@@ -49,7 +49,7 @@ export interface RunHow {
 
 /**
  * One check session: hold the credits it may spend, run the core's CheckRun (every record cached the moment it is
- * in: an execution stopped later never pays twice), and settle (its credits, the window it left, for a formula's round
+ * in: an execution stopped later never pays twice), keep what it learned, and settle (its credits, the window it left, for a formula's round
  * the queue) in one hold of the locks. A settle that fails costs a count or an optimisation, never a result: it is
  * said in the execution log, never with the key.
  */
@@ -103,6 +103,35 @@ export class CheckSession {
   }
 
   /**
+   * Keeps what the run learned, each part on its own (a failure of one costs only that part): the records not yet
+   * cached (those `kept` handed the run were read from the caches), every record in the result store, and the credits
+   * kept results saved. A formula's round does not keep (a custom function cannot write the sheet): its records are
+   * cached as they come in, and the background keeps them from there.
+   */
+  keep(report: Report, kept: Known): void {
+    const { baseUrl } = this.books;
+    try {
+      cacheRecords(
+        baseUrl,
+        report.fresh.filter(({ key }) => !kept.handed.has(key)),
+      );
+    } catch {
+      // The records are in the report; only a later recalculation would pay for them again.
+    }
+    try {
+      storeRecords(baseUrl, [...kept.fromCache, ...report.fresh]);
+    } catch (error) {
+      // Not kept: a later check pays for them again. Said in the execution log, never with the key.
+      console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
+    }
+    try {
+      noteSaved(kept.saved);
+    } catch {
+      // So is the count.
+    }
+  }
+
+  /**
    * Settles the check: billed what its report says (none: at most what it held), the window it left, and `move` on
    * the formulas' queue. Never throws.
    */
@@ -142,11 +171,10 @@ export interface Check {
   window?: WindowSnapshot;
 }
 
-/** A mode's options, resolved once: the core's run options, the reuse and keeping of results, the driver. */
+/** A mode's options, resolved once: the core's run options, the reuse of results, the driver. */
 export interface Policy {
   run: Pick<RunOptions, 'waitForRateLimits' | 'maxSend' | 'left' | 'inFlight' | 'firstAlone'>;
   reuse: Reuse;
-  keep: boolean;
   /** Every request the window allows goes out together (runSyncAll over fetchAll). */
   parallel: boolean;
   cancelled?: () => boolean;
@@ -157,7 +185,6 @@ export function policyOf(mode: CheckMode): Policy {
     return {
       run: { left: mode.left },
       reuse: mode.reuse,
-      keep: true,
       parallel: false,
       cancelled: mode.cancelled,
     };
@@ -171,7 +198,6 @@ export function policyOf(mode: CheckMode): Policy {
       firstAlone: true,
     },
     reuse: mode.reuse,
-    keep: true,
     parallel: true,
     cancelled: mode.cancelled,
   };
@@ -211,7 +237,7 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
       cancelled: policy.cancelled,
       received: (records) => records.forEach(({ key }) => kept.handed.add(key)),
     });
-    saveLearned(baseUrl, report, kept, policy.keep);
+    session.keep(report, kept);
   } finally {
     session.settle(report);
   }
@@ -219,27 +245,4 @@ export function checkValues(values: readonly unknown[], check: Check): Report {
   const limit = dailyLimitMet();
   if (limit) throw new DailyLimitError(limit);
   return report;
-}
-
-/** Saves what the run learned (cache, result store, window, saved credits); each failure is tolerated on its own. */
-function saveLearned(baseUrl: string, report: Report, kept: Known, keep: boolean): void {
-  try {
-    cacheRecords(
-      baseUrl,
-      report.fresh.filter(({ key }) => !kept.handed.has(key)),
-    );
-  } catch {
-    // The records are in the report; only a later recalculation would pay for them again.
-  }
-  try {
-    if (keep) storeRecords(baseUrl, [...kept.fromCache, ...report.fresh]);
-  } catch (error) {
-    // Not kept: a later check pays for them again. Said in the execution log, never with the key.
-    console.warn(`DAPA: results not kept (${error instanceof Error ? error.message : String(error)})`);
-  }
-  try {
-    noteSaved(kept.saved);
-  } catch {
-    // So is the count.
-  }
 }

@@ -17,7 +17,7 @@
 import { columnNumber } from '../platform/cells';
 import type { Spreadsheet } from '../platform/gas';
 import { now } from '../platform/gas';
-import { session } from '../stores/session';
+import { formulaLooksTier } from '../stores/session';
 import {
   randomPart,
   readVersionSlots,
@@ -85,7 +85,7 @@ interface Look {
 
 /** The look each formula cell was seen in (a memory tier of the store session). */
 function looks(): WeakMap<VersionedCell, Look> {
-  return session().formulaLooks as WeakMap<VersionedCell, Look>;
+  return formulaLooksTier() as WeakMap<VersionedCell, Look>;
 }
 
 /** Records every formula of one look at the spreadsheet (dapaFormulaCells): a slot's signature covers them all. */

@@ -4,7 +4,7 @@
 /// <reference types="google-apps-script" />
 import { type DomainRecord, toEntry } from '../../../shared';
 import { dailyLimitOf, now } from '../platform/gas';
-import { documentCacheHere } from '../stores/document-cache';
+import { documentCacheHere } from '../stores/caches';
 import { DAY_MS, retentionDays } from '../stores/retention';
 import { readCachedRecords } from '../stores/result-cache';
 import { readStoredRecords, storeRecords } from '../stores/result-store';

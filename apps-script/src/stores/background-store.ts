@@ -6,8 +6,8 @@
 // Over 300 lines: every background mark of the user is here (properties, and the two notes in the user's cache a
 // trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
 import { type DailyLimit, now } from '../platform/gas';
-import { documentCacheHere, keepEntry, readEntry } from './document-cache';
-import { installMode, userCache } from './session';
+import { documentCacheHere, dropEntries, keepEntries, keepEntry, readEntries, readEntry } from './caches';
+import { installMode } from './session';
 import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
 import { USER_PROPERTY } from './storage-keys';
 import { earliest, type WantCause, type Wanted } from './wanted';
@@ -313,7 +313,7 @@ export function noteLimitedForTheDay(limit: DailyLimit): void {
     // the user's note below
   }
   try {
-    userCache().put(DAILY_LIMIT_MARK, text, MARK_SECONDS);
+    keepEntries('user', { [DAILY_LIMIT_MARK]: text }, MARK_SECONDS);
   } catch {
     // no cache: the steps that were wanted still resume
   }
@@ -341,7 +341,7 @@ export const LIMIT_COPY = 'dapa.bg.dailyLimitHere';
  */
 export function limitedForTheDay(): DailyLimit | undefined {
   try {
-    return asLimit(userCache().get(DAILY_LIMIT_MARK));
+    return asLimit(readEntries('user', [DAILY_LIMIT_MARK])[DAILY_LIMIT_MARK]);
   } catch {
     return undefined;
   }
@@ -355,7 +355,9 @@ export function limitedForTheDay(): DailyLimit | undefined {
  */
 export function limitMetLately(withinMs: number): DailyLimit | undefined {
   try {
-    const noted = asNoted(documentCacheHere() ? readEntry(LIMIT_COPY) : userCache().get(DAILY_LIMIT_MARK));
+    const noted = asNoted(
+      documentCacheHere() ? readEntry(LIMIT_COPY) : readEntries('user', [DAILY_LIMIT_MARK])[DAILY_LIMIT_MARK],
+    );
     return noted && noted.limit !== 'runtime' && noted.at > now() - withinMs ? noted.limit : undefined;
   } catch {
     return undefined;
@@ -381,9 +383,8 @@ function pendingTurnOns(raw: unknown): Array<{ id: string; name?: string }> {
 /** Notes that background checks are to be on in this spreadsheet once Properties answer again (never throws). */
 export function noteTurnOnAfterLimit(id: string, name?: string): boolean {
   try {
-    const cache = userCache();
-    const list = pendingTurnOns(cache.get(TURN_ON_MARK)).filter((p) => p.id !== id);
-    cache.put(TURN_ON_MARK, JSON.stringify([...list, { id, name }].slice(-20)), MARK_SECONDS);
+    const list = pendingTurnOns(readEntries('user', [TURN_ON_MARK])[TURN_ON_MARK]).filter((p) => p.id !== id);
+    keepEntries('user', { [TURN_ON_MARK]: JSON.stringify([...list, { id, name }].slice(-20)) }, MARK_SECONDS);
     return true;
   } catch {
     return false;
@@ -393,9 +394,8 @@ export function noteTurnOnAfterLimit(id: string, name?: string): boolean {
 /** Keeps the pending turn-ons another 6 hours (a trigger that met the refusal again). Never throws. */
 export function keepTurnOns(): void {
   try {
-    const cache = userCache();
-    const raw = cache.get(TURN_ON_MARK);
-    if (raw) cache.put(TURN_ON_MARK, raw, MARK_SECONDS);
+    const raw = readEntries('user', [TURN_ON_MARK])[TURN_ON_MARK];
+    if (raw) keepEntries('user', { [TURN_ON_MARK]: raw }, MARK_SECONDS);
   } catch {
     // the user turns them on again
   }
@@ -409,7 +409,7 @@ export function keepTurnOns(): void {
 export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
   let turnOns: Array<{ id: string; name?: string }> = [];
   try {
-    turnOns = pendingTurnOns(userCache().get(TURN_ON_MARK));
+    turnOns = pendingTurnOns(readEntries('user', [TURN_ON_MARK])[TURN_ON_MARK]);
   } catch {
     // none known
   }
@@ -425,7 +425,7 @@ export function resumeAfterDailyLimit(noted = limitedForTheDay()): boolean {
     });
   for (const { id } of listGoingOn(loadDispatcher())) updateBackground(id, (s) => wantBy(s, 'work', at));
   try {
-    userCache().removeAll([DAILY_LIMIT_MARK, TURN_ON_MARK]);
+    dropEntries('user', [DAILY_LIMIT_MARK, TURN_ON_MARK]);
   } catch {
     // noted again and resumed again: a step that finds nothing to do costs little
   }
@@ -444,7 +444,7 @@ const AT_WORK_MARK = 'dapa.bg.atWork';
 /** The user's marks, read in one call: the quota Google refused the day with, and whether a dispatcher is at work. */
 export function dispatcherMarks(at: number): { limit?: DailyLimit; atWork: boolean; turnOns: boolean } {
   try {
-    const marks = userCache().getAll([DAILY_LIMIT_MARK, AT_WORK_MARK, TURN_ON_MARK]);
+    const marks = readEntries('user', [DAILY_LIMIT_MARK, AT_WORK_MARK, TURN_ON_MARK]);
     return {
       limit: asLimit(marks[DAILY_LIMIT_MARK]),
       atWork: Number(marks[AT_WORK_MARK]) > at,
@@ -458,8 +458,9 @@ export function dispatcherMarks(at: number): { limit?: DailyLimit; atWork: boole
 /** Notes that this execution works the user's spreadsheets until `until` (undefined: it has ended). Never throws. */
 export function noteDispatcherAtWork(until: number | undefined): void {
   try {
-    if (until === undefined) userCache().remove(AT_WORK_MARK);
-    else userCache().put(AT_WORK_MARK, String(until), Math.max(1, Math.ceil((until - now()) / 1000)));
+    if (until === undefined) dropEntries('user', [AT_WORK_MARK]);
+    else
+      keepEntries('user', { [AT_WORK_MARK]: String(until) }, Math.max(1, Math.ceil((until - now()) / 1000)));
   } catch {
     // a twin then takes the longer way: the step lease
   }

@@ -13,7 +13,7 @@ import { readCachedRecords } from './result-cache';
 import { readStoredRecords } from './result-store';
 import { noteSaved } from './saved-credits';
 import { locked, withLockWaitsUpTo } from './storage';
-import { readAhead } from './document-cache';
+import { readAhead } from './caches';
 import { FORMULA_SETTINGS } from './settings';
 import { RETENTION_COPY } from './retention';
 import { CELLS_COPY, LIMIT_COPY } from './background-store';

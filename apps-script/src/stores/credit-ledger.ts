@@ -8,7 +8,7 @@
 // custom functions may write ("Cache: Works"), and the next execution in that spreadsheet that can write folds them
 // into the ledger. The ledger is the user's (user lock); the lists are the spreadsheet's (document lock, taken inside).
 import { now } from '../platform/gas';
-import { keepEntry, readEntry } from './document-cache';
+import { keepEntry, readEntry } from './caches';
 import { keyedDigest } from './key-digest';
 import { dropFormulaSettings } from './settings';
 import { finite, isRecord, locked, readText, readValue, writeTexts } from './storage';
@@ -121,7 +121,7 @@ const NO_LISTS = 'The credits could not be counted here (no document to note the
 function readPending(key: string, at: number): Ledger {
   let raw: unknown;
   try {
-    raw = JSON.parse(readEntry(key) ?? ''); // the document's cache (document-cache.ts)
+    raw = JSON.parse(readEntry(key) ?? ''); // the document's cache (caches.ts)
   } catch {
     // nothing pending, or unreadable
   }

@@ -6,7 +6,7 @@
 // a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
 import { type Fatal, mergeWindows, type Outcome, restoreWindow, type WindowSnapshot } from '../../../shared';
 import { now } from '../platform/gas';
-import { documentCacheHere, keepEntry, readEntry } from './document-cache';
+import { documentCacheHere, keepEntry, readEntry } from './caches';
 import { cacheKeyDigest, currentSpreadsheet, idOrUndefined } from './session';
 import { utf8Bytes } from './byte-size';
 import { isRecord, locked } from './storage';
@@ -41,7 +41,7 @@ export interface FormulaQueue {
   step?: { keys: string[]; until: number };
 }
 
-/** The queue's key in the document's cache (document-cache.ts); undefined outside a document (no formula runs there). */
+/** The queue's key in the document's cache (caches.ts); undefined outside a document (no formula runs there). */
 function place(baseUrl: string): string | undefined {
   const here = documentCacheHere();
   const id = idOrUndefined(currentSpreadsheet());

@@ -6,9 +6,9 @@
 // Records fetched in this execution are remembered too. What must outlive a cache is kept in the result store.
 import { utf8Bytes } from './byte-size';
 import type { DomainRecord } from '../../../shared';
-import { type Cache, now } from '../platform/gas';
-import { recordShelf } from './document-cache';
-import { cacheKeyDigest, installMode, session, userCache } from './session';
+import { now } from '../platform/gas';
+import { cacheHere, type CacheName, keepEntries, readEntries } from './caches';
+import { cacheKeyDigest, fetchedHereTier, installMode } from './session';
 import { CACHE_PREFIX, CACHE_SECONDS } from './storage-keys';
 
 /** CacheService takes a limited batch comfortably; larger lists are split. */
@@ -27,32 +27,25 @@ export function cacheKeyOf(baseUrl: string, domainKey: string): string {
 /** CacheService takes keys of up to 250 characters. */
 const MAX_KEY_CHARS = 240;
 
-/** One cache and the key it files a domain under. */
-interface Shelf {
-  cache: Cache;
-  keyOf: (baseUrl: string, domainKey: string) => string;
-}
-
 /**
- * The caches this execution reads and writes: the document's own cache in the document's executions, and a published
- * add-on's user cache in every execution (the dispatcher has no document cache).
+ * The caches this execution reads and writes records in (caches.ts): the document's own cache in the document's
+ * executions, and a published add-on's user cache in every execution (the dispatcher has no document cache; a bound
+ * script lives in one spreadsheet, where the user's cache would only repeat the document's).
  */
-function shelves(): Shelf[] {
-  const found: Shelf[] = [];
-  const own = recordShelf();
-  if (own) found.push({ cache: own, keyOf: cacheKeyOf });
+function shelves(): CacheName[] {
+  const found: CacheName[] = [];
+  if (cacheHere('document')) found.push('document');
   try {
-    // A bound script lives in one spreadsheet: the user's cache would only repeat the document's.
-    if (installMode() === 'addon') found.push({ cache: userCache(), keyOf: cacheKeyOf });
+    if (installMode() === 'addon' && cacheHere('user')) found.push('user');
   } catch {
-    // no user cache here (a custom function may be refused it)
+    // no install mode to ask: the document's cache alone
   }
   return found;
 }
 
 /** Records fetched in this execution (service + domain key): a dispatcher turn in another spreadsheet reuses them. */
 function fetchedHere(): Map<string, DomainRecord> {
-  return session().fetchedHere;
+  return fetchedHereTier();
 }
 
 /** What a cache entry holds: the record and when it was fetched (ms), so its 6 hours never stretch. */
@@ -114,7 +107,7 @@ export function readCachedRecords(
 }
 
 function readShelf(
-  { cache, keyOf }: Shelf,
+  shelf: CacheName,
   baseUrl: string,
   domainKeys: readonly string[],
   found: Map<string, DomainRecord>,
@@ -124,8 +117,8 @@ function readShelf(
   const at = now();
   for (let i = 0; i < domainKeys.length; i += BATCH) {
     const keys = domainKeys.slice(i, i + BATCH);
-    const cacheKeys = keys.map((k) => keyOf(baseUrl, k));
-    const values = cache.getAll(cacheKeys);
+    const cacheKeys = keys.map((k) => cacheKeyOf(baseUrl, k));
+    const values = readEntries(shelf, cacheKeys);
     const refresh = new Map<number, Record<string, string>>();
     keys.forEach((key, j) => {
       const text = values[cacheKeys[j]];
@@ -139,7 +132,7 @@ function readShelf(
       group[cacheKeys[j]] = text as string;
       refresh.set(secondsLeft, group);
     });
-    if (putBack) for (const [seconds, group] of refresh) cache.putAll(group, seconds);
+    if (putBack) for (const [seconds, group] of refresh) keepEntries(shelf, group, seconds);
   }
 }
 
@@ -152,15 +145,15 @@ export function cacheRecords(
   for (const { key, record } of fresh) fetchedHere().set(baseUrl + '\n' + key, record);
   const fetchedAt = now();
   let failure: unknown;
-  for (const { cache, keyOf } of shelves()) {
+  for (const shelf of shelves()) {
     try {
       for (let i = 0; i < fresh.length; i += BATCH) {
         const values: Record<string, string> = {};
         for (const { key, record } of fresh.slice(i, i + BATCH)) {
           const text = JSON.stringify({ ...record, fetchedAt });
-          if (utf8Bytes(text) <= MAX_VALUE_BYTES) values[keyOf(baseUrl, key)] = text;
+          if (utf8Bytes(text) <= MAX_VALUE_BYTES) values[cacheKeyOf(baseUrl, key)] = text;
         }
-        cache.putAll(values, CACHE_SECONDS);
+        keepEntries(shelf, values, CACHE_SECONDS);
       }
     } catch (error) {
       failure ??= error;

@@ -5,7 +5,7 @@
 // from the rows read once per execution (custom functions read too; only sidebar, menu and background code write).
 import type { DomainRecord } from '../../../shared';
 import { now, type Spreadsheet } from '../platform/gas';
-import { currentSpreadsheet, digestOf, session } from './session';
+import { currentSpreadsheet, digestOf, resultIndexTier } from './session';
 import { batchRows, findResults, type Kept, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
 import { appendStore, storeRows } from './store-sheet';
@@ -24,7 +24,7 @@ const FEW_KEYS = 20;
 /** The index of the rows this execution knows (the same rows object grows with its own appends). */
 function index(spreadsheet: Spreadsheet): ResultIndex {
   const rows = storeRows(spreadsheet);
-  const indexes = session().resultIndexes as WeakMap<object, ResultIndex>;
+  const indexes = resultIndexTier() as WeakMap<object, ResultIndex>;
   let found = indexes.get(rows);
   if (!found) indexes.set(rows, (found = new ResultIndex(rows)));
   return found.catchUp();
@@ -42,7 +42,7 @@ export function storedHits(
   const service = serviceId(baseUrl);
   // A few keys (a =DAPA cell) where nothing indexed the log yet: only the rows that hold them are parsed.
   const rows = storeRows(spreadsheet);
-  const few = keys.length <= FEW_KEYS && !session().resultIndexes.has(rows);
+  const few = keys.length <= FEW_KEYS && !resultIndexTier().has(rows);
   const hits = few ? findResults(rows, service, keys) : undefined;
   const kept = few ? undefined : index(spreadsheet);
   for (const key of keys) {

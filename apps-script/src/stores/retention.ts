@@ -1,7 +1,7 @@
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
-import { keepEntry, readEntry } from './document-cache';
-import { currentSpreadsheet, idOrUndefined, session } from './session';
+import { keepEntry, readEntry } from './caches';
+import { currentSpreadsheet, idOrUndefined, retentionTier } from './session';
 import { finite, readValue, writeValue } from './storage';
 import { DOCUMENT_PROPERTY } from './storage-keys';
 
@@ -24,7 +24,7 @@ function keepCopy(days: number): void {
 }
 
 export function retentionDays(): number {
-  const { retention } = session();
+  const retention = retentionTier();
   const id = idOrUndefined(currentSpreadsheet()) ?? '';
   const known = retention.get(id);
   if (known !== undefined) return known;
@@ -50,7 +50,7 @@ export function setRetentionDays(days: unknown): number {
   if (!Number.isInteger(n) || n < 1 || n > 365)
     throw new Error(`Keep results for 1 to 365 days, not "${String(days).slice(0, 20)}".`);
   writeValue('document', DOCUMENT_PROPERTY.retentionDays, n);
-  session().retention.set(idOrUndefined(currentSpreadsheet()) ?? '', n);
+  retentionTier().set(idOrUndefined(currentSpreadsheet()) ?? '', n);
   keepCopy(n);
   return n;
 }

@@ -35,26 +35,54 @@ export interface KnownSheets {
   rows?: unknown[][];
 }
 
-/** Every memory tier of one execution, each with its one owner module. */
-export interface StoreSession {
-  /** The spreadsheet the dispatcher opened by id (this module). */
-  opened?: Spreadsheet;
-  /** The execution's active spreadsheet, asked once (this module; each ask is a service call, and it never changes). */
-  active?: { via: object; sheet: Spreadsheet | null };
-  /** Whether `opened` is the execution's own document (this module). */
-  own?: { sheet: Spreadsheet; is: boolean };
-  /** The user's property store, asked for once (this module). */
-  userStore?: { of: object; store: Properties };
-  /** How the add-on was installed (this module). */
-  installMode?: InstallMode;
-  /** Digests made in this execution (this module: digestOf). */
-  digests: Map<string, string>;
-  /** The user's properties as last read, and whether under the user lock (storage.ts). */
+/** The memory tier of storage.ts: the user's properties as last read, the lock deadline, the locks held. */
+export interface StorageTier {
+  /** The user's properties as last read, and whether under the user lock. */
   userSnapshot?: { of: Properties; at: number; values: Map<string, string>; underLock?: boolean };
-  /** When this execution's lock waits must be over (storage.ts). */
+  /** When this execution's lock waits must be over. */
   waitsEndBy?: number;
   /** A custom function's lock wait ends early with this quota's refusal once another execution met it. */
   waitsGiveUp?: () => DailyLimit | undefined;
+  /** Which locks this execution holds now (storage.ts alone takes and returns them). */
+  held: { user: boolean; document: boolean };
+}
+
+/**
+ * Every memory tier of one execution. This module's own fields answer where the execution works; each other tier is
+ * handed, by its accessor below, to its one owner module only (test/apps-script/store-owners.test.ts holds that).
+ */
+interface StoreSession {
+  /** The spreadsheet the dispatcher opened by id. */
+  opened?: Spreadsheet;
+  /** The execution's active spreadsheet, asked once (each ask is a service call, and it never changes). */
+  active?: { via: object; sheet: Spreadsheet | null };
+  /** Whether `opened` is the execution's own document. */
+  own?: { sheet: Spreadsheet; is: boolean };
+  /** The user's property store, asked for once. */
+  userStore?: { of: object; store: Properties };
+  /** How the add-on was installed. */
+  installMode?: InstallMode;
+  /** Digests made in this execution (digestOf). */
+  digests: Map<string, string>;
+  /** Google's daily quota that refused this execution a call, if one did (noteDailyLimit). */
+  dailyLimit?: { of: object; limit: DailyLimit };
+  /** Told the first refusal of this execution at once (a custom function notes it for the cells beside it). */
+  tellDailyLimit?: (limit: DailyLimit) => void;
+  /** Each spreadsheet's id, asked once (idOf; an id never changes, and each ask is a service call). */
+  ids: WeakMap<object, string>;
+  /** The user's cache, asked once an execution. */
+  userCacheHandle?: { of: object; cache: Cache };
+  /** The document's cache and lock, asked once for the spreadsheet they were asked in. */
+  documentHandles?: {
+    of: Spreadsheet | undefined;
+    via: Array<object | undefined>;
+    cache?: Cache | null;
+    lock?: Lock | null;
+  };
+  /** The user's lock, asked once. */
+  userLockHandle?: { of: object; lock: Lock };
+  /** storage.ts's tier. */
+  storage: StorageTier;
   /** The retention read once per spreadsheet (retention.ts). */
   retention: Map<string, number>;
   /** The result index of the rows this execution knows (result-store.ts). */
@@ -67,50 +95,46 @@ export interface StoreSession {
   weighed: Set<string>;
   /** The look at the version slots each formula cell was seen in (checks/formula-versions.ts). */
   formulaLooks: WeakMap<object, unknown>;
-  /** Google's daily quota that refused this execution a call, if one did (this module: noteDailyLimit). */
-  dailyLimit?: { of: object; limit: DailyLimit };
-  /** Told the first refusal of this execution at once (a custom function notes it for the cells beside it). */
-  tellDailyLimit?: (limit: DailyLimit) => void;
-  /** Each spreadsheet's id, asked once (this module: idOf; an id never changes, and each ask is a service call). */
-  ids: WeakMap<object, string>;
-  /** The user's cache, asked once an execution (this module). */
-  userCacheHandle?: { of: object; cache: Cache };
-  /** Document cache entries read ahead in one call, each served once (document-cache.ts). */
-  documentAhead?: Map<string, string | null>;
-  /** The document's cache and lock, asked once for the spreadsheet they were asked in (this module). */
-  documentHandles?: {
-    of: Spreadsheet | undefined;
-    via: Array<object | undefined>;
-    cache?: Cache | null;
-    lock?: Lock | null;
-  };
-  /** The user's lock, asked once (this module). */
-  userLockHandle?: { of: object; lock: Lock };
-  /** Which locks this execution holds now (storage.ts: it alone takes and returns them). */
-  held: { user: boolean; document: boolean };
+  /** Document cache entries read ahead in one call, each served once (caches.ts). */
+  documentAhead: Map<string, string | null>;
 }
 
 function blankSession(): StoreSession {
   return {
     digests: new Map(),
+    ids: new WeakMap(),
+    storage: { held: { user: false, document: false } },
     retention: new Map(),
     resultIndexes: new WeakMap(),
     sheets: new Map(),
     fetchedHere: new Map(),
     weighed: new Set(),
     formulaLooks: new WeakMap(),
-    ids: new WeakMap(),
-    held: { user: false, document: false },
+    documentAhead: new Map(),
   };
 }
 
 /** The execution's session (Apps Script loads the bundle afresh for every execution: one session an execution). */
 let current: StoreSession = blankSession();
 
-/** The current session's tiers (for the store modules; each touches its own). */
-export function session(): StoreSession {
-  return current;
-}
+// ---- each tier to its one owner -----------------------------------------------------------------------------
+
+/** storage.ts's tier: the user's properties as last read, the lock deadline, the locks held. */
+export const storageTier = (): StorageTier => current.storage;
+/** retention.ts's tier: the retention read once per spreadsheet. */
+export const retentionTier = (): Map<string, number> => current.retention;
+/** result-store.ts's tier: the result index of the rows this execution knows. */
+export const resultIndexTier = (): WeakMap<object, unknown> => current.resultIndexes;
+/** store-sheet.ts's tier: the hidden sheets' handles and the log's rows, per spreadsheet. */
+export const sheetsTier = (): Map<string, KnownSheets> => current.sheets;
+/** result-cache.ts's tier: records fetched in this execution, by service and domain. */
+export const fetchedHereTier = (): Map<string, DomainRecord> => current.fetchedHere;
+/** store-compaction.ts's tier: the spreadsheets whose log this execution weighed. */
+export const weighedTier = (): Set<string> => current.weighed;
+/** checks/formula-versions.ts's tier: the look at the version slots each formula cell was seen in. */
+export const formulaLooksTier = (): WeakMap<object, unknown> => current.formulaLooks;
+/** caches.ts's tier: the document cache's entries read ahead. */
+export const documentAheadTier = (): Map<string, string | null> => current.documentAhead;
 
 /** Forgets everything this execution knew: a new execution (tests start one per case). */
 export function freshSession(): void {

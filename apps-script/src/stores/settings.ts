@@ -5,7 +5,7 @@ import { NO_KEY } from '../messages';
 import { saltToSave } from './key-digest';
 import { forgetLearnedPlans } from './plan-store';
 import { readText, writeTexts } from './storage';
-import { keepEntry, readEntry } from './document-cache';
+import { keepEntry, readEntry } from './caches';
 import { type InstallMode, installMode, knownInstallMode } from './session';
 import { USER_PROPERTY } from './storage-keys';
 
@@ -59,7 +59,7 @@ export function currentBaseUrl(): string {
 
 /**
  * The owner's settings as this spreadsheet's =DAPA cells last read them (the base URL, whether a key and a credit
- * budget are set; never the key itself), kept in the document cache (document-cache.ts; shared by everyone in the spreadsheet, whose
+ * budget are set; never the key itself), kept in the document cache (caches.ts; shared by everyone in the spreadsheet, whose
  * custom functions all read the owner's settings; CacheService has no daily quota): a cell whose answer is cached, or
  * that only waits for another cell's round or for the background, then needs no Properties call at all, and still
  * shows its answer when Google's daily Properties quota is used up. The owner's Save (settings, budget) in this

@@ -10,7 +10,7 @@ import {
   currentSpreadsheet,
   documentLock,
   documentProperties,
-  session,
+  storageTier,
   userLock,
   userProperties,
 } from './session';
@@ -123,7 +123,7 @@ const SNAPSHOT_MS = 5_000;
 function userValues(): { props: Properties; values: Map<string, string> } {
   const props = userProperties();
   const at = now();
-  const tiers = session();
+  const tiers = storageTier();
   const snapshot = tiers.userSnapshot;
   if (snapshot?.of !== props || at - snapshot.at > SNAPSHOT_MS || at < snapshot.at)
     tiers.userSnapshot = {
@@ -156,7 +156,7 @@ function userStore(): Properties {
       // A listing (the dispatcher's, a deletion by prefix) reads what is there now, unless the values were read under
       // the user lock this execution still holds (the section began with that read, milliseconds ago, and the keys
       // listed, the spreadsheets' dapa.bg.*, are written only under that lock).
-      const tiers = session();
+      const tiers = storageTier();
       if (!(tiers.held.user && tiers.userSnapshot?.underLock)) tiers.userSnapshot = undefined;
       return [...userValues().values.keys()];
     },
@@ -240,8 +240,8 @@ export function forgetLegacyValues(): number {
  * undefined: the ordinary policy. Set at the start of such an execution and cleared at its end.
  */
 export function lockWaitsEndBy(by: number | undefined, giveUp?: () => DailyLimit | undefined): void {
-  session().waitsEndBy = by;
-  session().waitsGiveUp = giveUp;
+  storageTier().waitsEndBy = by;
+  storageTier().waitsGiveUp = giveUp;
 }
 
 /** Waits for `lock` up to `wait` ms; with `giveUp`, in half-second tries that end at a refusal met elsewhere. */
@@ -260,7 +260,7 @@ function waitFor(lock: Lock, wait: number, giveUp: (() => DailyLimit | undefined
  * cells asking beside it, whose sender sends for it anyway).
  */
 export function withLockWaitsUpTo<T>(ms: number, action: () => T): T {
-  const tiers = session();
+  const tiers = storageTier();
   const before = tiers.waitsEndBy;
   tiers.waitsEndBy = Math.min(before ?? Infinity, now() + ms);
   try {
@@ -296,7 +296,7 @@ export const LOCK_ORDER = 'DAPA: the user lock is taken before the document lock
  */
 export function locked<T>(guard: Guard, action: () => T): T {
   const { lock, ofUser } = lockOf(guard);
-  const tiers = session();
+  const tiers = storageTier();
   const kind = ofUser ? 'user' : 'document'; // only this function takes and returns locks: no hasLock() to ask
   if (tiers.held[kind]) return action();
   if (guard === 'user' && tiers.held.document) throw new Error(LOCK_ORDER);

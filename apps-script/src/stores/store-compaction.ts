@@ -9,7 +9,7 @@ import { now, type Spreadsheet } from '../platform/gas';
 import { claimRow, deadClaimRows, walkClaims } from './claims';
 import { deadResultRows, ResultIndex } from './result-rows';
 import { DAY_MS, retentionDays } from './retention';
-import { idOf, session } from './session';
+import { idOf, weighedTier } from './session';
 import { returnStepLease, STEP_CLAIM, takeStepLease } from './step-lease';
 import { compactLog, readStore, weighLog } from './store-sheet';
 
@@ -57,7 +57,7 @@ export function compactStore(
   legacyFree = false,
 ): Compaction | undefined {
   try {
-    session().weighed.add(idOf(spreadsheet));
+    weighedTier().add(idOf(spreadsheet));
     const started = now();
     const read = readStore(spreadsheet);
     if (!holdsLease(read, lease, started + COMPACTION_MS)) return undefined;
@@ -124,7 +124,7 @@ export function stepUpkeep(
   let weight: Weight | undefined;
   try {
     const id = idOf(spreadsheet);
-    const { weighed } = session();
+    const weighed = weighedTier();
     if (!weighed.has(id) || legacyFree) {
       weighed.add(id);
       const log = weighLog(spreadsheet, legacyFree);

@@ -22,7 +22,7 @@
 /// <reference types="google-apps-script" />
 import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
 import { now, sleep } from '../platform/gas';
-import { idOf, type KnownSheets, session } from './session';
+import { idOf, type KnownSheets, sheetsTier } from './session';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
@@ -39,7 +39,7 @@ const LEFT_HALF_MADE_MS = 3_600_000;
 
 /** What this execution knows of a spreadsheet's hidden sheets: their handles, and the log's rows as last read. */
 function knownOf(spreadsheet: Spreadsheet): KnownSheets {
-  const known = session().sheets;
+  const known = sheetsTier();
   const id = idOf(spreadsheet);
   let k = known.get(id);
   if (!k) known.set(id, (k = {}));
