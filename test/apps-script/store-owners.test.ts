@@ -67,7 +67,7 @@ describe('one owner per store', () => {
     const text = fs.readFileSync(path.join(SRC, 'sidebar/remove-all.ts'), 'utf8');
     expect(text).not.toMatch(/documentProperties|deleteKeys|USER_PROPERTY|PropertiesService/);
     expect(text).toMatch(/forgetJob\(/);
-    expect(text).toMatch(/forgetLegacyValues\(/);
+    expect(text).toMatch(/forgetAllMetadata\(/);
     expect(text).toMatch(/forgetBackground\(/);
     expect(text).toMatch(/forgetSaved\(/);
   });
