@@ -291,6 +291,17 @@ export class AppsScriptStandIn {
     return [doc.metadata, ...doc.model.sheets.map((s) => s.metadata)].flatMap((m) => m.snapshot());
   }
 
+  /**
+   * Adds developer metadata as the user's own tools would (another script, DOCUMENT visibility): on the current
+   * spreadsheet, or on a whole column (from 1) of one of its sheets.
+   */
+  addDeveloperMetadata(key: string, value: string, on?: { sheet: string; column: number }): void {
+    const doc = this.world.document(this.session.docId);
+    const store = on ? doc.model.sheetByName(on.sheet)?.metadata : doc.metadata;
+    if (!store) throw new Error(`No sheet "${on?.sheet}" to add developer metadata to.`);
+    store.add(key, value, 'DOCUMENT', on?.column);
+  }
+
   get installAs(): InstallAs {
     return this.world.triggers.rules.installAs;
   }

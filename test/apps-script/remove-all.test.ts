@@ -1,7 +1,7 @@
 // "Remove DAPA from this spreadsheet" leaves nothing of DAPA's in a spreadsheet that used every feature (formulas
 // with their 4th argument, background checks, a sidebar check, sample data, a kept result store): no hidden sheet,
 // no DAPA formula, no developer metadata or document property of DAPA's, no trigger or state of this user's for it;
-// and the user's data and results stay as the values they showed.
+// and the user's data and results stay as the values they showed, and so does the user's own developer metadata.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFourthArgument } from '../../apps-script/src/checks/formula-text';
@@ -59,6 +59,14 @@ describe('Remove DAPA from this spreadsheet', () => {
     await gas.run('trySampleData');
     await gas.run('setKeepDays', 10);
     gas.sheet.activate(sheet);
+    // The user's own developer metadata, some of it with keys that start like DAPA's.
+    const mine = [
+      { key: 'dapa', value: 'mine', on: undefined },
+      { key: 'dapaNotes', value: 'mine too', on: undefined },
+      { key: 'my.tag', value: 'kept', on: { sheet, column: 9 } },
+      { key: 'dapa_output', value: 'not ours', on: { sheet, column: 10 } },
+    ];
+    for (const { key, value, on } of mine) gas.addDeveloperMetadata(key, value, on);
 
     // What DAPA put there: hidden sheets, 4th arguments, developer metadata, triggers, this user's state.
     const names = gas.sheet.sheetNames();
@@ -68,7 +76,10 @@ describe('Remove DAPA from this spreadsheet', () => {
       .flat()
       .filter((f) => /DAPA\(/i.test(f));
     expect(formulasBefore.some((f) => /'_dapa_versions'!\$A\$\d+/.test(f))).toBe(true);
-    expect(gas.allDeveloperMetadata().some((m) => m.key.startsWith('dapa'))).toBe(true);
+    const ours = gas.allDeveloperMetadata().filter((m) => /^dapa[.-]/.test(m.key));
+    // The sidebar check's marks on its five output columns (I:M) and the spreadsheet's own values.
+    expect(ours.filter((m) => m.key === 'dapa-output')).toHaveLength(5);
+    expect(ours.some((m) => m.key === 'dapa.retentionDays')).toBe(true);
     expect(gas.triggers.some((t) => t.user === gas.user)).toBe(true);
     const shown = gas.sheet.getValues('A1:N8');
     expect(shown[1].slice(1, 3).every((v) => typeof v === 'number')).toBe(true); // B2:C2 hold metrics
@@ -76,6 +87,7 @@ describe('Remove DAPA from this spreadsheet', () => {
     gas.ui.respond({ button: 'OK' });
     await gas.run('removeDapa');
 
+    const said = (gas.ui.events.at(-1) as { message?: string }).message;
     expect(gas.ui.events.at(-1)).toMatchObject({
       type: 'alert',
       message: expect.stringMatching(
@@ -90,7 +102,11 @@ describe('Remove DAPA from this spreadsheet', () => {
         .filter((f) => f !== ''),
     ).toEqual([]);
     expect(gas.sheet.getValues('A1:N8')).toEqual(shown);
-    expect(gas.allDeveloperMetadata().filter((m) => m.key.startsWith('dapa'))).toEqual([]);
+    // Every one of DAPA's developer metadata entries is gone and counted; the user's own stay as they were.
+    expect(said).toMatch(new RegExp(`and ${ours.length} notes of its are deleted`));
+    expect(gas.allDeveloperMetadata().map(({ key, value }) => ({ key, value }))).toEqual(
+      mine.map(({ key, value }) => ({ key, value })),
+    );
     expect(Object.keys(gas.properties.document()).filter((k) => k.startsWith('dapa'))).toEqual([]);
     expect(gas.triggers.filter((t) => t.user === gas.user)).toEqual([]);
     const id = gas.spreadsheetId;

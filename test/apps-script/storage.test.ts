@@ -1,15 +1,19 @@
 // The Sheets shell's storage layer (apps-script/src/storage.ts) on fakes of PropertiesService, LockService and a
 // spreadsheet's developer metadata: validated JSON values, deletes, the spreadsheet's values (metadata, read from
-// DocumentProperties when an earlier version left them there) and the lock policy (the document lock for a spreadsheet's state, the user lock for a user's; never the script lock).
+// DocumentProperties when an earlier version left them there), the output columns' marks and the removal of every
+// developer metadata entry of DAPA's (and of no one else's), and the lock policy (the document lock for a spreadsheet's state, the user lock for a user's; never the script lock).
 import { freshSession } from '../../apps-script/src/stores/session';
 import {
   BUSY,
   deleteKeys,
   finite,
+  forgetAllMetadata,
   isRecord,
   LOCK_ORDER,
   LOCK_WAIT_MS,
   locked,
+  markColumn,
+  readColumnMarks,
   readText,
   readValue,
   updateValue,
@@ -290,5 +294,74 @@ describe('the lock policy', () => {
     });
     expect(lock.held).toBe(false);
     expect(lock.waits).toEqual([LOCK_WAIT_MS]);
+  });
+});
+
+/** Developer metadata entries on a fake spreadsheet: on it (no column) or on a whole column of its one sheet. */
+interface Entry {
+  key: string;
+  value: string;
+  visibility: string;
+  column?: number;
+}
+
+/** A spreadsheet with one sheet, whose whole columns ('I:I') carry metadata, and a finder over all of it. */
+function marksSpreadsheet(entries: Entry[]) {
+  const handle = (e: Entry) => ({
+    getKey: () => e.key,
+    getValue: () => e.value,
+    remove: () => entries.splice(entries.indexOf(e), 1),
+  });
+  const columnOf = (a1: string) => [...a1.split(':')[0]].reduce((n, ch) => n * 26 + ch.charCodeAt(0) - 64, 0);
+  const grid = {
+    getRange: (a1: string) => ({
+      getDeveloperMetadata: () => entries.filter((e) => e.column === columnOf(a1)).map(handle),
+      addDeveloperMetadata: (key: string, value: string, visibility: string) =>
+        entries.push({ key, value, visibility, column: columnOf(a1) }),
+    }),
+  };
+  const spreadsheet = { createDeveloperMetadataFinder: () => ({ find: () => entries.map(handle) }) };
+  return {
+    sheet: grid as unknown as GoogleAppsScript.Spreadsheet.Sheet,
+    spreadsheet: spreadsheet as unknown as GoogleAppsScript.Spreadsheet.Spreadsheet,
+  };
+}
+
+describe('developer metadata, all of it kept here', () => {
+  beforeEach(() => {
+    Object.assign(globalThis.SpreadsheetApp, { DeveloperMetadataVisibility: { PROJECT: 'PROJECT' } });
+  });
+
+  it("marks a whole column in place of its earlier mark, visible to this project only, and leaves others' entries", () => {
+    const entries: Entry[] = [{ key: 'my.tag', value: 'kept', visibility: 'DOCUMENT', column: 9 }];
+    const { sheet } = marksSpreadsheet(entries);
+    markColumn(sheet, 9, '0 2 10');
+    markColumn(sheet, 9, '0 2 40');
+    markColumn(sheet, 28, '1 2 40'); // AB
+    expect(entries).toEqual([
+      { key: 'my.tag', value: 'kept', visibility: 'DOCUMENT', column: 9 },
+      { key: 'dapa-output', value: '0 2 40', visibility: 'PROJECT', column: 9 },
+      { key: 'dapa-output', value: '1 2 40', visibility: 'PROJECT', column: 28 },
+    ]);
+    expect(readColumnMarks(sheet, 9)).toEqual(['0 2 40']);
+    expect(readColumnMarks(sheet, 28)).toEqual(['1 2 40']);
+    expect(readColumnMarks(sheet, 10)).toEqual([]);
+  });
+
+  it("the removal forgets every 'dapa.' and 'dapa-' entry (marks included) and earlier versions' properties, nothing else", () => {
+    const entries: Entry[] = [
+      { key: 'dapa.retentionDays', value: '10', visibility: 'PROJECT' },
+      { key: 'dapa', value: 'mine', visibility: 'DOCUMENT' },
+      { key: 'dapaNotes', value: 'mine', visibility: 'DOCUMENT' },
+      { key: 'dapa_output', value: 'mine', visibility: 'DOCUMENT', column: 10 },
+    ];
+    const { sheet, spreadsheet } = marksSpreadsheet(entries);
+    markColumn(sheet, 9, '0 1 5');
+    markColumn(sheet, 10, '1 1 5');
+    doc.data['dapa.schedule'] = '{}';
+    doc.data['their.setting'] = 'x';
+    expect(forgetAllMetadata(spreadsheet)).toBe(4); // the retention, two marks, one legacy property
+    expect(entries.map((e) => e.key)).toEqual(['dapa', 'dapaNotes', 'dapa_output']);
+    expect(doc.data).toEqual({ 'their.setting': 'x' });
   });
 });

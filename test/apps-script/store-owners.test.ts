@@ -150,8 +150,13 @@ describe('one owner per store', () => {
   it("the hidden sheets are made, hidden and deleted by their owner alone (the sample sheet is the user's, not a store)", () => {
     expect(touching(/\.(deleteSheet|hideSheet|insertSheet)\(/)).toEqual([
       'sample/sample.ts',
+      'sidebar/remove-all.ts',
       'stores/store-sheet.ts',
     ]);
+    // "Remove DAPA" deletes the sample sheet (the user's to look at, not a store) itself, and nothing else.
+    const removal = fs.readFileSync(path.join(SRC, 'sidebar/remove-all.ts'), 'utf8');
+    expect([...removal.matchAll(/\.deleteSheet\((\w+)\)/g)].map((m) => m[1])).toEqual(['sample']);
+    expect(removal).toMatch(/const sample = spreadsheet\.getSheetByName\(SAMPLE_SHEET\)/);
     // Other modules name the hidden sheets only to read references in formula text.
     const naming = sources().filter(
       ({ file, text }) => file !== 'stores/store-sheet.ts' && /\b(STORE_SHEET|VERSIONS_SHEET)\b/.test(text),
@@ -206,10 +211,11 @@ describe('one owner per store', () => {
   it('removes DAPA through the owners of what it stored, never the raw stores', () => {
     const text = fs.readFileSync(path.join(SRC, 'sidebar/remove-all.ts'), 'utf8');
     expect(text).not.toMatch(
-      /documentProperties|deleteKeys|USER_PROPERTY|PropertiesService|DeveloperMetadata|deleteSheet/,
+      /documentProperties|deleteKeys|USER_PROPERTY|PropertiesService|DeveloperMetadata|STORE_SHEET|VERSIONS_SHEET/,
     );
+    expect(text).toMatch(/deleteHiddenSheets\(/);
     expect(text).toMatch(/forgetJob\(/);
-    expect(text).toMatch(/forgetLegacyValues\(|forgetAllMetadata\(/);
+    expect(text).toMatch(/forgetAllMetadata\(/);
     expect(text).toMatch(/forgetBackground\(/);
     expect(text).toMatch(/forgetSaved\(/);
   });

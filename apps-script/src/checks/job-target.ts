@@ -5,6 +5,7 @@ import { toEntry } from '../../../shared';
 import type { JobSource } from '../../sidebar/contract';
 import { columnLetter, columnNumber, isEmptyCell } from '../platform/cells';
 import type { JobRange } from '../stores/job-store';
+import { markColumn, readColumnMarks } from '../stores/storage';
 import { sheetInView } from '../stores/store-sheet';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
@@ -124,24 +125,7 @@ export function chooseTarget(spreadsheet: Spreadsheet, source: JobSource): Targe
   );
 }
 
-// ---- our mark on the output columns -------------------------------------------------------------------
-
-/**
- * Each output column a check writes carries this developer metadata on the whole column (so it moves with the column
- * when columns are inserted or deleted, and stays through sorts): its place among the five and the rows written,
- * "0 1 600". About 20 characters a column and one mark a column (a new one replaces it): far within the 30,000
- * characters a sheet's metadata may hold.
- */
-const OUTPUT_MARK = 'dapa-output';
-
-/** Our marks on one whole column of the sheet. */
-function marksOn(sheet: Sheet, column: number): GoogleAppsScript.Spreadsheet.DeveloperMetadata[] {
-  const letter = columnLetter(column);
-  return sheet
-    .getRange(`${letter}:${letter}`)
-    .getDeveloperMetadata()
-    .filter((m) => m.getKey() === OUTPUT_MARK);
-}
+// ---- our mark on the output columns (kept by storage.ts: OUTPUT_MARK) ----------------------------------
 
 /**
  * The rows of our earlier output right of the URL column: those each of the five columns is marked with, at its own
@@ -150,8 +134,8 @@ function marksOn(sheet: Sheet, column: number): GoogleAppsScript.Spreadsheet.Dev
 function markedRows(sheet: Sheet, column: number): number[] | undefined {
   let rows = [1, Infinity];
   for (let part = 0; part < OUTPUT_WIDTH; part++) {
-    const mark = marksOn(sheet, column + 1 + part)
-      .map((m) => String(m.getValue()).split(' ').map(Number))
+    const mark = readColumnMarks(sheet, column + 1 + part)
+      .map((value) => value.split(' ').map(Number))
       .find((m) => m[0] === part && m.length === 3);
     if (!mark) return undefined;
     rows = [Math.max(rows[0], mark[1]), Math.min(rows[1], mark[2])];
@@ -161,8 +145,8 @@ function markedRows(sheet: Sheet, column: number): number[] | undefined {
 
 /**
  * Marks the five output columns as ours for the target's rows (joined with the rows of our earlier output there when
- * they meet: those still hold it). Best effort: unmarked, a later check without a header row is refused, as it is
- * for a user's cells.
+ * they meet: those still hold it), each with its place among them and the rows: "0 1 600". Best effort: unmarked, a
+ * later check without a header row is refused, as it is for a user's cells.
  */
 export function markOutput({ sheet, column, firstRow, lastRow }: Target): void {
   try {
@@ -171,17 +155,8 @@ export function markOutput({ sheet, column, firstRow, lastRow }: Target): void {
     const rows = meets
       ? [Math.min(earlier[0], firstRow), Math.max(earlier[1], lastRow)]
       : [firstRow, lastRow];
-    for (let part = 0; part < OUTPUT_WIDTH; part++) {
-      const letter = columnLetter(column + 1 + part);
-      for (const m of marksOn(sheet, column + 1 + part)) m.remove();
-      sheet
-        .getRange(`${letter}:${letter}`)
-        .addDeveloperMetadata(
-          OUTPUT_MARK,
-          `${part} ${rows.join(' ')}`,
-          SpreadsheetApp.DeveloperMetadataVisibility.PROJECT,
-        );
-    }
+    for (let part = 0; part < OUTPUT_WIDTH; part++)
+      markColumn(sheet, column + 1 + part, `${part} ${rows.join(' ')}`);
   } catch (error) {
     console.warn(`DAPA: results not marked (${String(error)})`);
   }

@@ -2,7 +2,8 @@
 // sheets, the sample sheet, its developer metadata and document properties, this user's triggers and state for it)
 // and turns every formula with a DAPA call into the values it shows, so the user's data and results stay and nothing
 // refers to DAPA any more (the 4th arguments go with the formulas); no other formula or value of the user's is
-// written. Stored values go through their owners' operations.
+// written. Stored values go through their owners' operations (the hidden sheets: store-sheet.ts; the developer metadata
+// and document properties: storage.ts).
 /// <reference types="google-apps-script" />
 import { callsDapa } from '../checks/formula-text';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
@@ -11,9 +12,9 @@ import { activeSpreadsheet, idOf } from '../stores/session';
 import { forgetBackground } from '../stores/background-store';
 import { forgetJob } from '../stores/job-store';
 import { forgetSaved } from '../stores/saved-credits';
-import { forgetLegacyValues } from '../stores/storage';
+import { forgetAllMetadata } from '../stores/storage';
 import { SAMPLE_SHEET } from '../stores/storage-keys';
-import { isAddOnSheet } from '../stores/store-sheet';
+import { deleteHiddenSheets, isAddOnSheet } from '../stores/store-sheet';
 import { removeEditTrigger } from '../triggers/handlers';
 import { armDispatcher } from '../triggers/step-trigger';
 import { uiAllowed } from './menu-consent';
@@ -104,32 +105,6 @@ function formulasToValues(spreadsheet: Spreadsheet): number {
   return count;
 }
 
-/** The add-on's hidden sheets and the sample sheet. */
-function deleteOwnSheets(spreadsheet: Spreadsheet): number {
-  let count = 0;
-  for (const sheet of spreadsheet.getSheets()) {
-    const name = sheet.getName();
-    if (!isAddOnSheet(name) && name !== SAMPLE_SHEET) continue;
-    if (spreadsheet.getSheets().length <= 1) break; // a spreadsheet keeps one sheet
-    spreadsheet.deleteSheet(sheet);
-    count += 1;
-  }
-  return count;
-}
-
-/** DAPA's developer metadata (the spreadsheet's values, the output columns' marks) and earlier versions' document
- * properties (storage.ts). */
-function deleteOwnNotes(spreadsheet: Spreadsheet): number {
-  let count = forgetLegacyValues();
-  for (const m of spreadsheet.createDeveloperMetadataFinder().find()) {
-    const key = m.getKey();
-    if (!key.startsWith('dapa.') && !key.startsWith('dapa-')) continue;
-    m.remove();
-    count += 1;
-  }
-  return count;
-}
-
 /**
  * This user's triggers and state for the spreadsheet: background checks, the sidebar's job, its retry rows, the
  * credits kept results saved there.
@@ -152,9 +127,14 @@ export function removeAll(): Removed {
   const spreadsheet = activeSpreadsheet();
   forgetThisSpreadsheet(spreadsheet);
   const formulas = formulasToValues(spreadsheet);
-  const sheets = deleteOwnSheets(spreadsheet);
-  const notes = deleteOwnNotes(spreadsheet);
-  return { formulas, sheets, notes };
+  let sheets = deleteHiddenSheets(spreadsheet);
+  // The sample sheet is the user's to look at, not a store: it goes here, unless it is the last sheet.
+  const sample = spreadsheet.getSheetByName(SAMPLE_SHEET);
+  if (sample && spreadsheet.getSheets().length > 1) {
+    spreadsheet.deleteSheet(sample);
+    sheets++;
+  }
+  return { formulas, sheets, notes: forgetAllMetadata(spreadsheet) };
 }
 
 /** The menu item: asks first, then removes and says what it did. */

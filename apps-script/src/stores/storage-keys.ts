@@ -1,7 +1,8 @@
 // Every key the add-on stores under, in one place. The user's own PropertiesService store holds the key, the
 // settings, the learned plan, the plan's recent sends, the sidebar's job and the background state (per spreadsheet,
 // which is also the list of spreadsheets the dispatcher opens, and the user's one trigger); the spreadsheet's own
-// developer metadata holds what belongs to the spreadsheet (retention, schedule, credits saved); results live in the
+// developer metadata holds what belongs to the spreadsheet (retention, schedule, credits saved) and the output
+// columns' marks; results live in the
 // caches for 6 hours and in the hidden sheet STORE_SHEET for the retention (with the claims, such as the background
 // step's lease), and the formulas' version slots in the hidden sheet VERSIONS_SHEET.
 
@@ -52,6 +53,14 @@ export const DOCUMENT_PROPERTY = {
   /** The scheduled refresh: what, how often, when next, where it stands. */
   schedule: 'dapa.schedule',
 } as const;
+
+/**
+ * The key of our mark on each output column a sidebar check writes: developer metadata on the whole column (so it moves
+ * with the column when columns are inserted or deleted, and stays through sorts): its place among the five and the
+ * rows written, "0 1 600". About 20 characters a column and one mark a column (a new one replaces it): far within the
+ * 30,000 characters a sheet's metadata may hold (storage.ts keeps it, job-target.ts says what it means).
+ */
+export const OUTPUT_MARK = 'dapa-output';
 
 /**
  * The hidden sheet of kept results and claims, an append-only log of 4 columns (store-sheet.ts): batches of results

@@ -2,10 +2,20 @@
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
 // add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
+// The one owner of DAPA's developer metadata: the spreadsheet's values, the output columns' marks, their removal.
 // Over 300 lines: the one lock policy (its order, its deadline, and a custom function's waits that end at a refusal
-// for the day met elsewhere) sits with the reads and writes it guards.
-import { type DailyLimit, DailyLimitError, type Lock, now, type Properties } from '../platform/gas';
+// for the day met elsewhere) sits with the reads and writes it guards, and all of the metadata with its one owner.
+import { columnLetter } from '../platform/cells';
+import {
+  type DailyLimit,
+  DailyLimitError,
+  type Lock,
+  now,
+  type Properties,
+  type Spreadsheet,
+} from '../platform/gas';
 import { byteParts, utf8Bytes } from './byte-size';
+import { OUTPUT_MARK } from './storage-keys';
 import {
   currentSpreadsheet,
   documentLock,
@@ -226,12 +236,54 @@ export function deleteKeys(scope: Scope, prefix: string): void {
   for (const key of props.getKeys()) if (key.startsWith(prefix)) props.deleteProperty(key);
 }
 
-/** Forgets what earlier versions kept in DocumentProperties ("Remove DAPA from this spreadsheet"); answers how many. */
-export function forgetLegacyValues(): number {
+/** Forgets what earlier versions kept in DocumentProperties; answers how many. */
+function forgetLegacyValues(): number {
   const legacy = documentProperties();
   const keys = (legacy?.getKeys() ?? []).filter((key) => key.startsWith('dapa.'));
   for (const key of keys) legacy?.deleteProperty(key);
   return keys.length;
+}
+
+/**
+ * "Remove DAPA from this spreadsheet": every developer metadata entry of DAPA's, on the spreadsheet or any column
+ * (keys "dapa." and "dapa-": its values, the output columns' marks), and what earlier versions kept in
+ * DocumentProperties; a user's own entries stay. Answers how many went.
+ */
+export function forgetAllMetadata(spreadsheet: Spreadsheet): number {
+  let count = forgetLegacyValues();
+  for (const m of spreadsheet.createDeveloperMetadataFinder().find())
+    if (/^dapa[.-]/.test(m.getKey())) {
+      m.remove();
+      count += 1;
+    }
+  return count;
+}
+
+type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
+
+/** A whole column of a sheet: its metadata moves with it when columns are inserted or deleted, and stays through sorts. */
+function wholeColumn(sheet: Sheet, column: number): GoogleAppsScript.Spreadsheet.Range {
+  const letter = columnLetter(column);
+  return sheet.getRange(`${letter}:${letter}`);
+}
+
+/** Our output marks (OUTPUT_MARK) on a whole column. */
+function marksOn(
+  range: GoogleAppsScript.Spreadsheet.Range,
+): GoogleAppsScript.Spreadsheet.DeveloperMetadata[] {
+  return range.getDeveloperMetadata().filter((m) => m.getKey() === OUTPUT_MARK);
+}
+
+/** The values of our output marks on one whole column of a sheet (what they mean: job-target.ts). */
+export function readColumnMarks(sheet: Sheet, column: number): string[] {
+  return marksOn(wholeColumn(sheet, column)).map((m) => `${m.getValue()}`);
+}
+
+/** Marks a whole column with `value` under OUTPUT_MARK, visible to this project only, in place of its earlier mark. */
+export function markColumn(sheet: Sheet, column: number, value: string): void {
+  const range = wholeColumn(sheet, column);
+  for (const m of marksOn(range)) m.remove();
+  range.addDeveloperMetadata(OUTPUT_MARK, value, SpreadsheetApp.DeveloperMetadataVisibility.PROJECT);
 }
 
 /**

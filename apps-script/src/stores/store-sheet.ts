@@ -1,7 +1,8 @@
 // The add-on's two hidden sheets, owned here alone: `_dapa_results`, an append-only log of 4 columns (results and
 // claims; what its rows mean: result-rows.ts, claims.ts), and `_dapa_versions`, the formulas' version slots (one
-// column of VERSION_SLOTS rows) and the relay cell below them (checks/shown-relay.ts). Creating them, reading the log in one call, appending to it, deleting its dead rows
-// and its legacy columns, reading and writing the slots.
+// column of VERSION_SLOTS rows) and the relay cell below them (checks/shown-relay.ts). Creating them, reading the log
+// in one call, appending to it, deleting its dead rows and its legacy columns, reading and writing the slots, and
+// deleting them ("Remove DAPA").
 //
 // Why none of this needs a lock. A published add-on's dispatcher works in spreadsheets it opened by id, where it has
 // no document lock (Google: getDocumentLock returns null "if the method is called from outside the context of a
@@ -194,6 +195,21 @@ export function compactLog(
       spreadsheet.deleteSheet(half);
   }
   return { rows: gone.size, columns };
+}
+
+/**
+ * "Remove DAPA from this spreadsheet": deletes the hidden sheets (half-made ones too) but the last sheet, as a
+ * spreadsheet keeps one; answers how many went.
+ */
+export function deleteHiddenSheets(spreadsheet: Spreadsheet): number {
+  let count = 0;
+  for (const sheet of spreadsheet.getSheets()) {
+    if (!isAddOnSheet(sheet.getName())) continue;
+    if (spreadsheet.getSheets().length <= 1) break;
+    spreadsheet.deleteSheet(sheet);
+    count += 1;
+  }
+  return count;
 }
 
 /** The version slots' values ('' where none was written yet), read in one getValues. */
