@@ -335,4 +335,28 @@ describe('=DAPA in a sheet', () => {
     expect(submitted).toBeGreaterThanOrEqual(1);
     expect(submitted).toBeLessThanOrEqual(2);
   });
+
+  it('answers a formula of blank cells (dragged past the list) at once, without a store, cache or service call', async () => {
+    const slow = await standInFor(sandbox, KEY, { clock: 'virtual', serviceCallMs: 1_000 });
+    try {
+      slow.sheet.setValues('A2:A3', [[''], ['  ']]);
+      expect(await slow.runCustomFunction('=DAPA(A2)', { cell: 'B2' })).toEqual([['', '', '', '']]);
+      expect(await slow.runCustomFunction('=DAPA(A2:A3, "da", TRUE)', { cell: 'C2' })).toEqual([
+        ['DA'],
+        [''],
+        [''],
+      ]);
+      const blank = slow.executions.filter((e) => e.kind === 'custom-function');
+      expect(blank).toHaveLength(2);
+      // Every service call takes a second here: a formula of blank cells makes none.
+      for (const e of blank) expect(e.elapsedMs).toBeLessThan(1_000);
+      // One cell with a URL beside them does go to the stores.
+      slow.sheet.setValues('A4', [['example.com']]);
+      await slow.runCustomFunction('=DAPA(A2:A4)', { cell: 'D2' });
+      const checked = slow.executions.filter((e) => e.kind === 'custom-function').at(-1);
+      expect(checked?.elapsedMs).toBeGreaterThanOrEqual(1_000);
+    } finally {
+      await slow.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 // The =DAPA(urls, metrics, header) custom function: one check per range (duplicates sent once, blanks and
 // non-text never leave the sheet), cached records first, and a deadline well inside the 30-second limit.
-import type { DomainRecord, Fatal, Outcome } from '../../../shared';
+import { type DomainRecord, type Fatal, type Outcome, toEntry } from '../../../shared';
 import { checkCells, SPENT_LATELY_MS } from './cell-check';
 import { dailyLimitOf, now } from '../platform/gas';
 import {
@@ -141,6 +141,12 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   }
   const columns = parseMetrics(metrics);
   const withHeader = parseHeaderFlag(header);
+  const cells = cellsOf(urls);
+  // Blank cells only (a formula dragged past the list): blank rows at once, without a store, cache or service call.
+  if (cells.every((cell) => toEntry(cell).kind === 'blank')) {
+    const blank = cells.map(() => columns.map((): Cell => ''));
+    return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...blank] : blank;
+  }
   let rows: Cell[][];
   // Google's refusal for the day, the first time any call of this execution meets it (noteDailyLimit), is noted for
   // the cells beside this one at once: one note an execution, whoever met it.

@@ -68,7 +68,6 @@ function cacheOf(name: CacheName): GoogleAppsScript.Cache.Cache | null {
 
 /** These entries' texts, in one call per cache read (an entry not there is left out; no cache here: none). */
 export function readEntries(name: CacheName, keys: readonly string[]): Record<string, string> {
-  if (keys.length === 0) return {};
   return (cacheOf(name)?.getAll([...keys]) ?? {}) as Record<string, string>;
 }
 
@@ -80,8 +79,5 @@ export function keepEntries(name: CacheName, values: Record<string, string>, sec
 
 /** Drops these entries, in one call. */
 export function dropEntries(name: CacheName, keys: readonly string[]): void {
-  if (keys.length === 0) return;
-  const cache = cacheOf(name);
-  if (keys.length === 1) cache?.remove(keys[0]);
-  else cache?.removeAll([...keys]);
+  cacheOf(name)?.removeAll([...keys]);
 }
