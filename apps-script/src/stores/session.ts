@@ -49,7 +49,7 @@ export interface StorageTier {
 
 /**
  * Every memory tier of one execution. This module's own fields answer where the execution works; each other tier is
- * handed, by its accessor below, to its one owner module only (test/apps-script/store-owners.test.ts holds that).
+ * handed, by its accessor below, to its one owner module only (the store owners test holds that).
  */
 interface StoreSession {
   /** The spreadsheet the dispatcher opened by id. */
