@@ -142,23 +142,27 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   const columns = parseMetrics(metrics);
   const withHeader = parseHeaderFlag(header);
   const cells = cellsOf(urls);
-  // Blank cells only (a formula dragged past the list): blank rows at once, without a store, cache or service call.
-  if (cells.every((cell) => toEntry(cell).kind === 'blank')) {
-    const blank = cells.map(() => columns.map((): Cell => ''));
-    return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...blank] : blank;
-  }
   let rows: Cell[][];
+  // Blank cells only (a formula dragged past the list): blank rows at once, without a store, cache or service call.
+  if (cells.every((cell) => toEntry(cell).kind === 'blank'))
+    rows = cells.map(() => columns.map((): Cell => ''));
+  else rows = rowsOrDailyLimit(cells, columns, startedAt);
+  return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
+}
+
+/** The checked rows of a formula's cells, or, when Google refused a call for the day, that refusal in every row. */
+function rowsOrDailyLimit(cells: unknown[], columns: Metric[], startedAt: number): Cell[][] {
   // Google's refusal for the day, the first time any call of this execution meets it (noteDailyLimit), is noted for
   // the cells beside this one at once: one note an execution, whoever met it.
   tellDailyLimitTo(noteLimitedForTheDay);
   try {
-    rows = checkedRows(urls, columns, startedAt);
+    return checkedRows(cells, columns, startedAt);
   } catch (error) {
     // Google refused a call for the day (its quota per account): every row says so, in the project's words.
     const limit = noteDailyLimit(error);
     if (!limit) throw error;
     const text = dailyLimitCell(limit);
-    rows = cellsOf(urls).map((cell) => {
+    return cells.map((cell) => {
       const row: Cell[] = columns.map(() => '');
       if (cell !== '' && cell !== null && cell !== undefined) row[0] = text;
       return row;
@@ -166,11 +170,10 @@ export function DAPA(urls: unknown, metrics?: unknown, header?: unknown): Cell[]
   } finally {
     tellDailyLimitTo(undefined);
   }
-  return withHeader ? [columns.map((m) => METRIC_HEADERS[m]), ...rows] : rows;
 }
 
 /** The rows of a formula's cells, checked (throws what the whole formula shows). */
-function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[][] {
+function checkedRows(cells: unknown[], columns: Metric[], startedAt: number): Cell[][] {
   let key: string | undefined;
   let keyError: unknown;
   const apiKey = (): string => {
@@ -187,7 +190,7 @@ function checkedRows(urls: unknown, columns: Metric[], startedAt: number): Cell[
   lockWaitsEndBy(startedAt + LOCK_WAITS_END_MS, () => limitMetLately(SPENT_LATELY_MS));
   let answer;
   try {
-    answer = checkCells(cellsOf(urls), {
+    answer = checkCells(cells, {
       apiKey,
       hasKey: settings.hasKey,
       budget: settings.budget,
