@@ -14,7 +14,7 @@ import * as panel from './sidebar/background-panel';
 import * as credits from './sidebar/credits';
 export { DAPA } from './formula/dapa';
 export { DAPA_SAMPLE } from './sample/sample';
-export { cachedForRelay as DAPA_CACHE } from './checks/shown-relay';
+export { cachedForRelay as DAPA_CACHE } from './checks/formulas';
 export { onOpen, onInstall, showSidebar, showHelp } from './sidebar/menu';
 export { dapaBackgroundStep, dapaOnEdit, dapaBackgroundWatch } from './background/dispatcher';
 

@@ -4,7 +4,7 @@
 // refused trigger, a non-owner editor and a blocked network. Entry plan: 5 URLs per request, 60 URLs a minute.
 import type { AppsScriptStandIn, LoadOptions } from './harness';
 import type { TriggerTable } from './standin/script-app';
-import { WINDOW_TRIGGERS } from '../../apps-script/src/triggers/step-trigger';
+import { WINDOW_TRIGGERS } from '../../apps-script/src/background/dispatcher';
 import {
   domains,
   ENTRY_CONFIG as CONFIG,

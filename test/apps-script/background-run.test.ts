@@ -1,8 +1,8 @@
-// The background step as a run with no I/O (apps-script/src/background/run.ts): told the room, the work and the time,
+// The background step as a run with no I/O (apps-script/src/background/step.ts): told the room, the work and the time,
 // it answers check, wait or end, and ends in one outcome whose wanted table says when the next step comes and why.
 import type { Room } from '../../shared';
-import { BackgroundRun, RETRY_FAILURE_MS, type RunStart } from '../../apps-script/src/background/run';
-import { earliest } from '../../apps-script/src/stores/wanted';
+import { BackgroundRun, RETRY_FAILURE_MS, type RunStart } from '../../apps-script/src/background/step';
+import { earliest } from '../../apps-script/src/stores/background-store';
 
 const T = 1_000_000;
 const FREE: Room = {

@@ -5,7 +5,7 @@ import type { SandboxConfig } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';
 import { domains, metricsRow, sheetsAddress, storedKeys, useStandInEachTest } from './support';
 import type { VirtualSandbox } from '../sandbox/virtual';
-import { WINDOW_TRIGGERS } from '../../apps-script/src/triggers/step-trigger';
+import { WINDOW_TRIGGERS } from '../../apps-script/src/background/dispatcher';
 
 const KEY = 'entry-plan';
 const CONFIG: SandboxConfig = {

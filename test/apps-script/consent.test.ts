@@ -4,7 +4,7 @@
 // and asks Google for just that box, never showing Google's raw permission error.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BOXES, type Box, SCOPES } from '../../apps-script/src/platform/consent';
+import { type Box, BOXES, SCOPES } from '../../apps-script/src/platform/gas';
 import { CONSENT } from '../../apps-script/src/platform/consent-table';
 import { permissionNeeded, UI_REFUSED } from '../../apps-script/src/messages';
 import { DEFAULT_CONFIG } from '../sandbox/handler';

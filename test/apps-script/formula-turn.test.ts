@@ -6,16 +6,16 @@ import {
   deadlinesOf,
   endTurn,
   FormulaTurn,
-  markStep,
-  registerAsk,
   IN_FLIGHT_MS,
+  markStep,
   POLL_MS,
+  registerAsk,
   REQUEST_MS,
   ROUND_START_MS,
   SEQUENTIAL_REQUESTS,
   startRound,
 } from '../../apps-script/src/formula/turn';
-import type { FormulaQueue } from '../../apps-script/src/stores/formula-queue';
+import type { FormulaQueue } from '../../apps-script/src/stores/books';
 
 const T = 1_000_000;
 const ANSWER_BY = T + 23_000;

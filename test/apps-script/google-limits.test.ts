@@ -1,9 +1,9 @@
 // Google's limits at any size (issue 45): 20 triggers per user per script, an add-on's too, at any number of
 // spreadsheets with background checks; the user's per-spreadsheet state forgotten once a spreadsheet has been quiet
 // past the retention; every stored value and the formulas' queue capped by bytes. Through the built bundle in the stand-in (which refuses a 21st trigger with Google's text).
-import { byteParts, utf8Bytes } from '../../apps-script/src/stores/byte-size';
-import { fitQueue, type FormulaQueue, MAX_QUEUE_BYTES } from '../../apps-script/src/stores/formula-queue';
-import { type AppsScriptStandIn } from './harness';
+import { byteParts, utf8Bytes } from '../../apps-script/src/stores/storage';
+import { fitQueue, type FormulaQueue, MAX_QUEUE_BYTES } from '../../apps-script/src/stores/books';
+import type { AppsScriptStandIn } from './harness';
 import { domains, entryPlanSuite, sidebarCheck } from './support';
 
 jest.setTimeout(600_000);

@@ -1,6 +1,6 @@
 // The stored job's retryable rows (apps-script/src/job-store.ts) on a fake PropertiesService: a bitmap that
 // round-trips, is dropped when empty, and is kept in parts when longer than a property value may be.
-import { changeJob, loadRetryRows } from '../../apps-script/src/stores/job-store';
+import { changeJob, loadRetryRows } from '../../apps-script/src/stores/background-store';
 import { freshSession } from '../../apps-script/src/stores/session';
 import { fakeLock, fakeProperties } from './fake-services';
 

@@ -1,19 +1,19 @@
 // The background engine's step planner on a virtual clock: its single decisions, and whole runs of 500 domains on
 // the entry plan (5 URLs per request, 60 URLs a minute) with time-driven triggers late by 0–60 s, varying.
-import { WINDOW_TRIGGERS } from '../../apps-script/src/triggers/step-trigger';
+import { WINDOW_TRIGGERS } from '../../apps-script/src/background/dispatcher';
 import {
   type Cadence,
   type Lateness,
   observeLateness,
+  observeStepWork,
   type PlanInput,
   type PlanRoom,
   planStep,
   SHORT_WAIT_MS,
   sleepBudget,
-  workAhead,
-  observeStepWork,
   type StepPlan,
-} from '../../apps-script/src/background/planner';
+  workAhead,
+} from '../../apps-script/src/background/step';
 
 const MINUTE = 60_000;
 const FULL: PlanRoom = { urls: 60, requests: 60, perRequest: 5, capacity: 60, emptyAt: 0 };

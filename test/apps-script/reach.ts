@@ -1,5 +1,5 @@
 // Short ways through (issue 46, item 4): the files a background step (the trigger's handler, as main.ts exports it
-// under triggers/handlers.ts's STEP_HANDLER) and a =DAPA call reach when every call is followed (reach-walk.ts).
+// under background/dispatcher.ts's STEP_HANDLER) and a =DAPA call reach when every call is followed (reach-walk.ts).
 // `npx tsx test/apps-script/reach.ts [--why] [--json] [--from file#name]` prints them (--why: each file's shortest
 // chain of calls from the entry point; --from: any exported function instead); reach.test.ts holds the counts of
 // apps-script/src to apps-script/reach-limits.json.
@@ -10,10 +10,10 @@ import { CORE, type Entry, exported, measureReach, programOf, type Reach, SHELL 
 
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN = 'apps-script/src/main.ts';
-const HANDLERS = 'apps-script/src/triggers/handlers.ts';
+const HANDLERS = 'apps-script/src/background/dispatcher.ts';
 export const LIMITS_FILE = 'apps-script/reach-limits.json';
 
-/** The handler name the background step's trigger is created with (STEP_HANDLER in triggers/handlers.ts). */
+/** The handler name the background step's trigger is created with (STEP_HANDLER in background/dispatcher.ts). */
 function stepHandler(program: ts.Program): string {
   const declaration = exported(program, ROOT, HANDLERS, 'STEP_HANDLER');
   const init = ts.isVariableDeclaration(declaration) ? declaration.initializer : undefined;

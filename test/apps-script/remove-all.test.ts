@@ -4,7 +4,7 @@
 // and the user's data and results stay as the values they showed, and so does the user's own developer metadata.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withFourthArgument } from '../../apps-script/src/checks/formula-text';
+import { withFourthArgument } from '../../apps-script/src/checks/formulas';
 import { VERSION_SLOTS, versionSlotRef } from '../../apps-script/src/stores/store-sheet';
 import { DEFAULT_CONFIG } from '../sandbox/handler';
 import type { AppsScriptStandIn } from './harness';

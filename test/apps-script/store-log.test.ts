@@ -2,23 +2,29 @@
 // an expired holder, renewal, release; the compaction's deletions change no outcome), batches of results (many a row,
 // the newest per key and service wins, earlier versions' one-result rows still read), which rows are dead, a formula's
 // 4th argument written without touching the user's own, and the version slots a formula's place gives it.
-import { withFourthArgument, fourthArgument, parseDapaCall } from '../../apps-script/src/checks/formula-text';
-import { BLOCK_ROWS, homeSlot, versionOf } from '../../apps-script/src/checks/formula-versions';
+import {
+  BLOCK_ROWS,
+  fourthArgument,
+  homeSlot,
+  parseDapaCall,
+  versionOf,
+  withFourthArgument,
+} from '../../apps-script/src/checks/formulas';
 import {
   type Claim,
   CLAIM_GRACE_MS,
   claimRow,
   deadClaimRows,
+  VERSION_SLOTS,
   walkClaims,
-} from '../../apps-script/src/stores/claims';
+} from '../../apps-script/src/stores/store-sheet';
 import {
   BATCH_CHARS,
   batchRows,
   deadResultRows,
   ResultIndex,
   resultRow,
-} from '../../apps-script/src/stores/result-rows';
-import { VERSION_SLOTS } from '../../apps-script/src/stores/store-sheet';
+} from '../../apps-script/src/stores/results';
 
 const c = (holder: string, at: number, until: number): Claim => ({ holder, at, until });
 

@@ -4,9 +4,8 @@
 // steps, and "Remove DAPA" deleting stored values through their owners' operations, never the raw stores.
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLAIM_GRACE_MS, CLAIM_PREFIX } from '../../apps-script/src/stores/claims';
-import { batchRows } from '../../apps-script/src/stores/result-rows';
-import { weigh } from '../../apps-script/src/stores/store-compaction';
+import { CLAIM_GRACE_MS, CLAIM_PREFIX } from '../../apps-script/src/stores/store-sheet';
+import { batchRows, weigh } from '../../apps-script/src/stores/results';
 
 const SRC = path.resolve(__dirname, '../../apps-script/src');
 const DAY = 86_400_000;

@@ -3,10 +3,10 @@
 // made once at 1 × 4 even when two executions make it at once; a compaction that runs only as the step lease's holder
 // (no document lock needed) and loses no row another execution appends between its read and its deletions; the legacy version columns given back;
 // the step lease and a due refresh claimed through the log.
-type Compaction = typeof import('../../apps-script/src/stores/store-compaction');
-type ResultStore = typeof import('../../apps-script/src/stores/result-store');
-type StepLease = typeof import('../../apps-script/src/stores/step-lease');
-type ScheduleStore = typeof import('../../apps-script/src/stores/schedule');
+type Compaction = typeof import('../../apps-script/src/stores/results');
+type ResultStore = typeof import('../../apps-script/src/stores/results');
+type StepLease = typeof import('../../apps-script/src/stores/store-sheet');
+type ScheduleStore = typeof import('../../apps-script/src/stores/background-store');
 type StorageModule = typeof import('../../apps-script/src/stores/storage');
 
 /** The modules as one execution loads them (module-level memos start empty in each). */
@@ -22,10 +22,10 @@ interface Execution {
 function execution(): Execution {
   jest.resetModules();
   return {
-    compaction: jest.requireActual('../../apps-script/src/stores/store-compaction'),
-    results: jest.requireActual('../../apps-script/src/stores/result-store'),
-    lease: jest.requireActual('../../apps-script/src/stores/step-lease'),
-    schedule: jest.requireActual('../../apps-script/src/stores/schedule'),
+    compaction: jest.requireActual('../../apps-script/src/stores/results'),
+    results: jest.requireActual('../../apps-script/src/stores/results'),
+    lease: jest.requireActual('../../apps-script/src/stores/store-sheet'),
+    schedule: jest.requireActual('../../apps-script/src/stores/background-store'),
     storage: jest.requireActual('../../apps-script/src/stores/storage'),
   };
 }

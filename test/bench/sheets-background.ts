@@ -868,7 +868,7 @@ ${checks.map((c) => `- ${c}`).join('\n')}
   stand-in charges a flat ${BASE.serviceCallMs} ms per call. A background step makes dozens of calls.
 - How late \`after()\` triggers really fire is not documented (reports say from a few seconds to about a minute); the
   headline assumes 0–60 s, varying. A step sleeps through a window that frees sooner than it would sleep anyway
-  (apps-script/src/background/planner.ts), within what the day's 90 minutes leave once the work still to come has its
+  (apps-script/src/background/step.ts), within what the day's 90 minutes leave once the work still to come has its
   share (at most 60 minutes of sleep, 5 kept aside); the next step is scheduled ahead by what that budget allows spread
   over the windows left (a short list: the most lateness seen lately), and sleeps the rest if it comes early. Past that
   budget, steps end and are scheduled at their window.

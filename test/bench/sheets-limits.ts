@@ -14,7 +14,7 @@ import {
   sidebarCheck,
   storedKeys,
 } from '../apps-script/support';
-import { batchRows } from '../../apps-script/src/stores/result-rows';
+import { batchRows } from '../../apps-script/src/stores/results';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -15,15 +15,11 @@ import {
   type WindowSnapshot,
 } from '../../../shared';
 import { DailyLimitError, fetchAnswer, fetchAnswers, now, sleep } from '../platform/gas';
-import { type Books, holdForCheck, type QueueMove, settleCheck, type Spend } from '../stores/check-books';
-import { loadWindow } from '../stores/plan-store';
+import { type Books, holdForCheck, type QueueMove, settleCheck, type Spend } from '../stores/books';
+import { loadWindow } from '../stores/account';
 import { dailyLimitMet, noteDailyLimit } from '../stores/session';
-import { type Known, readKnown, type Reuse } from '../stores/known-results';
-import { cacheRecords } from '../stores/result-cache';
-import { storeRecords } from '../stores/result-store';
-import { noteSaved } from '../stores/saved-credits';
-
-export { type Known, readKnown, type Reuse } from '../stores/known-results';
+import { cacheRecords, type Known, noteSaved, readKnown, type Reuse, storeRecords } from '../stores/results';
+export { type Known, readKnown, type Reuse } from '../stores/results';
 
 /** The reuse of a job or a refresh: "Check again" (`fresh`), results since `since`, or all. */
 export function reuseOf(fresh?: boolean, since?: number): Reuse {

@@ -3,7 +3,7 @@
 // formulas again" and a schedule's monthly forecast. The same reading as the check itself (readKnown), so on a
 // service without faults the estimate is what the check then bills.
 import type { Estimate } from '../../sidebar/contract';
-import { creditView } from '../stores/credit-ledger';
+import { creditView } from '../stores/account';
 import { estimateText } from '../messages';
 import { readKnown, type Reuse } from './check';
 

@@ -9,7 +9,7 @@ import { CheckSession, distinctKeys } from '../checks/check';
 import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
 import { now, sleep } from '../platform/gas';
 import { limitMetLately } from '../stores/background-store';
-import { FormulaBooks } from '../stores/check-books';
+import { FormulaBooks } from '../stores/books';
 import { currentSpreadsheet, dailyLimitMet, noteDailyLimit } from '../stores/session';
 import { type Action, applyAnswer, deadlinesOf, endTurn, FormulaTurn, startRound, type View } from './turn';
 

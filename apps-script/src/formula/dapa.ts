@@ -21,8 +21,8 @@ import {
   UNFINISHED_CELL,
   UNFINISHED_IN_BACKGROUND,
 } from '../messages';
-import { formulaSettings, requireApiKey } from '../stores/settings';
-import { readFormulaCopies } from '../stores/check-books';
+import { formulaSettings, requireApiKey } from '../stores/account';
+import { readFormulaCopies } from '../stores/books';
 
 /**
  * A custom function has 30 seconds in all, counted from before its code runs (loading the script is in them, and

@@ -14,7 +14,7 @@ import {
   runSync,
   type WindowSnapshot,
 } from '../../../shared';
-import type { FormulaQueue } from '../stores/formula-queue';
+import type { FormulaQueue } from '../stores/books';
 
 /**
  * What an execution does with its formula: asks the queue, sends for all, or answers ('waiting': it asked and another

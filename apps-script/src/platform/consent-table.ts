@@ -1,7 +1,7 @@
 // The one table of features × Google's consent boxes, and what each feature does when a box it uses is unticked: the
 // user guide and apps-script/publishing/SCOPES.md show it as it is (the consent test holds them, and the menu, to it).
 // Documentation as data: no runtime code imports it, so it stays out of the Apps Script bundle.
-import type { Box } from './consent';
+import type { Box } from './gas';
 
 /** One row of the consent table: a feature as users name it, the boxes it uses, and what happens without one. */
 export interface FeatureConsent {

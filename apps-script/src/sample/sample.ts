@@ -13,15 +13,14 @@ import {
 import {
   cellsOf,
   CUSTOM_FUNCTION_BUDGET_MS,
-  METRIC_HEADERS,
   type Metric,
+  METRIC_HEADERS,
   parseHeaderFlag,
   parseMetrics,
   rowOf,
 } from '../formula/dapa';
 import { SAMPLE_PATH, SET_KEY_PATH } from '../messages';
-import { now } from '../platform/gas';
-import { allowedFor } from '../platform/consent';
+import { allowedFor, now } from '../platform/gas';
 import { activeSpreadsheet } from '../stores/session';
 import { SAMPLE_SHEET } from '../stores/storage-keys';
 

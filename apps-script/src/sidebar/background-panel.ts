@@ -3,42 +3,44 @@
 // steps (driveBackground), "Check again", the retention and the scheduled refresh.
 /// <reference types="google-apps-script" />
 import type { BackgroundInfo, ScheduleChange } from '../../sidebar/contract';
-import { runStep, turnOf } from '../background/step';
+import { DAY_RUNTIME_MS, runStep, turnOf } from '../background/step';
 import { formulaWork } from '../checks/formulas';
-import { allowedFor, missingFor } from '../platform/consent';
+import { allowedFor, dailyLimitOf, missingFor, now } from '../platform/gas';
 import { withSharing } from './key-sharing';
-import { dailyLimitOf, now } from '../platform/gas';
 import { activeSpreadsheet, idOf, installMode } from '../stores/session';
-import { DAY_RUNTIME_MS } from '../background/planner';
 import {
+  type BackgroundState,
   backgroundStatus,
   type BackgroundStatus,
-  type BackgroundState,
-  type DispatcherState,
   dayOf,
+  type DispatcherState,
   goesOn,
   loadBackground,
   loadDispatcher,
+  loadJob,
   noteLimitedForTheDay,
   noteTurnOnAfterLimit,
+  readSchedule,
+  saveSchedule,
   triggerCadence,
   updateBackground,
   whenNext,
 } from '../stores/background-store';
-import { loadJob } from '../stores/job-store';
-import { loadWindow } from '../stores/plan-store';
-import { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from '../stores/result-store';
-import { savedCredits } from '../stores/saved-credits';
-import { readSchedule, saveSchedule } from '../stores/schedule';
-import { currentBaseUrl, storedApiKey } from '../stores/settings';
-import { installTriggers, removeEditTrigger } from '../triggers/handlers';
+import { currentBaseUrl, loadWindow, storedApiKey } from '../stores/account';
+import { DEFAULT_RETENTION_DAYS, retentionDays, savedCredits, setRetentionDays } from '../stores/results';
+import {
+  armDispatcher,
+  installTriggers,
+  keepTriggerThroughDailyLimit,
+  removeEditTrigger,
+  wakeBackground,
+} from '../background/dispatcher';
 import { forecastOf } from './credits';
-import { armDispatcher, keepTriggerThroughDailyLimit, wakeBackground } from '../triggers/step-trigger';
 import {
   accessText,
   BACKGROUND_ON,
-  backgroundOnThroughLimit,
   BACKGROUND_ON_HOURLY,
+  backgroundOnThroughLimit,
   dailyRuntimeNote,
   MENU_NAME,
   NO_KEY,

@@ -4,16 +4,20 @@
 import type { CreditInfo, Estimate, Forecast, JobSource, ScheduleEvery } from '../../sidebar/contract';
 import { distinctKeys, reuseOf } from '../checks/check';
 import { estimateKeys } from '../checks/estimate';
-import { dapaFormulaCells, formulaKeys } from '../checks/formulas';
-import { refreshFormulas, upToDate } from '../checks/formula-versions';
-import { chooseTarget, inputValues, sheetOf } from '../checks/job-target';
+import { dapaFormulaCells, formulaKeys, refreshFormulas, upToDate } from '../checks/formulas';
+import { chooseTarget, inputValues, sheetOf } from '../checks/job-run';
 import { now } from '../platform/gas';
 import { activeSpreadsheet, idOf } from '../stores/session';
-import { goesOn, listGoingOn, loadDispatcher, loadStatus } from '../stores/background-store';
-import { creditBudget, creditView, setCreditBudget as saveBudget } from '../stores/credit-ledger';
-import type { Schedule } from '../stores/schedule';
-import { currentBaseUrl, requireApiKey, storedApiKey } from '../stores/settings';
-import { wakeBackground } from '../triggers/step-trigger';
+import { goesOn, listGoingOn, loadDispatcher, loadStatus, type Schedule } from '../stores/background-store';
+import {
+  creditBudget,
+  creditView,
+  currentBaseUrl,
+  requireApiKey,
+  setCreditBudget as saveBudget,
+  storedApiKey,
+} from '../stores/account';
+import { wakeBackground } from '../background/dispatcher';
 import { creditsText, ENTRY_PLAN_CREDITS, forecastText } from '../messages';
 
 export function getCredits(): CreditInfo {

@@ -3,41 +3,50 @@
 // show it, and retry the rows that ended for a reason that can change. The job's turns are checks/job-run.ts.
 /// <reference types="google-apps-script" />
 import type { JobSource, JobState, JobStatus, SelectionInfo } from '../../sidebar/contract';
-import { advanceJob, claimJob, reopenJob } from '../checks/job-run';
 import {
+  advanceJob,
   chooseTarget,
+  claimJob,
   clearOutput,
   guardOutputArea,
   makeRoom,
   markOutput,
   OUTPUT_HEADER,
   OUTPUT_WIDTH,
+  reopenJob,
   sheetOf,
-} from '../checks/job-target';
-import { asCellText, columnLetter, isEmptyCell } from '../platform/cells';
-import { allowedFor, missingFor } from '../platform/consent';
-import { now, sleep } from '../platform/gas';
+} from '../checks/job-run';
+import {
+  allowedFor,
+  asCellText,
+  type CellValue,
+  columnLetter,
+  isEmptyCell,
+  missingFor,
+  now,
+  sleep,
+} from '../platform/gas';
 import { activeSpreadsheet, idOf } from '../stores/session';
-import type { CellValue } from '../platform/row-writer';
-import { goesOn, loadStatus } from '../stores/background-store';
 import {
   changeJob,
+  goesOn,
   loadJob,
   loadRetryRows,
+  loadStatus,
   newJob,
   stateOf,
   type StoredJob,
   storeNewJob,
-} from '../stores/job-store';
-import { requireApiKey, storedApiKey } from '../stores/settings';
-import { stepUpkeep } from '../stores/store-compaction';
-import { wakeBackground, wantUpkeep } from '../triggers/step-trigger';
+} from '../stores/background-store';
+import { requireApiKey, storedApiKey } from '../stores/account';
+import { stepUpkeep } from '../stores/results';
+import { wakeBackground, wantUpkeep } from '../background/dispatcher';
 import {
   BLANK_STATUS,
   inBackgroundMessage,
-  jobMessage,
   JOB_HELD_ELSEWHERE,
   JOB_STILL_RUNNING,
+  jobMessage,
   NO_JOB,
   NO_JOB_TO_CANCEL,
   NO_JOB_TO_RETRY,

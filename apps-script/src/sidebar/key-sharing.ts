@@ -4,10 +4,10 @@
 // getEditors call). With the Spreadsheets box unticked DAPA cannot look, and says that instead.
 /// <reference types="google-apps-script" />
 import type { Settings, SettingsChange } from '../../sidebar/contract';
-import { KEY_SPENT_BY_EDITORS, SHARING_UNCHECKED, keyReadableByEditors } from '../messages';
-import { missingFor } from '../platform/consent';
+import { KEY_SPENT_BY_EDITORS, keyReadableByEditors, SHARING_UNCHECKED } from '../messages';
+import { missingFor } from '../platform/gas';
 import { activeSpreadsheet, installMode } from '../stores/session';
-import { readSettings, saveSettings, storedApiKey } from '../stores/settings';
+import { readSettings, saveSettings, storedApiKey } from '../stores/account';
 
 /**
  * How many other people can edit the active spreadsheet (Spreadsheet.getEditors, which lists the owner and the

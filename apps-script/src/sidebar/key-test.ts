@@ -3,9 +3,8 @@
 import { keyProbeRequest, readKeyProbe } from '../../../shared';
 import type { KeyTestResult } from '../../sidebar/contract';
 import { networkBlockedInSheets } from '../messages';
-import { allowedFor } from '../platform/consent';
-import { fetchAnswer, now } from '../platform/gas';
-import { currentBaseUrl, storedApiKey } from '../stores/settings';
+import { allowedFor, fetchAnswer, now } from '../platform/gas';
+import { currentBaseUrl, storedApiKey } from '../stores/account';
 
 export function testKey(): KeyTestResult {
   const apiKey = storedApiKey();

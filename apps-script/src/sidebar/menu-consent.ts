@@ -4,7 +4,7 @@
 // boxes: allowedFor in platform/consent.ts.
 /// <reference types="google-apps-script" />
 import { MENU_NAME, UI_REFUSED } from '../messages';
-import { missingFor, requireFor } from '../platform/consent';
+import { missingFor, requireFor } from '../platform/gas';
 
 /** Whether the sidebar and dialogs may open; when not, says so and asks Google for the box (ending the execution). */
 export function uiAllowed(): boolean {

@@ -1,21 +1,17 @@
 // The add-on menu and what its items do: open the sidebar, set the key, check the selection, refresh DAPA
 // formulas that are unfinished or older than the cache, and help.
 /// <reference types="google-apps-script" />
-import { wakeBackground, wantUpkeep } from '../triggers/step-trigger';
-import { dapaFormulaCells, keepShown } from '../checks/formulas';
-import { refreshFormulas, upToDate } from '../checks/formula-versions';
-import { now } from '../platform/gas';
+import { wakeBackground, wantUpkeep } from '../background/dispatcher';
+import { dapaFormulaCells, keepShown, refreshFormulas, upToDate } from '../checks/formulas';
+import { allowedFor, now } from '../platform/gas';
 import { startJob } from './job';
 import { testKey } from './key-test';
 import { sharedKeyWarning, withSharing } from './key-sharing';
 import { uiAllowed } from './menu-consent';
-import { allowedFor } from '../platform/consent';
 import { MENU_NAME, SET_KEY_PATH } from '../messages';
-import { readCachedRecords } from '../stores/result-cache';
-import { readStoredRecords } from '../stores/result-store';
-import { currentBaseUrl, readSettings, saveSettings, storedApiKey } from '../stores/settings';
+import { readCachedRecords, readStoredRecords, stepUpkeep } from '../stores/results';
+import { currentBaseUrl, readSettings, saveSettings, storedApiKey } from '../stores/account';
 import { runStep, turnOf } from '../background/step';
-import { stepUpkeep } from '../stores/store-compaction';
 import { idOf } from '../stores/session';
 
 /** Builds the menu. Runs in AuthMode.NONE too, so it reads no property and calls no service but the UI. */

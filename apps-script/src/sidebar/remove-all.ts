@@ -5,20 +5,17 @@
 // written. Stored values go through their owners' operations (the hidden sheets: store-sheet.ts; the developer metadata
 // and document properties: storage.ts).
 /// <reference types="google-apps-script" />
-import { callsDapa } from '../checks/formula-text';
+import { callsDapa } from '../checks/formulas';
 import { MENU_NAME, removeConfirmText, removedText } from '../messages';
-import type { Spreadsheet } from '../platform/gas';
+import { allowedFor, type Spreadsheet } from '../platform/gas';
 import { activeSpreadsheet, idOf } from '../stores/session';
-import { forgetBackground } from '../stores/background-store';
-import { forgetJob } from '../stores/job-store';
-import { forgetSaved } from '../stores/saved-credits';
+import { forgetBackground, forgetJob } from '../stores/background-store';
+import { forgetSaved } from '../stores/results';
 import { forgetAllMetadata } from '../stores/storage';
 import { SAMPLE_SHEET } from '../stores/storage-keys';
 import { deleteHiddenSheets, isAddOnSheet } from '../stores/store-sheet';
-import { removeEditTrigger } from '../triggers/handlers';
-import { armDispatcher } from '../triggers/step-trigger';
+import { armDispatcher, removeEditTrigger } from '../background/dispatcher';
 import { uiAllowed } from './menu-consent';
-import { allowedFor } from '../platform/consent';
 
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 

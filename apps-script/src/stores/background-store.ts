@@ -1,3 +1,28 @@
+// The user's background state, in one module: each spreadsheet's marks and its "wanted at" table, the dispatcher's
+// state, the scheduled refreshes, and the sidebar's job. Each section below says its part.
+// Over 300 lines: every background mark of the user is here, with the job and refreshes the marks schedule.
+/// <reference types="google-apps-script" />
+import { columnLetter, type DailyLimit, now } from '../platform/gas';
+import {
+  documentCacheHere,
+  dropEntries,
+  finite,
+  isRecord,
+  keepEntries,
+  keepEntry,
+  locked,
+  readEntries,
+  readEntry,
+  readValue,
+  userKeys,
+  writeValue,
+} from './storage';
+import { currentSpreadsheet, idOrUndefined, installMode } from './session';
+import { DOCUMENT_PROPERTY, USER_PROPERTY } from './storage-keys';
+import type { JobState, ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
+import { claim } from './store-sheet';
+import { digitsOf, placesIn } from './results';
+
 // Background checks' stored state and their status. Per spreadsheet (user property dapa.bg.<id>): on/off, when its
 // next step is wanted, why it stopped; these keys are also the list of spreadsheets the dispatcher opens by id. Per
 // user (dapa.dispatcher): the ONE time-driven trigger that serves all of them and what it learned (lateness, runtime
@@ -5,13 +30,6 @@
 // change happens under the shared lock.
 // Over 300 lines: every background mark of the user is here (properties, and the two notes in the user's cache a
 // trigger reads in one call: Google's daily refusal, the dispatcher at work), so the dispatcher reads one module.
-import { type DailyLimit, now } from '../platform/gas';
-import { documentCacheHere, dropEntries, keepEntries, keepEntry, readEntries, readEntry } from './caches';
-import { installMode } from './session';
-import { isRecord, locked, readValue, userKeys, writeValue } from './storage';
-import { USER_PROPERTY } from './storage-keys';
-import { earliest, type WantCause, type Wanted } from './wanted';
-
 /** Notes about dropped spreadsheets are kept this long (the sidebar shows them). */
 const NOTE_DAYS_MS = 30 * 86_400_000;
 
@@ -464,4 +482,252 @@ export function noteDispatcherAtWork(until: number | undefined): void {
   } catch {
     // a twin then takes the longer way: the step lease
   }
+}
+
+// A spreadsheet's table of "wanted at": why its next background step is wanted and by when. Its earliest entry is
+// the one answer to "when next", for the user's trigger and the open sidebar alike. Plain data, no I/O.
+/**
+ * Why a spreadsheet wants its next step: `window`, the plan's window frees; `work`, work is waiting (a start, an edit,
+ * a check, rows left); `retry`, after a failed step; `month`, the month's turn frees the credit budget; `schedule`, a
+ * scheduled refresh is due; `upkeep`, the oldest result kept passes the retention (the store's upkeep deletes it,
+ * whether anyone opens the spreadsheet or not); `kept`, the relay cell asked the document what its formulas fetched and
+ * the next step keeps its answer (checks/shown-relay.ts).
+ */
+export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule' | 'upkeep' | 'kept';
+export type Wanted = Partial<Record<WantCause, number>>;
+
+/** The earliest entry of a wanted table (undefined: nothing is wanted). */
+export function earliest(wanted: Wanted): { at: number; cause: WantCause } | undefined {
+  let first: { at: number; cause: WantCause } | undefined;
+  for (const [cause, at] of Object.entries(wanted) as Array<[WantCause, number | undefined]>)
+    if (at !== undefined && Number.isFinite(at) && (!first || at < first.at)) first = { at, cause };
+  return first;
+}
+
+// The scheduled refresh (the spreadsheet's dapa.schedule): the sheet's DAPA formulas or the sidebar's last range,
+// checked again daily, weekly or monthly by the background steps, resuming where a step stopped. A step claims the
+// refresh that is due here and starts it itself (background/step.ts).
+export interface Schedule {
+  every: ScheduleEvery;
+  target: 'formulas' | 'range';
+  range?: JobRange;
+  nextAt: number;
+  lastRunAt?: number;
+}
+
+const PERIOD_MS: Record<ScheduleEvery, number> = {
+  daily: 86_400_000,
+  weekly: 7 * 86_400_000,
+  monthly: 30 * 86_400_000,
+};
+
+function parseSchedule(raw: unknown): Schedule | undefined {
+  if (!isRecord(raw) || !PERIOD_MS[raw.every as ScheduleEvery] || finite(raw.nextAt) === undefined)
+    return undefined;
+  return raw as unknown as Schedule;
+}
+
+export function readSchedule(): Schedule | undefined {
+  return readValue('document', DOCUMENT_PROPERTY.schedule, parseSchedule);
+}
+
+/** Sets (or with null, removes) the schedule; the first refresh is one period from now. */
+export function saveSchedule(change: ScheduleChange | null): void {
+  if (change === null || change === undefined) {
+    writeValue('document', DOCUMENT_PROPERTY.schedule, undefined);
+    return;
+  }
+  if (!PERIOD_MS[change.every])
+    throw new Error(`Refresh "daily", "weekly" or "monthly", not "${String(change.every)}".`);
+  if (change.target !== 'formulas' && change.target !== 'range')
+    throw new Error(
+      'Choose what to refresh: "formulas" (the DAPA formulas) or "range" (the last sidebar check).',
+    );
+  const schedule: Schedule = {
+    every: change.every,
+    target: change.target,
+    nextAt: now() + PERIOD_MS[change.every],
+  };
+  if (change.target === 'range') {
+    schedule.range = jobRange(idOrUndefined(currentSpreadsheet()) ?? '');
+    if (!schedule.range)
+      throw new Error('Check a range from the sidebar first: the schedule refreshes that range.');
+  }
+  writeValue('document', DOCUMENT_PROPERTY.schedule, schedule);
+}
+
+/** How long a step that claimed a due refresh has to move the schedule on before another may claim it. */
+const REFRESH_CLAIM_MS = 10 * 60_000;
+
+/**
+ * Claims the refresh due at `at`, if one is: a claim named after the due date (claims.ts: decided by the store's log,
+ * no lock, so two users' dispatchers never both start the same refresh), then the schedule moves to its next date.
+ * That move is a plain write: only the claim's winner makes it, and a race with another move repeats the same move.
+ * The caller re-checks the formulas from `at` on, or the range as a job.
+ */
+export function claimDueSchedule(at: number): Schedule | undefined {
+  const schedule = readSchedule();
+  if (!schedule || schedule.nextAt > at) return undefined;
+  if (!claim(`schedule:${schedule.nextAt}`, at + REFRESH_CLAIM_MS)) return undefined;
+  const moved = readSchedule();
+  if (moved && moved.nextAt === schedule.nextAt) {
+    moved.lastRunAt = at;
+    while (moved.nextAt <= at) moved.nextAt += PERIOD_MS[moved.every];
+    writeValue('document', DOCUMENT_PROPERTY.schedule, moved);
+  }
+  return schedule;
+}
+
+// The sidebar's job as kept in the user's properties: its range, where it stands, its counts, and (beside it) which
+// rows ended for a reason that can change, so "Retry skipped rows" knows them from stored state, not from cell text.
+/** Where a job reads its URLs (one column, these rows); a scheduled refresh re-checks such a range. */
+export interface JobRange {
+  sheetId: number;
+  sheetName: string;
+  column: number;
+  firstRow: number;
+  lastRow: number;
+}
+
+/** A job as kept: what the sidebar sees (its A1 range is derived) plus where it stands. */
+export interface StoredJob extends Omit<JobState, 'a1'>, JobRange {
+  spreadsheetId: string;
+  /** Rows before the cursor are finished; rows after it may be finished already (written, so skipped). */
+  cursor: number;
+  mode: 'all' | 'retry';
+  /** While a turn (a sidebar step or a background step) runs it holds a lease on the job, so that a second one
+   *  does not overlap; `lease` names the holder, so a turn that outlived its lease knows it was overtaken. */
+  leaseUntil?: number;
+  lease?: string;
+  /** "Check again": the cache and the results kept before `freshFrom` are not used. */
+  fresh?: boolean;
+  /** When a "Check again" began: what the job itself receives from then on is reused by its later slices (and by
+   *  "Retry skipped rows"), so a domain in two slices is billed once. Absent (a job stored before): nothing is. */
+  freshFrom?: number;
+  /** A scheduled refresh: only results checked since then are reused, and a "Checked at" column is written. */
+  since?: number;
+}
+
+function parseJob(raw: unknown): StoredJob | undefined {
+  return isRecord(raw) && typeof raw.id === 'string' && typeof raw.cursor === 'number'
+    ? (raw as unknown as StoredJob)
+    : undefined;
+}
+
+export function loadJob(spreadsheetId: string): StoredJob | undefined {
+  return readValue('user', USER_PROPERTY.jobPrefix + spreadsheetId, parseJob);
+}
+
+/** Stores the job (under the user lock: changeJob). */
+function storeJob(job: StoredJob): void {
+  writeValue('user', USER_PROPERTY.jobPrefix + job.spreadsheetId, job);
+}
+
+/** What a change of the job may write, inside its hold of the lock. */
+export interface JobWrites {
+  /** Stores the job whole. */
+  store(job: StoredJob): void;
+  /** Stores the rows marked retryable (none: the key is removed). */
+  retryRows(rows: ReadonlySet<number>): void;
+}
+
+/**
+ * Changes a spreadsheet's job under the user lock (a sidebar turn and a background step may meet): `change` gets the
+ * job read again there and writes what it changed. Answers what `change` answered.
+ */
+export function changeJob<T>(
+  spreadsheetId: string,
+  change: (job: StoredJob | undefined, writes: JobWrites) => T,
+): T {
+  return locked('user', () =>
+    change(loadJob(spreadsheetId), {
+      store: storeJob,
+      retryRows: (rows) => storeRetryRows(spreadsheetId, rows),
+    }),
+  );
+}
+
+/** Stores a new job and forgets the retryable rows of the one before. */
+export function storeNewJob(job: StoredJob): void {
+  changeJob(job.spreadsheetId, (_, writes) => {
+    writes.store(job);
+    writes.retryRows(new Set());
+  });
+}
+
+/** Forgets a spreadsheet's job and its retryable rows ("Remove DAPA from this spreadsheet"), under the user lock. */
+export function forgetJob(spreadsheetId: string): void {
+  changeJob(spreadsheetId, (_, writes) => {
+    writeValue('user', USER_PROPERTY.jobPrefix + spreadsheetId, undefined);
+    writes.retryRows(new Set());
+  });
+}
+
+/** Just the range of a job (or a target). */
+export function rangeOf({ sheetId, sheetName, column, firstRow, lastRow }: JobRange): JobRange {
+  return { sheetId, sheetName, column, firstRow, lastRow };
+}
+
+/** Where a scheduled refresh re-checks: the range of the last sidebar job. */
+export function jobRange(spreadsheetId: string): JobRange | undefined {
+  const job = loadJob(spreadsheetId);
+  return job && rangeOf(job);
+}
+
+/** A new job over a range, running from its first row; `fields` set the rest (mode, total, message, ...). */
+export function newJob(spreadsheetId: string, range: JobRange, fields: Partial<StoredJob> = {}): StoredJob {
+  return {
+    id: Utilities.getUuid(),
+    spreadsheetId,
+    ...rangeOf(range),
+    cursor: range.firstRow,
+    mode: 'all',
+    total: range.lastRow - range.firstRow + 1,
+    done: 0,
+    status: 'running',
+    counts: { records: 0, skipped: 0, errors: 0, requests: 0, billed: 0, cached: 0, retryable: 0 },
+    skippedByReason: {},
+    ...fields,
+  };
+}
+
+/** What the sidebar sees. `retryable` counts the rows "Retry skipped rows" would check: retryable ones, plus
+ *  rows a cancel or an error left unchecked. */
+export function stateOf(job: StoredJob, note?: string): JobState {
+  const letter = columnLetter(job.column);
+  const unchecked = job.status === 'cancelled' || job.status === 'error' ? job.total - job.done : 0;
+  const state: JobState = {
+    id: job.id,
+    sheetName: job.sheetName,
+    a1: `${letter}${job.firstRow}:${letter}${job.lastRow}`,
+    total: job.total,
+    done: job.done,
+    status: job.status,
+    counts: { ...job.counts, retryable: job.counts.retryable + Math.max(0, unchecked) },
+    skippedByReason: { ...job.skippedByReason },
+  };
+  const message = note ?? job.message;
+  if (message) state.message = message;
+  return state;
+}
+
+// ---- the rows that ended for a reason that can change: one bit per row of the job's range ------------------
+
+function retryKey(spreadsheetId: string): string {
+  return USER_PROPERTY.retryRowsPrefix + spreadsheetId;
+}
+
+function parseRows(raw: unknown): string | undefined {
+  return typeof raw === 'string' && /^[0-9a-v]*$/.test(raw) ? raw : undefined;
+}
+
+/** Offsets (from the job's first row) of the rows marked retryable (place-digits.ts: five rows a digit, so 10,000
+ *  rows take 2,000 characters; longer values are kept in parts). */
+export function loadRetryRows(spreadsheetId: string): Set<number> {
+  return placesIn(readValue('user', retryKey(spreadsheetId), parseRows) ?? '');
+}
+
+/** Stores the rows marked retryable (none: the key is removed), under the user lock (changeJob). */
+function storeRetryRows(spreadsheetId: string, rows: ReadonlySet<number>): void {
+  writeValue('user', retryKey(spreadsheetId), digitsOf(rows) || undefined);
 }

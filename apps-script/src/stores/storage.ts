@@ -1,12 +1,10 @@
-// The one storage layer of the Sheets shell: values kept in the user's properties or in the spreadsheet's own
-// developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
-// read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
-// add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
-// The one owner of DAPA's developer metadata: the spreadsheet's values, the output columns' marks, their removal.
-// Over 300 lines: the one lock policy (its order, its deadline, and a custom function's waits that end at a refusal
-// for the day met elsewhere) sits with the reads and writes it guards, and all of the metadata with its one owner.
-import { columnLetter } from '../platform/cells';
+// Google's stores a script keeps values in, owned here alone behind named operations: properties and developer
+// metadata (under the one lock policy), and the user's and the document's caches; with the size and shape checks every
+// stored value passes (UTF-8 bytes, plain records). Each section below says its part.
+// Over 300 lines: the one lock policy (its order, its deadline, a custom function's waits) and every read and write it
+// guards sit together, with the caches beside them.
 import {
+  columnLetter,
   type DailyLimit,
   DailyLimitError,
   type Lock,
@@ -14,19 +12,26 @@ import {
   type Properties,
   type Spreadsheet,
 } from '../platform/gas';
-import { byteParts, utf8Bytes } from './byte-size';
 import { OUTPUT_MARK } from './storage-keys';
 import {
   currentSpreadsheet,
+  documentAheadTier,
+  documentCache,
   documentLock,
   documentProperties,
   storageTier,
+  userCache,
   userLock,
   userProperties,
 } from './session';
 
-export { finite, isRecord } from './validate';
-
+// The one storage layer of the Sheets shell: values kept in the user's properties or in the spreadsheet's own
+// developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
+// read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
+// add-on's time-driven trigger has no document, and its dispatcher reaches a spreadsheet only by opening it by id.
+// The one owner of DAPA's developer metadata: the spreadsheet's values, the output columns' marks, their removal.
+// Over 300 lines: the one lock policy (its order, its deadline, and a custom function's waits that end at a refusal
+// for the day met elsewhere) sits with the reads and writes it guards, and all of the metadata with its one owner.
 /** Whose values: the user's own (key, settings, job, plan, background) or the spreadsheet's (everyone's). */
 export type Scope = 'user' | 'document';
 
@@ -378,4 +383,125 @@ export function updateValue<T>(
     writeValue(scope, key, next);
     return next;
   });
+}
+
+// Sizes as Google's caps count them: UTF-8 bytes (9 KB a property value, 100 KB a cache value), not characters; a
+// name with accents takes more bytes than characters. Pure code (Apps Script has no TextEncoder).
+/** The UTF-8 bytes of a text (Apps Script has no TextEncoder): what Google's caps on values count. */
+export function utf8Bytes(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c < 0xdc00 ? (i++, 4) : 3;
+  }
+  return n;
+}
+
+/** A text cut into pieces of at most `maxBytes` UTF-8 bytes each, never inside a character. */
+export function byteParts(text: string, maxBytes: number): string[] {
+  const parts: string[] = [];
+  let [start, bytes] = [0, 0];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c < 0xdc00;
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (bytes + size > maxBytes) [parts[parts.length], start, bytes] = [text.slice(start, i), i, 0];
+    bytes += size;
+    if (pair) i++;
+  }
+  if (start < text.length) parts.push(text.slice(start));
+  return parts;
+}
+
+// Small validators for the parse functions of stored values (storage.ts re-exports them): no I/O.
+/** A plain object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A finite number, or undefined. */
+export function finite(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+// The two caches DAPA keeps entries in, owned here alone: the document's (CacheService's cache of the spreadsheet:
+// shared by everyone in it, custom functions included, with no daily quota) and the user's (one per user of the script:
+// a published add-on's records across the user's spreadsheets, and the background's marks). Every entry is read and
+// written through these operations, by the module that decides what the entry holds: the formulas' queue
+// (formula-queue.ts), the credit lists formulas could not write to the ledger (credit-ledger.ts), the copies of the
+// retention (retention.ts), of the owner's settings (settings.ts) and of the background's state and marks
+// (background-store.ts), and the records (result-cache.ts). There is no document cache outside the document's own
+// executions (a standalone trigger, a spreadsheet the dispatcher opened by id: session.ts tells which); then reads find
+// nothing and writes are left out. The user's cache may be refused (a custom function): its operations then throw.
+/** Which cache: the document's or the user's. */
+export type CacheName = 'document' | 'user';
+
+/** Whether this execution has the document's cache (it runs in the document). */
+export function documentCacheHere(): boolean {
+  return documentCache() !== null;
+}
+
+/** Whether this execution has that cache (the user's may be refused a custom function: never throws). */
+export function cacheHere(name: CacheName): boolean {
+  if (name === 'document') return documentCacheHere();
+  try {
+    return userCache() !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** An entry's text in the document's cache (null: none, or no cache here); one read ahead is served once. */
+export function readEntry(key: string): string | null {
+  const ahead = documentAheadTier();
+  if (ahead.has(key)) {
+    const text = ahead.get(key) ?? null;
+    ahead.delete(key);
+    return text;
+  }
+  return documentCache()?.get(key) ?? null;
+}
+
+/**
+ * Reads these entries of the document's cache in one call (a =DAPA execution's copies: the owner's settings, the
+ * retention, whether background checks go on), each served once to the first readEntry of its key in this execution.
+ */
+export function readAhead(keys: readonly string[]): void {
+  const cache = documentCache();
+  if (!cache || keys.length === 0) return;
+  const values = cache.getAll([...keys]);
+  const ahead = documentAheadTier();
+  for (const key of keys) ahead.set(key, values[key] ?? null);
+}
+
+/**
+ * Keeps an entry's text in the document's cache for `seconds` (undefined: the entry goes); with `why`, throws `why`
+ * where there is no cache.
+ */
+export function keepEntry(key: string, text: string | undefined, seconds: number, why?: string): void {
+  const cache = documentCache();
+  if (!cache && why) throw new Error(why);
+  if (text === undefined) cache?.remove(key);
+  else cache?.put(key, text, seconds);
+}
+
+/** The cache itself where this execution has it (null: none here; the user's may throw). */
+function cacheOf(name: CacheName): GoogleAppsScript.Cache.Cache | null {
+  return name === 'document' ? documentCache() : userCache();
+}
+
+/** These entries' texts, in one call per cache read (an entry not there is left out; no cache here: none). */
+export function readEntries(name: CacheName, keys: readonly string[]): Record<string, string> {
+  return (cacheOf(name)?.getAll([...keys]) ?? {}) as Record<string, string>;
+}
+
+/** Keeps these entries for `seconds`, in one call (no cache here: left out). */
+export function keepEntries(name: CacheName, values: Record<string, string>, seconds: number): void {
+  if (Object.keys(values).length === 0) return;
+  cacheOf(name)?.putAll(values, seconds);
+}
+
+/** Drops these entries, in one call. */
+export function dropEntries(name: CacheName, keys: readonly string[]): void {
+  cacheOf(name)?.removeAll([...keys]);
 }
