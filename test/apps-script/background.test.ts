@@ -100,7 +100,7 @@ describe('background checks', () => {
     expect(took).toBeLessThanOrEqual(1.1 * 5 * MINUTE);
     expect(stats().billed).toBe(300);
     // Steps wait for the window inside a step rather than schedule one that comes up to a minute late, within the
-    // day's sleep budget (30 minutes, a third of the consumer trigger quota): see planner.ts.
+    // day's sleep budget (30 minutes, a third of the consumer trigger quota): see step.ts.
     expect(gas.triggerRuntimeMs()).toBeLessThanOrEqual(30 * MINUTE);
   });
 

@@ -104,7 +104,7 @@ describe('the Apps Script bundle (apps-script/dist)', () => {
   it('declares every entry point as a top-level function, and DAPA with its @customfunction JSDoc', () => {
     const file = ts.createSourceFile('Code.js', code, ts.ScriptTarget.ES2020, true, ts.ScriptKind.JS);
     const functions = file.statements.filter(ts.isFunctionDeclaration).map((f) => f.name?.text);
-    // DAPA, DAPA_SAMPLE, DAPA_CACHE (the relay cell's, checks/shown-relay.ts), the menu's and the triggers', and the
+    // DAPA, DAPA_SAMPLE, DAPA_CACHE (the relay cell's, checks/formulas.ts), the menu's and the triggers', and the
     // sidebar's (server-functions.test.ts checks those against the contract).
     expect(functions.sort()).toEqual(
       [

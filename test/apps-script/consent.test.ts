@@ -36,7 +36,7 @@ function tablesOf(page: string): string[][][] {
   return tables;
 }
 
-/** The features × boxes table as the guide shows it, from consent.ts. */
+/** The features × boxes table as the guide shows it, from gas.ts. */
 export function featureTable(): string[][] {
   return [
     ['Feature', ...ORDER.map((b) => BOXES[b].label), 'When a box it uses is unticked'],
@@ -57,7 +57,7 @@ export function boxTable(): string[][] {
 }
 
 describe('the consent table is the code’s', () => {
-  test('the user guide shows the features × boxes table and the boxes, as consent.ts has them', () => {
+  test('the user guide shows the features × boxes table and the boxes, as gas.ts has them', () => {
     const tables = tablesOf(read('docs/guide.md'));
     expect(tables).toContainEqual(featureTable());
     expect(tables).toContainEqual(boxTable());

@@ -1,9 +1,9 @@
-// The one base-32 format of sets of places kept in the user's properties (apps-script/src/stores/results.ts):
+// The one base-32 format of sets of places kept in the user's properties (apps-script/src/stores/storage.ts):
 // the saved-credit marks and the job's retry rows. Users' properties already hold strings in it, so the strings are
 // pinned here, written out as the code before the shared module wrote them.
-import { digitsOf, placesIn } from '../../apps-script/src/stores/results';
+import { digitsOf, placesIn } from '../../apps-script/src/stores/storage';
 
-/** Sets and the strings the earlier code (saved-credits.ts `bitsOf`, job-store.ts `storeRetryRows`) wrote for them. */
+/** Sets and the strings the earlier code (results.ts `bitsOf`, background-store.ts `storeRetryRows`) wrote for them. */
 const WRITTEN_BEFORE: Array<[number[], string]> = [
   [[], ''],
   [[0], '1'],

@@ -1,7 +1,7 @@
 // The saved-credit marks (apps-script/src/stores/results.ts) on fakes of PropertiesService, LockService and a
 // spreadsheet: the counts a range's kept results add, and each store row's mark parsed once a call, however many of
 // the row's results the range reuses.
-import * as placeDigits from '../../apps-script/src/stores/results';
+import * as placeDigits from '../../apps-script/src/stores/storage';
 import { type Kept, noteSaved, savedCredits } from '../../apps-script/src/stores/results';
 import { freshSession } from '../../apps-script/src/stores/session';
 import { fakeLock, fakeProperties } from './fake-services';

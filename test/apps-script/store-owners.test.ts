@@ -94,13 +94,13 @@ const STORES: Array<{ row: string; owner: string; touch: RegExp; handedBy?: stri
   },
   {
     row: 'document cache',
-    owner: 'stores/caches.ts',
+    owner: 'stores/storage.ts',
     touch: /\bdocumentCache\(\)|getDocumentCache\(/,
     handedBy: ['platform/gas.ts', 'stores/session.ts'],
   },
   {
     row: 'user cache',
-    owner: 'stores/caches.ts',
+    owner: 'stores/storage.ts',
     touch: /\buserCache\(\)|getUserCache\(/,
     handedBy: ['platform/gas.ts', 'stores/session.ts'],
   },

@@ -370,9 +370,9 @@ export const NOT_SHOWN: Record<string, string> = {
   'The sidebar markup lacks #':
     'dom.ts: the built page lacks an element; a build error the browser test catches',
   'startJob needs { source: "selection" } or { source: "column", column: "B", headerRow: true }.':
-    'job-target.ts: the sidebar always sends one of the two; only a caller of the server function could',
-  'saveSettings needs an object.': 'settings.ts: the sidebar always sends an object',
-  'CheckRun: unknown key': 'run.ts: a domain the run was never given; an invariant, never reached',
+    'job-run.ts: the sidebar always sends one of the two; only a caller of the server function could',
+  'saveSettings needs an object.': 'account.ts: the sidebar always sends an object',
+  'CheckRun: unknown key': 'step.ts: a domain the run was never given; an invariant, never reached',
   'Sample data (made up inside the add-on)':
     'sample.ts: the envelope sample mode answers itself; its cells show SAMPLE',
 };

@@ -53,6 +53,7 @@ import {
 } from './step';
 import { accessText, PAUSED_AFTER_FAILURES, spreadsheetGone, TRIGGER_REFUSED } from '../messages';
 
+// ─── dispatcher ────────────────────────────────────────────────────────────────────────────────────────────────────
 // The trigger handlers of background checks: the user's time-driven trigger (a dispatcher that opens each spreadsheet
 // with work by id, since a published add-on's trigger has no active spreadsheet, and runs its step within one
 // execution's runtime), the edit trigger, and the bound script's hourly watch. None of them ever fails the trigger:
@@ -291,6 +292,7 @@ export function dapaBackgroundWatch(_event?: unknown): void {
   }
 }
 
+// ─── handlers ──────────────────────────────────────────────────────────────────────────────────────────────────────
 // The user's triggers of this project, by handler: the one time-driven step trigger (the dispatcher), the edit trigger
 // of each spreadsheet with background checks (Google: one per user per document) and the bound script's hourly watch;
 // installing them for a spreadsheet, and removing them, with nothing half-installed left behind on a refusal.
@@ -373,12 +375,13 @@ export function installTriggers(spreadsheet: Spreadsheet, armStep: () => void): 
   }
 }
 
+// ─── step trigger ──────────────────────────────────────────────────────────────────────────────────────────────────
 // The user's ONE time-driven trigger that serves all of the user's spreadsheets with background checks (a published
 // add-on is a standalone project: its trigger has no document, and Google allows one time-driven trigger per user per
 // document, or per user; one per user keeps both readings), made due when the earliest spreadsheet wants its step. A
-// bound script keeps a one-off trigger (set three times over for a window: WINDOW_TRIGGERS) plus an hourly watch; an add-on a
-// one-off when Google accepts it, else the hourly dispatcher. Every change happens under the shared lock; a refused
-// trigger is caught.
+// bound script keeps a one-off trigger (set three times over for a window: WINDOW_TRIGGERS) plus an hourly watch; an
+// add-on a one-off when Google accepts it, else the hourly dispatcher. Every change happens under the shared lock; a
+// refused trigger is caught.
 const HOUR_MS = 3_600_000;
 /** After Google refused a one-off trigger in an add-on, it is tried again after this long. */
 const RETRY_ONE_OFF_MS = 24 * HOUR_MS;
@@ -391,7 +394,7 @@ function hasTrigger(id: string | undefined): boolean {
  * A bound script's step set for the plan's window gets twelve one-off triggers due at once: each fires late by its own
  * 0–60 s, and the first to come works (the others find the dispatcher at work and end at once, or are deleted before
  * they fire), so a window waits for the earliest of twelve latenesses (about 5 s on average instead of 30) and no step
- * sleeps through the rest (planner.ts: minuteSleepCap). Twelve, the watch and the edit trigger stay under Google's 20
+ * sleeps through the rest (step.ts: minuteSleepCap). Twelve, the watch and the edit trigger stay under Google's 20
  * triggers per user per script. Should Google fire triggers due at once together instead, the window waits for that
  * one lateness, and each of the others costs about 0.4 s of the day's runtime, which the sleep budget counts
  * (dispatcher.ts). An add-on keeps one (Google: one trigger of each type per user per document).

@@ -38,10 +38,11 @@ import { markStep } from '../formula/turn';
 import { BLOCK_ROWS, type FormulaCell, formulaWork, keepShown, refreshSlots } from '../checks/formulas';
 import { forgetSaved, stepUpkeep, upkeep } from '../stores/results';
 
-// One background step in one spreadsheet, under its step lease: its books (step-books.ts) look once at what it needs
-// (its state, the job, the formulas), it drives its run (run.ts) with the window's room and carries out the checks the
-// run asks for, and its books close once (the formulas refreshed, the upkeep, the step's one outcome). The dispatcher (a
-// trigger) and the open sidebar both run steps here; an execution's turn sets the budget.
+// ─── step ──────────────────────────────────────────────────────────────────────────────────────────────────────────
+// One background step in one spreadsheet, under its step lease: its books (the step books section) look once at what it
+// needs (its state, the job, the formulas), it drives its run (the run section) with the window's room and carries out
+// the checks the run asks for, and its books close once (the formulas refreshed, the upkeep, the step's one outcome).
+// The dispatcher (a trigger) and the open sidebar both run steps here; an execution's turn sets the budget.
 type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 /**
@@ -260,6 +261,7 @@ export function runStep(spreadsheet: Spreadsheet, turn: Turn): StepResult | unde
   }
 }
 
+// ─── step books ────────────────────────────────────────────────────────────────────────────────────────────────────
 // What one background step reads and writes of its spreadsheet, in one place (one StepBooks a step): it looks once
 // (the spreadsheet's background state, the job, the formulas not up to date and their domains not kept; what the
 // formulas show and the store lacks is kept at once, free), and closes once: the formulas refreshed through their
@@ -313,8 +315,8 @@ export class StepBooks {
   /**
    * Formulas are refreshed through their version cells: those whose domains are all in (after a refresh, all), once
    * their block's are; and, marked not complete, those that show more than before (this step answered some of their
-   * domains) or whose rest waits for the budget, so results already paid for are never held back for the rest. Nothing after a stop: a
-   * recalculation would only meet the same error.
+   * domains) or whose rest waits for the budget, so results already paid for are never held back for the rest. Nothing
+   * after a stop: a recalculation would only meet the same error.
    */
   private refreshShown(look: Look, outcome: StepOutcome): void {
     if (outcome.stopped) return;
@@ -385,6 +387,7 @@ export class StepBooks {
   }
 }
 
+// ─── retention turn ────────────────────────────────────────────────────────────────────────────────────────────────
 // The dispatcher's turn for the retention: the result store's upkeep in every spreadsheet of the user whose oldest
 // result passed it, whatever its background checks' status, and the user's state of a spreadsheet that has been quiet
 // past it forgotten. The promise of PRIVACY.md needs nobody to open the spreadsheet.
@@ -429,10 +432,12 @@ function forgetQuiet(id: string): void {
   forgetSaved(id);
 }
 
+// ─── run ───────────────────────────────────────────────────────────────────────────────────────────────────────────
 // One background step as a run that does no I/O, as CheckRun is for a check: it is told the room the plan's window
 // gives, the work (the formulas' domains, the job's rows), the time and the day's runtime left, and answers what to do
 // next: check n domains, wait until a time, or end. Its step ends in one outcome (what is wanted next and why, what
-// stopped it, what was billed), which the shell writes once. The decisions themselves are the planner's (planner.ts).
+// stopped it, what was billed), which the shell writes once. The decisions themselves are the planner's (the planner
+// section).
 /** Error codes after which background work stops and says why, instead of trying again in a loop. */
 const STOPPING = [
   'bad_key',
@@ -641,9 +646,10 @@ export class BackgroundRun {
   }
 }
 
+// ─── planner ───────────────────────────────────────────────────────────────────────────────────────────────────────
 // The background engine's decisions, with no I/O: given what the plan's window allows now (the core's Room), the
 // work left, the time and what earlier steps learned about trigger lateness, it says "check n now", "wait here
-// until t" or "schedule the next step at t". The step's run (run.ts) asks it, and the step (step.ts) carries
+// until t" or "schedule the next step at t". The step's run (the run section) asks it, and the step (step.ts) carries
 // the answers out.
 /** What the core's window allows at `now` (the fields of shared/window.ts's Room the planner reads). */
 export interface PlanRoom {
@@ -837,7 +843,7 @@ export function workAhead(
 /**
  * The runtime a step woken by a one-off trigger may sleep: no more than a window's step works (`stepWorkMs`, as steps
  * lately measured it). A trigger execution holds one of the script's executions while it sleeps, and a published
- * add-on's are shared by all its users; several triggers due at once (step-trigger.ts) catch the window instead. The
+ * add-on's are shared by all its users; several triggers due at once (dispatcher.ts) catch the window instead. The
  * hourly add-on run is the exception Google's rules leave (its next trigger is an hour away): it is not capped here.
  */
 export function minuteSleepCap(budgetMs: number, stepWorkMs: number | undefined): number {

@@ -44,10 +44,10 @@ export interface RunHow {
 }
 
 /**
- * One check session: hold the credits it may spend, run the core's CheckRun (every record cached the moment it is
- * in: an execution stopped later never pays twice), keep what it learned, and settle (its credits, the window it left, for a formula's round
- * the queue) in one hold of the locks. A settle that fails costs a count or an optimisation, never a result: it is
- * said in the execution log, never with the key.
+ * One check session: hold the credits it may spend, run the core's CheckRun (every record cached the moment it is in:
+ * an execution stopped later never pays twice), keep what it learned, and settle (its credits, the window it left, for
+ * a formula's round the queue) in one hold of the locks. A settle that fails costs a count or an optimisation, never a
+ * result: it is said in the execution log, never with the key.
  */
 export class CheckSession {
   private spend?: Spend;
@@ -207,7 +207,7 @@ export function distinctKeys(values: readonly unknown[]): string[] {
 /**
  * Checks the values (one per input position) and returns one outcome per position. Never throws for the server.
  * The check holds what it may be billed (its new domains, capped by the monthly budget left) and settles it with
- * what the service billed (credit-ledger.ts).
+ * what the service billed (account.ts).
  */
 export function checkValues(values: readonly unknown[], check: Check): Report {
   const { baseUrl, apiKey } = check;

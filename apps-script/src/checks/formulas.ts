@@ -26,9 +26,10 @@ import {
 import { formulaLooksTier } from '../stores/session';
 import { STORE_SHEET, VERSIONS_SHEET } from '../stores/storage-keys';
 
+// ─── formulas ──────────────────────────────────────────────────────────────────────────────────────────────────────
 // Looking at a spreadsheet's =DAPA(...) formulas: every formula cell with the domains its range holds and the version
-// slot it reads (formula-versions.ts), read in a few calls whatever the number of formulas (one getFormulas and one
-// getValues a sheet), and which of them need a check. Parsing a formula's text: formula-text.ts.
+// slot it reads (the formula versions section), read in a few calls whatever the number of formulas (one getFormulas
+// and one getValues a sheet), and which of them need a check. Parsing a formula's text: the formula text section.
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;
 
 const HOUR_MS = 3_600_000;
@@ -207,7 +208,7 @@ export function formulaWork(
 export interface Unkept {
   dated: Array<{ key: string; record: DomainRecord; at: number }>;
   undated: string[];
-  /** The relay cell as read (only a step with no document cache reads it: shown-relay.ts). */
+  /** The relay cell as read (only a step with no document cache reads it: the shown relay section). */
   relay?: Relay;
 }
 
@@ -266,6 +267,7 @@ export function keepShown(spreadsheet: Spreadsheet, baseUrl: string, unkept: Unk
   }
 }
 
+// ─── formula text ──────────────────────────────────────────────────────────────────────────────────────────────────
 // The text of a =DAPA(...) formula, read and written without a service call: which range it checks, how wide its
 // result is, and its 4th argument (the version cell the background adds), replaced or added with the user's own
 // arguments kept exactly as written.
@@ -417,6 +419,7 @@ export function withFourthArgument(formula: string, ref: string): string {
   return formula.slice(0, span[1]) + ','.repeat(4 - spans.length) + ref + formula.slice(span[1]);
 }
 
+// ─── formula versions ──────────────────────────────────────────────────────────────────────────────────────────────
 // Version slots: how the background makes Sheets recalculate =DAPA formulas once their domains are kept, with a fixed
 // number of cells whatever the number of formulas. A formula takes a version cell as its 4th argument (DAPA ignores
 // it); changing that cell changes the formula's arguments, so Sheets recalculates it whether or not it keeps the
@@ -431,7 +434,7 @@ export function withFourthArgument(formula: string, ref: string): string {
 // A formula whose 4th argument is not its own slot (copied from elsewhere with its argument, or written by an earlier
 // version: `'_dapa_results'!$F$1`, one column a formula) is not up to date; refreshing it rewrites its argument to its
 // own slot. A refresh answers whether no formula refers to the legacy columns any more: the upkeep step then gives
-// them back (store-compaction.ts). A refresh never compacts the store itself.
+// them back (results.ts). A refresh never compacts the store itself.
 
 /** The formulas of this many neighbouring rows of a sheet share a version slot. */
 export const BLOCK_ROWS = 50;
@@ -647,6 +650,7 @@ function writeColumnRuns(sheet: Sheet, written: readonly VersionedCell[]): void 
   }
 }
 
+// ─── shown relay ───────────────────────────────────────────────────────────────────────────────────────────────────
 // What a published add-on's background keeps of the results an editor's formulas fetched. Its step opens the
 // spreadsheet by id, with no document cache (Google: null "outside of the context of a containing document"), and that
 // cache is where those formulas put their records with when each was fetched; the grid shows the metrics but not when,
@@ -716,8 +720,8 @@ export function askRelay(
 }
 
 /**
- * DAPA_CACHE(service, domains, asked at): what this spreadsheet's caches hold of these domains (separated by spaces), each with
- * when it was fetched, as one text. Nothing is sent and nothing is billed.
+ * DAPA_CACHE(service, domains, asked at): what this spreadsheet's caches hold of these domains (separated by spaces),
+ * each with when it was fetched, as one text. Nothing is sent and nothing is billed.
  */
 export function cachedForRelay(service: unknown, domains: unknown): string {
   const baseUrl = String(service ?? '');

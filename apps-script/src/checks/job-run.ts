@@ -29,6 +29,7 @@ import { type CheckMode, checkValues, type Reuse, reuseOf } from './check';
 import { markColumn, readColumnMarks } from '../stores/storage';
 import { sheetInView } from '../stores/store-sheet';
 
+// ─── job run ───────────────────────────────────────────────────────────────────────────────────────────────────────
 // The sidebar's bulk check as a job, run in turns: advanceJob checks the next slices of rows and writes them, for
 // the sidebar's continueJob (waiting out the plan's limits within ~25 s) and for background steps (sending what the
 // plan's window allows, no waiting); a turn holds the job's lease and adds its progress to the stored job. 10,000 rows
@@ -322,6 +323,7 @@ export function claimJob(spreadsheetId: string, at: number, reopen: boolean): Cl
   });
 }
 
+// ─── job target ────────────────────────────────────────────────────────────────────────────────────────────────────
 // Where a sidebar job reads and writes: the column of URLs it checks (a selection or a whole column, with or
 // without a header row), the five result columns to its right, and the guard that never overwrites cells not ours:
 // ours are those under our header, or in the rows our mark on the five columns names, and shaped like our output.

@@ -1,6 +1,6 @@
 // One =DAPA execution among the many Sheets runs at once (`=DAPA(A2)` dragged down is one execution per cell, up to 30
 // side by side): the thin driver of formula/turn.ts. Every store it reads or writes is behind its books (one
-// FormulaBooks an execution, stores/check-books.ts): it reads what the turn asks (the queue, the caches, the result
+// FormulaBooks an execution, stores/books.ts): it reads what the turn asks (the queue, the caches, the result
 // store; the spreadsheet's other =DAPA cells from the grid), does what the turn answers (asks the queue under the
 // document lock, sleeps, sends a round), and caches every record the moment it is in. Every wait comes out of the one
 // deadline.

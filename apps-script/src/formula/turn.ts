@@ -114,7 +114,8 @@ export function stillWanted(outcome: Outcome): boolean {
   );
 }
 
-// ---- the queue's transitions: each takes the queue as read (under its lock) and answers the next one, no I/O -----------
+// ---- the queue's transitions: each takes the queue as read (under its lock) and answers the next one, no I/O
+// -----------
 
 /**
  * A cell asks: its missing domains are wanted from `now` (unless already), and the turn to send is taken for `id`
@@ -279,7 +280,8 @@ export class FormulaTurn {
   /**
    * The next thing to do, given what was just read and the time. While another cell has the turn to send, a cell waits
    * only for a request that carries its own domains (inFlightUntil) and otherwise answers at once: the background, or
-   * the next recalculation, fills it from the caches; a longer wait would hold one of Sheets' 30 executions for nothing.
+   * the next recalculation, fills it from the caches; a longer wait would hold one of Sheets' 30 executions for
+   * nothing.
    */
   next(now: number, view: View): Action {
     if (this.role === 'answered') return this.answer(this.state.why ?? 'all in');

@@ -7,6 +7,7 @@ import type { HttpAnswer, HttpRequest } from '../../../shared';
 import { removeKeyFromAnswer, removeKeyFromError } from '../../../shared/redact';
 import { type DailyLimit, dailyLimitText, MENU_NAME, permissionNeeded } from '../messages';
 
+// ─── gas ───────────────────────────────────────────────────────────────────────────────────────────────────────────
 // Ports over the Apps Script services the add-on uses (UrlFetchApp, Utilities, CacheService, PropertiesService,
 // LockService), kept stateless: what an execution remembers of them is the store session's (stores/session.ts).
 export type Properties = GoogleAppsScript.Properties.Properties;
@@ -85,7 +86,7 @@ export function sha256(text: string): string {
   return Utilities.base64EncodeWebSafe(bytes);
 }
 
-/** HMAC-SHA-256 of a text under a key, as web-safe base64 (stores/key-digest.ts is its one caller; the store session remembers). */
+/** HMAC-SHA-256 of a text under a key, as web-safe base64 (stores/account.ts is its one caller; the store session remembers). */
 export function hmacSha256(text: string, key: string): string {
   const bytes = Utilities.computeHmacSha256Signature(text, key, Utilities.Charset.UTF_8);
   return Utilities.base64EncodeWebSafe(bytes);
@@ -199,6 +200,7 @@ export function notingLimits(store: Properties, note: (error: unknown) => void):
   return wrapped as unknown as Properties;
 }
 
+// ─── consent ───────────────────────────────────────────────────────────────────────────────────────────────────────
 // Google's granular consent: a user may grant only some of the add-on's scopes. What each feature needs, whether the
 // user granted it (ScriptApp.getAuthorizationInfo with those scopes), and the request for what is missing
 // (ScriptApp.requireScopes, from a user action only: it ends the execution and shows Google's prompt). The table of
@@ -302,6 +304,7 @@ export function allowedFor(feature: Feature, what: string): true {
   throw new Error(text);
 }
 
+// ─── cells ─────────────────────────────────────────────────────────────────────────────────────────────────────────
 // Cell helpers: A1 column letters, and values made safe to write with setValues (never read as a formula).
 /** 1 → "A", 27 → "AA". */
 export function columnLetter(column: number): string {
@@ -340,6 +343,7 @@ export function isEmptyCell(value: unknown): boolean {
   return value === '' || value === null || value === undefined;
 }
 
+// ─── row writer ────────────────────────────────────────────────────────────────────────────────────────────────────
 // Writes rows into a sheet by offset, one setValues per run of consecutive rows: the sidebar's result rows and
 // the result store's updated rows go through it.
 type Sheet = GoogleAppsScript.Spreadsheet.Sheet;

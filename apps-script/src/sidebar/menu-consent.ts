@@ -1,7 +1,7 @@
 // Menu items that show the sidebar or a dialog need Google's box "Display and run third-party web content in prompts
 // and sidebars inside Google applications". Without it Google would answer with its own raw error, so the item says
 // what is missing in the project's words (a notice in the spreadsheet) and asks Google for just that box. The other
-// boxes: allowedFor in platform/consent.ts.
+// boxes: allowedFor in platform/gas.ts.
 /// <reference types="google-apps-script" />
 import { MENU_NAME, UI_REFUSED } from '../messages';
 import { missingFor, requireFor } from '../platform/gas';

@@ -61,10 +61,11 @@ function writeCells(sheet: Sheet, cells: Cell[], values: unknown[][]): void {
 
 /**
  * Every formula with a call of DAPA's in it (=DAPA(...), =INDEX(DAPA(...),1,1), =IFERROR(DAPA(...),""),
- * =ARRAYFORMULA(DAPA(...)), =DAPA_SAMPLE(...), ...; "DAPA(" inside a quoted text does not count) becomes the value it shows now, and so does the array result it spilled into
- * cells without a formula of their own; no other cell is written. Sheets does not say which cells a formula's array
- * fills, so the spill is what the formulas' own cells, once values, take away: the cells below or right of one
- * that showed a value before and are empty after (two reads, no guess from the formula text).
+ * =ARRAYFORMULA(DAPA(...)), =DAPA_SAMPLE(...), ...; "DAPA(" inside a quoted text does not count) becomes the value it
+ * shows now, and so does the array result it spilled into cells without a formula of their own; no other cell is
+ * written. Sheets does not say which cells a formula's array fills, so the spill is what the formulas' own cells, once
+ * values, take away: the cells below or right of one that showed a value before and are empty after (two reads, no
+ * guess from the formula text).
  */
 function formulasToValues(spreadsheet: Spreadsheet): number {
   let count = 0;

@@ -37,6 +37,7 @@ import {
 import { CACHE_SECONDS, DOCUMENT_PROPERTY, USER_PROPERTY } from './storage-keys';
 import { hmacSha256, newSalt, now } from '../platform/gas';
 
+// ─── settings ──────────────────────────────────────────────────────────────────────────────────────────────────────
 // The user's settings: API key (UserProperties, never returned, only a masked hint), environment and base URL.
 const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'custom'];
 
@@ -88,10 +89,10 @@ export function currentBaseUrl(): string {
 
 /**
  * The owner's settings as this spreadsheet's =DAPA cells last read them (the base URL, whether a key and a credit
- * budget are set; never the key itself), kept in the document cache (caches.ts; shared by everyone in the spreadsheet, whose
- * custom functions all read the owner's settings; CacheService has no daily quota): a cell whose answer is cached, or
- * that only waits for another cell's round or for the background, then needs no Properties call at all, and still
- * shows its answer when Google's daily Properties quota is used up. The owner's Save (settings, budget) in this
+ * budget are set; never the key itself), kept in the document cache (storage.ts; shared by everyone in the spreadsheet,
+ * whose custom functions all read the owner's settings; CacheService has no daily quota): a cell whose answer is
+ * cached, or that only waits for another cell's round or for the background, then needs no Properties call at all, and
+ * still shows its answer when Google's daily Properties quota is used up. The owner's Save (settings, budget) in this
  * spreadsheet drops it; a change made elsewhere is seen within the hour (a cell that sends reads the key itself).
  */
 export const FORMULA_SETTINGS = 'dapa.formulaSettings';
@@ -218,6 +219,7 @@ export function saveSettings(change: SettingsChange | undefined | null): Setting
   return readSettings();
 }
 
+// ─── retention ─────────────────────────────────────────────────────────────────────────────────────────────────────
 // How long the result store keeps a result: the spreadsheet's own setting (1 to 365 days, 30 by default), read once an
 // execution (every check reads it; only the user changes it).
 export const DAY_MS = 86_400_000;
@@ -270,6 +272,7 @@ export function setRetentionDays(days: unknown): number {
   return n;
 }
 
+// ─── key digest ────────────────────────────────────────────────────────────────────────────────────────────────────
 // The one digest for cache keys derived from a secret (the API key): HMAC-SHA-256 keyed with a random salt of this
 // user's, kept in the user's properties (USER_PROPERTY.digestSalt) and read with the settings' one bulk read, so a
 // cache key tells nothing about the key to anyone who can list the cache, and costs no extra Properties call.
@@ -296,6 +299,7 @@ export function keyedDigest(purpose: string, secret: string): string {
   return rememberedDigest(`hmac\n${purpose}\n${secret}`, () => hmacSha256(`${purpose}\n${secret}`, salt()));
 }
 
+// ─── plan store ────────────────────────────────────────────────────────────────────────────────────────────────────
 // What earlier executions of this user sent and learned against a service: the core's WindowSnapshot (the last
 // minute's sends, the plan's limits labelled exact or inferred), kept in the user's properties per base URL, so every
 // execution (formula, sidebar, background step) starts from the same window. The core's keeping rule applies
@@ -324,6 +328,7 @@ export function forgetLearnedPlans(): void {
   deleteKeys('user', USER_PROPERTY.planPrefix);
 }
 
+// ─── credit ledger ─────────────────────────────────────────────────────────────────────────────────────────────────
 // The user's monthly credits: the budget they set (none by default) and what the service billed this calendar month
 // (UTC), counted from every check's report whatever the surface. A check first holds the credits it may spend (what
 // the budget leaves after what was billed and what other running checks hold), then settles the hold with what it
@@ -440,7 +445,7 @@ const NO_LISTS = 'The credits could not be counted here (no document to note the
 function readPending(key: string, at: number): Ledger {
   let raw: unknown;
   try {
-    raw = JSON.parse(readEntry(key) ?? ''); // the document's cache (caches.ts)
+    raw = JSON.parse(readEntry(key) ?? ''); // the document's cache (storage.ts)
   } catch {
     // nothing pending, or unreadable
   }

@@ -6,11 +6,13 @@ import { columnLetter, type DailyLimit, now } from '../platform/gas';
 import {
   documentCacheHere,
   dropEntries,
+  digitsOf,
   finite,
   isRecord,
   keepEntries,
   keepEntry,
   locked,
+  placesIn,
   readEntries,
   readEntry,
   readValue,
@@ -21,8 +23,8 @@ import { currentSpreadsheet, idOrUndefined, installMode } from './session';
 import { DOCUMENT_PROPERTY, USER_PROPERTY } from './storage-keys';
 import type { JobState, ScheduleChange, ScheduleEvery } from '../../sidebar/contract';
 import { claim } from './store-sheet';
-import { digitsOf, placesIn } from './results';
 
+// ─── background store ──────────────────────────────────────────────────────────────────────────────────────────────
 // Background checks' stored state and their status. Per spreadsheet (user property dapa.bg.<id>): on/off, when its
 // next step is wanted, why it stopped; these keys are also the list of spreadsheets the dispatcher opens by id. Per
 // user (dapa.dispatcher): the ONE time-driven trigger that serves all of them and what it learned (lateness, runtime
@@ -484,6 +486,7 @@ export function noteDispatcherAtWork(until: number | undefined): void {
   }
 }
 
+// ─── wanted ────────────────────────────────────────────────────────────────────────────────────────────────────────
 // A spreadsheet's table of "wanted at": why its next background step is wanted and by when. Its earliest entry is
 // the one answer to "when next", for the user's trigger and the open sidebar alike. Plain data, no I/O.
 /**
@@ -491,7 +494,7 @@ export function noteDispatcherAtWork(until: number | undefined): void {
  * a check, rows left); `retry`, after a failed step; `month`, the month's turn frees the credit budget; `schedule`, a
  * scheduled refresh is due; `upkeep`, the oldest result kept passes the retention (the store's upkeep deletes it,
  * whether anyone opens the spreadsheet or not); `kept`, the relay cell asked the document what its formulas fetched and
- * the next step keeps its answer (checks/shown-relay.ts).
+ * the next step keeps its answer (checks/formulas.ts).
  */
 export type WantCause = 'window' | 'work' | 'retry' | 'month' | 'schedule' | 'upkeep' | 'kept';
 export type Wanted = Partial<Record<WantCause, number>>;
@@ -504,6 +507,7 @@ export function earliest(wanted: Wanted): { at: number; cause: WantCause } | und
   return first;
 }
 
+// ─── schedule ──────────────────────────────────────────────────────────────────────────────────────────────────────
 // The scheduled refresh (the spreadsheet's dapa.schedule): the sheet's DAPA formulas or the sidebar's last range,
 // checked again daily, weekly or monthly by the background steps, resuming where a step stopped. A step claims the
 // refresh that is due here and starts it itself (background/step.ts).
@@ -560,10 +564,10 @@ export function saveSchedule(change: ScheduleChange | null): void {
 const REFRESH_CLAIM_MS = 10 * 60_000;
 
 /**
- * Claims the refresh due at `at`, if one is: a claim named after the due date (claims.ts: decided by the store's log,
- * no lock, so two users' dispatchers never both start the same refresh), then the schedule moves to its next date.
- * That move is a plain write: only the claim's winner makes it, and a race with another move repeats the same move.
- * The caller re-checks the formulas from `at` on, or the range as a job.
+ * Claims the refresh due at `at`, if one is: a claim named after the due date (store-sheet.ts: decided by the store's
+ * log, no lock, so two users' dispatchers never both start the same refresh), then the schedule moves to its next date.
+ * That move is a plain write: only the claim's winner makes it, and a race with another move repeats the same move. The
+ * caller re-checks the formulas from `at` on, or the range as a job.
  */
 export function claimDueSchedule(at: number): Schedule | undefined {
   const schedule = readSchedule();
@@ -578,6 +582,7 @@ export function claimDueSchedule(at: number): Schedule | undefined {
   return schedule;
 }
 
+// ─── job store ─────────────────────────────────────────────────────────────────────────────────────────────────────
 // The sidebar's job as kept in the user's properties: its range, where it stands, its counts, and (beside it) which
 // rows ended for a reason that can change, so "Retry skipped rows" knows them from stored state, not from cell text.
 /** Where a job reads its URLs (one column, these rows); a scheduled refresh re-checks such a range. */
@@ -721,7 +726,7 @@ function parseRows(raw: unknown): string | undefined {
   return typeof raw === 'string' && /^[0-9a-v]*$/.test(raw) ? raw : undefined;
 }
 
-/** Offsets (from the job's first row) of the rows marked retryable (place-digits.ts: five rows a digit, so 10,000
+/** Offsets (from the job's first row) of the rows marked retryable (results.ts: five rows a digit, so 10,000
  *  rows take 2,000 characters; longer values are kept in parts). */
 export function loadRetryRows(spreadsheetId: string): Set<number> {
   return placesIn(readValue('user', retryKey(spreadsheetId), parseRows) ?? '');

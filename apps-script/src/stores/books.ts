@@ -38,6 +38,7 @@ import { now } from '../platform/gas';
 import { cacheKeyDigest, currentSpreadsheet, idOrUndefined } from './session';
 import { CACHE_PREFIX } from './storage-keys';
 
+// ─── check books ───────────────────────────────────────────────────────────────────────────────────────────────────
 // A check's books, for formulas, the sidebar and the background alike: the credits it holds while it runs, and what it
 // settles when it ends (its credits, the plan's window it leaves, and for a formula's round the formulas' queue), each
 // in one hold of the locks in their one order: the user's, then the document's (storage.ts enforces it). A =DAPA
@@ -82,8 +83,8 @@ export function holdForCheck(
 
 /**
  * Settles a check in one hold of the locks: the formulas' queue (with `move`), the window it left merged into the
- * stored one, and its credits (what it held ends, what it was billed counts). A window an execution may not write
- * (an editor's formula, the owner's properties) is left to the queue. Throws when the locks or the ledger cannot be had.
+ * stored one, and its credits (what it held ends, what it was billed counts). A window an execution may not write (an
+ * editor's formula, the owner's properties) is left to the queue. Throws when the locks or the ledger cannot be had.
  */
 export function settleCheck(
   { apiKey, baseUrl }: Books,
@@ -129,7 +130,8 @@ export function moveQueue(baseUrl: string, move: QueueMove): void {
 
 /**
  * The copies a =DAPA execution reads of the document's cache (the owner's settings, the retention, whether background
- * checks go on, a refusal for the day met here), read in one call before the first of them; never throws (each is then read by itself).
+ * checks go on, a refusal for the day met here), read in one call before the first of them; never throws (each is then
+ * read by itself).
  */
 export function readFormulaCopies(): void {
   try {
@@ -222,12 +224,13 @@ export class FormulaBooks {
   }
 }
 
+// ─── formula queue ─────────────────────────────────────────────────────────────────────────────────────────────────
 // The formulas' queue of one spreadsheet and service: the domains that =DAPA cells running now are waiting for, which
 // execution sends for all of them (one at a time, so that cells running at once never overshoot the plan's minute
 // together), what the sends ended in besides records, and the window the sends left. It is the spreadsheet's state, so
 // it lives in the document cache (a custom function may use CacheService; user properties are read-only to an
 // editor's formula), under the document lock for every change: never the script's cache or lock, which every user of
-// a published add-on shares. Records themselves go to the result cache (result-cache.ts), never here.
+// a published add-on shares. Records themselves go to the result cache (results.ts), never here.
 /** A queue unused this long is gone (a minute's window and a sender's turn are long over by then). */
 const QUEUE_SECONDS = 600;
 /** What a send ended in besides a record is shown to waiting cells this long. */
@@ -257,7 +260,7 @@ export interface FormulaQueue {
   step?: { keys: string[]; until: number };
 }
 
-/** The queue's key in the document's cache (caches.ts); undefined outside a document (no formula runs there). */
+/** The queue's key in the document's cache (storage.ts); undefined outside a document (no formula runs there). */
 function place(baseUrl: string): string | undefined {
   const here = documentCacheHere();
   const id = idOrUndefined(currentSpreadsheet());

@@ -6,9 +6,11 @@ import {
   cacheHere,
   type CacheName,
   deleteKeys,
+  digitsOf,
   finite,
   isRecord,
   keepEntries,
+  placesIn,
   readEntries,
   readValue,
   updateValue,
@@ -43,6 +45,7 @@ import {
 } from './store-sheet';
 export { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from './account';
 
+// ─── result cache ──────────────────────────────────────────────────────────────────────────────────────────────────
 // Fetched records cached for 6 hours, one entry per domain: a recalculation, a reopened sheet or the same domain in
 // another formula costs no request. Only records are cached, never a skip or an error. Two caches hold them (see
 // shelves()): the document's own, and a published add-on's user cache (the same domain in the user's other
@@ -66,7 +69,7 @@ export function cacheKeyOf(baseUrl: string, domainKey: string): string {
 const MAX_KEY_CHARS = 240;
 
 /**
- * The caches this execution reads and writes records in (caches.ts): the document's own cache in the document's
+ * The caches this execution reads and writes records in (storage.ts): the document's own cache in the document's
  * executions, and a published add-on's user cache in every execution (the dispatcher has no document cache; a bound
  * script lives in one spreadsheet, where the user's cache would only repeat the document's).
  */
@@ -206,6 +209,7 @@ export function uncachedKeys(baseUrl: string, domainKeys: readonly string[]): st
   return domainKeys.filter((k) => !cached.has(k));
 }
 
+// ─── result store ──────────────────────────────────────────────────────────────────────────────────────────────────
 // The durable result store: results kept for the retention the user chose (30 days by default) in the hidden sheet's
 // append log (store-sheet.ts). Writes append batches of results (one row holds hundreds: a 5,000-result run is a few
 // dozen appendRow calls) and take no lock, so the dispatcher, which has no document lock, writes as safely as an
@@ -275,7 +279,7 @@ export function checkedAt(baseUrl: string, keys: readonly string[]): Map<string,
 
 /**
  * Keeps fresh results: appended in batches (no lock, nothing overwritten; the newest row wins for a key). Never
- * compacts (that is the upkeep step's: store-compaction.ts). Not callable from a custom function (it writes).
+ * compacts (that is the upkeep step's: the store compaction section). Not callable from a custom function (it writes).
  */
 export function storeRecords(
   baseUrl: string,
@@ -288,10 +292,11 @@ export function storeRecords(
   appendStore(spreadsheet, batchRows(serviceId(baseUrl), fresh, at));
 }
 
-// What a check already knows before it sends: the results the store keeps (within the retention, or since a time),
-// then those the caches hold, and which kept ones saved a credit (reused after the cache let them go). A read of two
-// stores' owners (result-store.ts, result-cache.ts) behind one operation, for every check: formulas, the sidebar, the
-// background, the estimates.
+// ─── known results ─────────────────────────────────────────────────────────────────────────────────────────────────
+// What a check already knows before it sends: the results the store keeps (within the retention, or since a time), then
+// those the caches hold, and which kept ones saved a credit (reused after the cache let them go). A read of two stores'
+// owners (the result store section, the result cache section) behind one operation, for every check: formulas, the
+// sidebar, the background, the estimates.
 /**
  * Which earlier results a check reuses: every cached and kept one, only those kept since a time (a scheduled
  * refresh; the cache is skipped), or none ("Check again").
@@ -361,6 +366,7 @@ export function readKnownForCells(baseUrl: string, distinct: readonly string[]):
   return kept;
 }
 
+// ─── result rows ───────────────────────────────────────────────────────────────────────────────────────────────────
 // The result rows of the store's log as plain data (no service call): a batch row holds many results of one service
 // checked at one time ('*' | service id | {"k":[keys],"r":[records]} | checked-at ms, at most BATCH_CHARS of JSON);
 // earlier versions wrote one result a row (domain key | service id | record JSON | checked-at ms), still read. The
@@ -540,6 +546,7 @@ export function deadResultRows(rows: readonly unknown[][], oldest: number): numb
   return dead;
 }
 
+// ─── saved credits ─────────────────────────────────────────────────────────────────────────────────────────────────
 // Credits the result store saved a user in one spreadsheet, the one module that reads and writes that count: a kept
 // result reused after the 6-hour cache would have let it go (without the store it would be billed again) counts once
 // for that user, however often formulas recalculate. The marks live in the user's own properties (only the user's
@@ -564,7 +571,7 @@ function parseMarks(raw: unknown): Marks | undefined {
   return { base: finite(raw.base) ?? 0, rows };
 }
 
-/** The places a row's mark counts: all of the row's size, or those of its bitmap (place-digits.ts). */
+/** The places a row's mark counts: all of the row's size, or those of its bitmap (storage.ts's place digits). */
 function placesOf(bits: string | undefined): Set<number> {
   if (!bits?.startsWith(ALL)) return placesIn(bits ?? '');
   const places = new Set<number>();
@@ -654,32 +661,13 @@ export function forgetSaved(spreadsheetId: string): void {
   deleteKeys('user', USER_PROPERTY.savedPrefix + spreadsheetId);
 }
 
-// Sets of places (small whole numbers: a result's place in a store row, a row of a job's range) as the short strings
-// kept in the user's properties: one base-32 digit ('0'-'9', 'a'-'v') holds five places, place p being bit p % 5 of
-// digit p / 5; trailing places set nothing. The one format of the saved-credit marks and the job's retry rows.
-const DIGITS = '0123456789abcdefghijklmnopqrstuv';
-
-/** The places `digits` holds (a character that is not a digit holds none). */
-export function placesIn(digits: string): Set<number> {
-  const places = new Set<number>();
-  for (let i = 0; i < digits.length; i++)
-    for (let d = DIGITS.indexOf(digits[i]), b = 0; d > 0; d >>= 1, b++) if (d & 1) places.add(i * 5 + b);
-  return places;
-}
-
-/** The digits that hold `places` ('' for none). */
-export function digitsOf(places: Iterable<number>): string {
-  const digits: number[] = [];
-  for (const p of places) digits[Math.floor(p / 5)] = (digits[Math.floor(p / 5)] ?? 0) | (1 << (p % 5));
-  return Array.from(digits, (d) => DIGITS[d ?? 0]).join('');
-}
-
+// ─── store compaction ──────────────────────────────────────────────────────────────────────────────────────────────
 // The result store's upkeep, one explicit step (never a side effect of storing results or refreshing formulas): rows
-// older than the retention, rows whose every result a newer row supersedes, claims long ended (claims.ts) and blank
-// rows are deleted, runs at a time and bottom-up, for at most COMPACTION_MS at a time, never a cell overwritten; the
-// legacy per-formula version columns (F on) go once no formula refers to them; half-made sheets go. Whoever holds the
-// step lease does it (a background step, the published add-on's dispatcher, which has no document lock, the menu, the
-// sidebar): the lease, decided by the log's row order, keeps two compactions from meeting, and a writer appending
+// older than the retention, rows whose every result a newer row supersedes, claims long ended (store-sheet.ts) and
+// blank rows are deleted, runs at a time and bottom-up, for at most COMPACTION_MS at a time, never a cell overwritten;
+// the legacy per-formula version columns (F on) go once no formula refers to them; half-made sheets go. Whoever holds
+// the step lease does it (a background step, the published add-on's dispatcher, which has no document lock, the menu,
+// the sidebar): the lease, decided by the log's row order, keeps two compactions from meeting, and a writer appending
 // meanwhile loses nothing: its rows are below every row this compaction read, and only rows it read as dead go.
 /** A compaction is worth its service calls when this many rows, and a quarter of the log, are dead. */
 const MIN_DEAD_ROWS = 8;

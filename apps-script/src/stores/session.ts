@@ -1,8 +1,8 @@
 // The store session: one execution's hold on the stores of the Sheets shell. It answers where the execution works (the
 // spreadsheet, its document cache, lock and properties, the user's) and keeps every memory tier the store modules use
 // (the properties snapshot, digests, the hidden sheets' rows, records fetched here, the lock deadline): the only
-// module-level state in apps-script/src. Each tier is read and written by one store module; a test starts afresh.
-// Over 300 lines: every tier's field and its handle asked once an execution sit together, so no other module keeps state.
+// module-level state in apps-script/src. Each tier is read and written by one store module; a test starts afresh. Over
+// 300 lines: every tier's field and its handle asked once an execution sit together, so no other module keeps state.
 import type { DomainRecord } from '../../../shared';
 import { NO_SPREADSHEET } from '../messages';
 import {
@@ -83,19 +83,19 @@ interface StoreSession {
   userLockHandle?: { of: object; lock: Lock };
   /** storage.ts's tier. */
   storage: StorageTier;
-  /** The retention read once per spreadsheet (retention.ts). */
+  /** The retention read once per spreadsheet (account.ts). */
   retention: Map<string, number>;
-  /** The result index of the rows this execution knows (result-store.ts). */
+  /** The result index of the rows this execution knows (results.ts). */
   resultIndexes: WeakMap<object, unknown>;
   /** The hidden sheets' handles and the log's rows, per spreadsheet (store-sheet.ts). */
   sheets: Map<string, KnownSheets>;
-  /** Records fetched in this execution, by service and domain (result-cache.ts). */
+  /** Records fetched in this execution, by service and domain (results.ts). */
   fetchedHere: Map<string, DomainRecord>;
-  /** Spreadsheets whose log this execution weighed for compaction (store-compaction.ts). */
+  /** Spreadsheets whose log this execution weighed for compaction (results.ts). */
   weighed: Set<string>;
-  /** The look at the version slots each formula cell was seen in (checks/formula-versions.ts). */
+  /** The look at the version slots each formula cell was seen in (checks/formulas.ts). */
   formulaLooks: WeakMap<object, unknown>;
-  /** Document cache entries read ahead in one call, each served once (caches.ts). */
+  /** Document cache entries read ahead in one call, each served once (storage.ts). */
   documentAhead: Map<string, string | null>;
 }
 
@@ -121,19 +121,19 @@ let current: StoreSession = blankSession();
 
 /** storage.ts's tier: the user's properties as last read, the lock deadline, the locks held. */
 export const storageTier = (): StorageTier => current.storage;
-/** retention.ts's tier: the retention read once per spreadsheet. */
+/** account.ts's tier: the retention read once per spreadsheet. */
 export const retentionTier = (): Map<string, number> => current.retention;
-/** result-store.ts's tier: the result index of the rows this execution knows. */
+/** results.ts's tier: the result index of the rows this execution knows. */
 export const resultIndexTier = (): WeakMap<object, unknown> => current.resultIndexes;
 /** store-sheet.ts's tier: the hidden sheets' handles and the log's rows, per spreadsheet. */
 export const sheetsTier = (): Map<string, KnownSheets> => current.sheets;
-/** result-cache.ts's tier: records fetched in this execution, by service and domain. */
+/** results.ts's tier: records fetched in this execution, by service and domain. */
 export const fetchedHereTier = (): Map<string, DomainRecord> => current.fetchedHere;
-/** store-compaction.ts's tier: the spreadsheets whose log this execution weighed. */
+/** results.ts's tier: the spreadsheets whose log this execution weighed. */
 export const weighedTier = (): Set<string> => current.weighed;
-/** checks/formula-versions.ts's tier: the look at the version slots each formula cell was seen in. */
+/** checks/formulas.ts's tier: the look at the version slots each formula cell was seen in. */
 export const formulaLooksTier = (): WeakMap<object, unknown> => current.formulaLooks;
-/** caches.ts's tier: the document cache's entries read ahead. */
+/** storage.ts's tier: the document cache's entries read ahead. */
 export const documentAheadTier = (): Map<string, string | null> => current.documentAhead;
 
 /** Forgets everything this execution knew: a new execution (tests start one per case). */
@@ -327,7 +327,7 @@ export function digestOf(text: string): string {
   return digest;
 }
 
-/** A digest made once an execution under `name` by `make` (the keyed digests of key-digest.ts: service calls too). */
+/** A digest made once an execution under `name` by `make` (the keyed digests of account.ts: service calls too). */
 export function rememberedDigest(name: string, make: () => string): string {
   let digest = current.digests.get(name);
   if (digest === undefined) current.digests.set(name, (digest = make()));

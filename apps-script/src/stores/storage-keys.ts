@@ -9,7 +9,7 @@
 /** UserProperties keys. The API key is stored here and nowhere else. */
 export const USER_PROPERTY = {
   apiKey: 'dapa.apiKey',
-  /** A random salt of this user's, the key of every cache-key digest of a secret (key-digest.ts). */
+  /** A random salt of this user's, the key of every cache-key digest of a secret (account.ts). */
   digestSalt: 'dapa.digestSalt',
   environment: 'dapa.environment',
   customBaseUrl: 'dapa.customBaseUrl',
@@ -19,7 +19,7 @@ export const USER_PROPERTY = {
   windowPrefix: 'dapa.window.',
   /** + spreadsheet id: the sidebar's current or last job in that spreadsheet. */
   jobPrefix: 'dapa.job.',
-  /** + spreadsheet id: which rows of that job ended for a reason that can change (a bitmap, see job-store.ts). */
+  /** + spreadsheet id: which rows of that job ended for a reason that can change (a bitmap, see background-store.ts). */
   retryRowsPrefix: 'dapa.retry.',
   /**
    * + spreadsheet id: background checks there (on/off, when its next step is wanted, why it stopped). These keys
@@ -28,9 +28,9 @@ export const USER_PROPERTY = {
   backgroundPrefix: 'dapa.bg.',
   /** The monthly credit budget the user set (credits; absent: none). */
   creditBudget: 'dapa.creditBudget',
-  /** + spreadsheet id: which kept results saved this user a credit there (saved-credits.ts). */
+  /** + spreadsheet id: which kept results saved this user a credit there (results.ts). */
   savedPrefix: 'dapa.saved.',
-  /** Credits billed this calendar month and what running checks hold (credit-ledger.ts). */
+  /** Credits billed this calendar month and what running checks hold (account.ts). */
   credits: 'dapa.credits',
   /** The user's one background trigger (its id, when it is due, hourly or not, runtime today, lateness, notes). */
   dispatcher: 'dapa.dispatcher',
@@ -58,7 +58,7 @@ export const DOCUMENT_PROPERTY = {
  * The key of our mark on each output column a sidebar check writes: developer metadata on the whole column (so it moves
  * with the column when columns are inserted or deleted, and stays through sorts): its place among the five and the
  * rows written, "0 1 600". About 20 characters a column and one mark a column (a new one replaces it): far within the
- * 30,000 characters a sheet's metadata may hold (storage.ts keeps it, job-target.ts says what it means).
+ * 30,000 characters a sheet's metadata may hold (storage.ts keeps it, job-run.ts says what it means).
  */
 export const OUTPUT_MARK = 'dapa-output';
 
@@ -72,7 +72,7 @@ export const STORE_SHEET = '_dapa_results';
 /** The visible sheet "Try with sample data" writes (sample.ts), and "Remove DAPA" deletes (remove-all.ts). */
 export const SAMPLE_SHEET = 'DAPA sample';
 
-/** The hidden sheet of the formulas' version slots: one column, a fixed number of rows (formula-versions.ts). */
+/** The hidden sheet of the formulas' version slots: one column, a fixed number of rows (formulas.ts). */
 export const VERSIONS_SHEET = '_dapa_versions';
 
 /**

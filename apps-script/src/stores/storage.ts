@@ -25,6 +25,7 @@ import {
   userProperties,
 } from './session';
 
+// ─── storage ───────────────────────────────────────────────────────────────────────────────────────────────────────
 // The one storage layer of the Sheets shell: values kept in the user's properties or in the spreadsheet's own
 // developer metadata (keys in storage-keys.ts), JSON read through a validating parse, and one lock policy for every
 // read-modify-write. The spreadsheet's values live in its developer metadata, not in DocumentProperties: a published
@@ -44,7 +45,7 @@ export type Parse<T> = (raw: unknown) => T | undefined;
  * state (their properties) the user lock, one spreadsheet's state the document lock. It re-reads what it changes under
  * it, waits for it at most this long (sections hold it for milliseconds), and otherwise throws BUSY. What only saves
  * work (learned limits, a count) is written by callers that catch; what the user asked for says to try again. Nothing
- * holds a lock across a request or a sleep: a background step claims a spreadsheet with a lease (step-lease.ts).
+ * holds a lock across a request or a sleep: a background step claims a spreadsheet with a lease (store-sheet.ts).
  */
 export const LOCK_WAIT_MS = 10_000;
 export const BUSY = 'Another DAPA step is saving its state; try again in a few seconds.';
@@ -279,7 +280,7 @@ function marksOn(
   return range.getDeveloperMetadata().filter((m) => m.getKey() === OUTPUT_MARK);
 }
 
-/** The values of our output marks on one whole column of a sheet (what they mean: job-target.ts). */
+/** The values of our output marks on one whole column of a sheet (what they mean: job-run.ts). */
 export function readColumnMarks(sheet: Sheet, column: number): string[] {
   return marksOn(wholeColumn(sheet, column)).map((m) => `${m.getValue()}`);
 }
@@ -385,6 +386,7 @@ export function updateValue<T>(
   });
 }
 
+// ─── byte size ─────────────────────────────────────────────────────────────────────────────────────────────────────
 // Sizes as Google's caps count them: UTF-8 bytes (9 KB a property value, 100 KB a cache value), not characters; a
 // name with accents takes more bytes than characters. Pure code (Apps Script has no TextEncoder).
 /** The UTF-8 bytes of a text (Apps Script has no TextEncoder): what Google's caps on values count. */
@@ -413,6 +415,7 @@ export function byteParts(text: string, maxBytes: number): string[] {
   return parts;
 }
 
+// ─── validate ──────────────────────────────────────────────────────────────────────────────────────────────────────
 // Small validators for the parse functions of stored values (storage.ts re-exports them): no I/O.
 /** A plain object (not an array, not null). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -424,13 +427,14 @@ export function finite(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
+// ─── caches ────────────────────────────────────────────────────────────────────────────────────────────────────────
 // The two caches DAPA keeps entries in, owned here alone: the document's (CacheService's cache of the spreadsheet:
 // shared by everyone in it, custom functions included, with no daily quota) and the user's (one per user of the script:
 // a published add-on's records across the user's spreadsheets, and the background's marks). Every entry is read and
 // written through these operations, by the module that decides what the entry holds: the formulas' queue
-// (formula-queue.ts), the credit lists formulas could not write to the ledger (credit-ledger.ts), the copies of the
-// retention (retention.ts), of the owner's settings (settings.ts) and of the background's state and marks
-// (background-store.ts), and the records (result-cache.ts). There is no document cache outside the document's own
+// (books.ts), the credit lists formulas could not write to the ledger (account.ts), the copies of the
+// retention (account.ts), of the owner's settings (account.ts) and of the background's state and marks
+// (background-store.ts), and the records (results.ts). There is no document cache outside the document's own
 // executions (a standalone trigger, a spreadsheet the dispatcher opened by id: session.ts tells which); then reads find
 // nothing and writes are left out. The user's cache may be refused (a custom function): its operations then throw.
 /** Which cache: the document's or the user's. */
@@ -504,4 +508,25 @@ export function keepEntries(name: CacheName, values: Record<string, string>, sec
 /** Drops these entries, in one call. */
 export function dropEntries(name: CacheName, keys: readonly string[]): void {
   cacheOf(name)?.removeAll([...keys]);
+}
+
+// ─── place digits ──────────────────────────────────────────────────────────────────────────────────────────────────
+// Sets of places (small whole numbers: a result's place in a store row, a row of a job's range) as the short strings
+// kept in the user's properties: one base-32 digit ('0'-'9', 'a'-'v') holds five places, place p being bit p % 5 of
+// digit p / 5; trailing places set nothing. The one format of the saved-credit marks and the job's retry rows.
+const DIGITS = '0123456789abcdefghijklmnopqrstuv';
+
+/** The places `digits` holds (a character that is not a digit holds none). */
+export function placesIn(digits: string): Set<number> {
+  const places = new Set<number>();
+  for (let i = 0; i < digits.length; i++)
+    for (let d = DIGITS.indexOf(digits[i]), b = 0; d > 0; d >>= 1, b++) if (d & 1) places.add(i * 5 + b);
+  return places;
+}
+
+/** The digits that hold `places` ('' for none). */
+export function digitsOf(places: Iterable<number>): string {
+  const digits: number[] = [];
+  for (const p of places) digits[Math.floor(p / 5)] = (digits[Math.floor(p / 5)] ?? 0) | (1 << (p % 5));
+  return Array.from(digits, (d) => DIGITS[d ?? 0]).join('');
 }

@@ -6,9 +6,10 @@ import { STORE_SHEET, VERSIONS_SHEET } from './storage-keys';
 import { now, sleep } from '../platform/gas';
 import { currentSpreadsheet, idOf, type KnownSheets, sheetsTier } from './session';
 
+// ─── store sheet ───────────────────────────────────────────────────────────────────────────────────────────────────
 // The add-on's two hidden sheets, owned here alone: `_dapa_results`, an append-only log of 4 columns (results and
-// claims; what its rows mean: result-rows.ts, claims.ts), and `_dapa_versions`, the formulas' version slots (one
-// column of VERSION_SLOTS rows) and the relay cell below them (checks/shown-relay.ts). Creating them, reading the log
+// claims; what its rows mean: results.ts, the claims section), and `_dapa_versions`, the formulas' version slots (one
+// column of VERSION_SLOTS rows) and the relay cell below them (checks/formulas.ts). Creating them, reading the log
 // in one call, appending to it, deleting its dead rows and its legacy columns, reading and writing the slots, and
 // deleting them ("Remove DAPA").
 //
@@ -19,7 +20,7 @@ import { currentSpreadsheet, idOf, type KnownSheets, sheetsTier } from './sessio
 //   prevents issues where a user asks for the last row, and then writes to that row, and an intervening mutation
 //   occurs between getting the last row and writing to it"): two writers' rows both land, each below what was there;
 // - no cell of the log is ever overwritten: a newer result or claim is a newer row, and readers decide by the rows;
-// - rows are deleted only by the compaction (store-compaction.ts), which runs only as the holder of the step lease (so
+// - rows are deleted only by the compaction (results.ts), which runs only as the holder of the step lease (so
 //   two compactions never meet, with or without a document lock) and deletes only runs of rows it read as dead,
 //   bottom-up: each deletion leaves the rows above it in place, and a row appended meanwhile lies below every row it
 //   read, so it is never among them;
@@ -33,7 +34,7 @@ type Spreadsheet = GoogleAppsScript.Spreadsheet.Spreadsheet;
 
 /** The log's width: what a row is about | its kind (a service id, or "claim:" name) | its payload | a time. */
 export const STORE_COLUMNS = 4;
-/** How many version slots there are, whatever the number of formulas (formula-versions.ts). */
+/** How many version slots there are, whatever the number of formulas (formulas.ts). */
 export const VERSION_SLOTS = 128;
 const HEADER = ['domain', 'service', 'record', 'checked at (ms)'];
 /** A sheet being made is named `<name>~<time in base 36>-<random>` until it is ready. */
@@ -168,7 +169,7 @@ export interface LogCuts {
 }
 
 /**
- * The compaction's one write (store-compaction.ts decides what; `read` must be a read of this same compaction by the
+ * The compaction's one write (results.ts decides what; `read` must be a read of this same compaction by the
  * holder of the step lease): the dead rows, runs of neighbours at a time, bottom-up, until `until` (the execution's
  * rows become `read` without them); the columns past the 4th when asked (earlier versions' per-formula version
  * cells); the hidden sheets left half-made by an execution that was stopped over an hour ago. Answers how many rows
@@ -241,7 +242,7 @@ export function writeVersionSlots(spreadsheet: Spreadsheet, values: ReadonlyMap<
   }
 }
 
-/** The row below the slots that holds the relay cell: a DAPA_CACHE formula (shown-relay.ts) a step writes and reads. */
+/** The row below the slots that holds the relay cell: a DAPA_CACHE formula (formulas.ts) a step writes and reads. */
 const RELAY_ROW = VERSION_SLOTS + 1;
 
 /** The relay cell's formula and the value it shows ('' and '' where there is none). */
@@ -269,6 +270,7 @@ export function versionSlotRef(slot: number): string {
   return `'${VERSIONS_SHEET}'!$A$${slot + 1}`;
 }
 
+// ─── claims ────────────────────────────────────────────────────────────────────────────────────────────────────────
 // Claims without a lock: "holder H has <name> until U", decided by the store's append log alone, so executions with
 // and without the document lock (the published add-on's dispatcher has none) agree on who holds what. A claim is a
 // row (claimed-at ms | "claim:" name | holder | until ms) appended with the atomic Sheet.appendRow; the claimant then
@@ -378,10 +380,11 @@ export function deadClaimRows(rows: readonly unknown[][], at: number): number[] 
   return dead;
 }
 
+// ─── step lease ────────────────────────────────────────────────────────────────────────────────────────────────────
 // Which execution is running a background step in a spreadsheet, until when: a claim on the spreadsheet's store log
-// (claims.ts), taken and given back without a lock, so two users' steps (or the dispatcher, which has no document
-// lock, and an open sidebar, which has one) never work one spreadsheet at once. An execution Google ended leaves a
-// lease that runs out by itself.
+// (the claims section), taken and given back without a lock, so two users' steps (or the dispatcher, which has no
+// document lock, and an open sidebar, which has one) never work one spreadsheet at once. An execution Google ended
+// leaves a lease that runs out by itself.
 /** The claim's name in the store's log. */
 export const STEP_CLAIM = 'step';
 
