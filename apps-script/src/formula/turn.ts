@@ -114,8 +114,7 @@ export function stillWanted(outcome: Outcome): boolean {
   );
 }
 
-// ---- the queue's transitions: each takes the queue as read (under its lock) and answers the next one, no I/O
-// -----------
+// ---- the queue's transitions: each takes the queue as read (under its lock) and answers the next one, no I/O ----
 
 /**
  * A cell asks: its missing domains are wanted from `now` (unless already), and the turn to send is taken for `id`

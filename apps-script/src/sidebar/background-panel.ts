@@ -26,8 +26,15 @@ import {
   updateBackground,
   whenNext,
 } from '../stores/background-store';
-import { currentBaseUrl, loadWindow, storedApiKey } from '../stores/account';
-import { DEFAULT_RETENTION_DAYS, retentionDays, savedCredits, setRetentionDays } from '../stores/results';
+import {
+  currentBaseUrl,
+  DEFAULT_RETENTION_DAYS,
+  loadWindow,
+  retentionDays,
+  setRetentionDays,
+  storedApiKey,
+} from '../stores/account';
+import { savedCredits } from '../stores/results';
 import {
   armDispatcher,
   installTriggers,

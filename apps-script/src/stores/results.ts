@@ -43,7 +43,6 @@ import {
   walkClaims,
   weighLog,
 } from './store-sheet';
-export { DEFAULT_RETENTION_DAYS, retentionDays, setRetentionDays } from './account';
 
 // ─── result cache ──────────────────────────────────────────────────────────────────────────────────────────────────
 // Fetched records cached for 6 hours, one entry per domain: a recalculation, a reopened sheet or the same domain in

@@ -1,8 +1,9 @@
 // The store session: one execution's hold on the stores of the Sheets shell. It answers where the execution works (the
 // spreadsheet, its document cache, lock and properties, the user's) and keeps every memory tier the store modules use
 // (the properties snapshot, digests, the hidden sheets' rows, records fetched here, the lock deadline): the only
-// module-level state in apps-script/src. Each tier is read and written by one store module; a test starts afresh. Over
-// 300 lines: every tier's field and its handle asked once an execution sit together, so no other module keeps state.
+// module-level state in apps-script/src. Each tier is read and written by one store module; a test starts afresh.
+// Over 300 lines: every tier's field and its handle asked once an execution sit together, so no other module keeps
+// state.
 import type { DomainRecord } from '../../../shared';
 import { NO_SPREADSHEET } from '../messages';
 import {
