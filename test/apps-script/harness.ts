@@ -552,6 +552,16 @@ export class AppsScriptStandIn {
     return this.executor.records;
   }
 
+  /** Starts `count` of the stand-in's workers now, before any execution (LoadOptions.warmWorkers). */
+  warm(count: number): Promise<void> {
+    return this.executor.warm(count);
+  }
+
+  /** How many worker threads have been started for executions so far. */
+  get workersStarted(): number {
+    return this.executor.workersStarted;
+  }
+
   async close(): Promise<void> {
     await this.executor.close();
   }
@@ -567,5 +577,7 @@ export async function loadAppsScript(options: LoadOptions = {}): Promise<AppsScr
       throw new Error(`${file} is missing: run "npm run build" (or node apps-script/build.mjs) first`);
     code = fs.readFileSync(file, 'utf8');
   }
-  return new AppsScriptStandIn(code, projectDir, options);
+  const standIn = new AppsScriptStandIn(code, projectDir, options);
+  if (options.warmWorkers) await standIn.warm(options.warmWorkers);
+  return standIn;
 }

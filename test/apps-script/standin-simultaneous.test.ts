@@ -50,6 +50,22 @@ describe('custom functions side by side', () => {
     expect(second.filter((e) => e.startedAt < secondEnd)).toHaveLength(30);
   });
 
+  it('starts its worker threads at load when asked (warmWorkers), and reuses them: no execution starts a worker', async () => {
+    const cold = await load({});
+    expect(cold.workersStarted).toBe(0);
+    await cold.close();
+    const g = await load({ warmWorkers: 4 });
+    expect(g.workersStarted).toBe(4);
+    slowColumn(g, 12);
+    await g.recalculate();
+    expect(g.maxSimultaneous).toBe(4);
+    expect(g.sheet.getValues('A1:A12').map((r) => r[0])).toEqual(
+      Array.from({ length: 12 }, (_, i) => `done ${i + 1}`),
+    );
+    // Three rounds of four ran on the four workers started at load.
+    expect(g.workersStarted).toBe(4);
+  });
+
   it('runs 4 at once by default', async () => {
     const g = await load({});
     slowColumn(g, 12);

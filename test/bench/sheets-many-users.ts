@@ -98,6 +98,8 @@ export async function manyUsersScenario(setup: ManyUsersSetup): Promise<ManyUser
     virtualLatencyMs: uniformLatency(11, 300, 900),
     serviceCallMs: 15,
     customFunctionsAtOnce: 30,
+    // Workers started before the clock counts, as many as the script ran at once in earlier runs (107–134).
+    warmWorkers: 140,
     triggerDelayMs: uniformLateness(7),
     installAs: 'addon',
     // Each user's triggers run on their own: one user's long background run does not hold back another's.

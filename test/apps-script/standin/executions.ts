@@ -146,6 +146,16 @@ export class Executions {
     return this.list.map((e) => e.record());
   }
 
+  /** Starts `count` workers ahead of the executions (WorkerPool.warm). */
+  warm(count: number): Promise<void> {
+    return this.pool.warm(count);
+  }
+
+  /** How many worker threads the stand-in has started (WorkerPool.started). */
+  get workersStarted(): number {
+    return this.pool.started;
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
   }

@@ -110,6 +110,12 @@ export interface LoadOptions {
    */
   customFunctionsAtOnce?: number;
   /**
+   * Worker threads to start at load, before any execution (default none: each starts with the first execution that
+   * needs it). Benches that count execution-seconds set it, so that no execution counts the start of a Node worker
+   * thread (the stand-in's cost, not Apps Script's; see WorkerPool.warm).
+   */
+  warmWorkers?: number;
+  /**
    * Not documented: with granular consent, is a custom function's UrlFetchApp call refused when the owner did not
    * grant "Connect to an external service"? 'free' (default): custom functions fetch on their own terms; 'needs-grant':
    * refused with Google's permission error, as users of per-cell fetch formulas report.

@@ -6,7 +6,14 @@ import type { SharedClock } from '../../sandbox/virtual';
 import { ExecutionKilled } from './errors';
 import type { Execution } from './execution';
 import { SLEEP_MAX_MS } from './limits';
-import { type DoneMessage, type ExecuteMessage, FLAG, type RpcReply, type RpcRequest } from './protocol';
+import {
+  type DoneMessage,
+  type ExecuteMessage,
+  FLAG,
+  type ReadyMessage,
+  type RpcReply,
+  type RpcRequest,
+} from './protocol';
 import type { World } from './world';
 
 /** How a failed execution is reported: the message Apps Script shows (in #ERROR! or a failure handler). */
@@ -27,6 +34,9 @@ class Slot {
   execution?: Execution;
   dead = false;
   private settle?: (done: DoneMessage) => void;
+  /** Resolves once the worker has started and compiled the script. */
+  readonly ready: Promise<void>;
+  private markReady!: () => void;
 
   constructor(
     workerCode: string,
@@ -42,7 +52,11 @@ class Slot {
       transferList: [port2],
     });
     this.port.on('message', (request: RpcRequest) => void this.answer(request));
-    this.worker.on('message', (done: DoneMessage) => this.settle?.(done));
+    this.ready = new Promise<void>((resolve) => (this.markReady = resolve));
+    this.worker.on('message', (message: DoneMessage | ReadyMessage) => {
+      if (message.type === 'ready') this.markReady();
+      else this.settle?.(message);
+    });
     this.worker.on('error', (error) => this.fail(`the stand-in's worker failed: ${error.message}`));
     this.worker.on('exit', () => {
       this.dead = true;
@@ -127,6 +141,26 @@ export class WorkerPool {
     private readonly world: World,
     private readonly clock: SharedClock,
   ) {}
+
+  /**
+   * Starts workers until `count` wait idle, and waits until each has started and compiled the script. Starting a
+   * Node worker thread is the stand-in's own cost, not Apps Script's: thirty started at once on a 2-core machine take
+   * about a second each, which an execution started on a new worker would count as its own time. Each execution
+   * still evaluates the whole script in a fresh realm, as Apps Script loads the script for every execution.
+   */
+  /** How many workers have been started (and not stopped). */
+  get started(): number {
+    return this.all.size;
+  }
+
+  async warm(count: number): Promise<void> {
+    while (this.idle.length < count) {
+      const slot = new Slot(this.workerCode, this.code, this.world, this.clock);
+      this.all.add(slot);
+      this.idle.push(slot);
+    }
+    await Promise.all(this.idle.map((slot) => slot.ready));
+  }
 
   async execute(execution: Execution, args: unknown[]): Promise<unknown> {
     // On a virtual clock the execution starts when it gets the turn (at once if nobody computes).

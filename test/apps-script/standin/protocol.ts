@@ -27,6 +27,11 @@ export interface ExecuteMessage {
   authMode: string;
 }
 
+/** Worker → main: the worker has compiled the script and waits for executions. */
+export interface ReadyMessage {
+  type: 'ready';
+}
+
 /** Worker → main: how the execution ended. */
 export type DoneMessage =
   | { type: 'done'; executionId: number; ok: true; value: unknown }

@@ -291,3 +291,4 @@ function execute(message: ExecuteMessage): DoneMessage {
 parentPort?.on('message', (message: ExecuteMessage) => {
   parentPort?.postMessage(execute(message));
 });
+parentPort?.postMessage({ type: 'ready' });
