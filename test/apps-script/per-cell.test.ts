@@ -88,6 +88,26 @@ describe('=DAPA(A2) dragged down', () => {
     expect(stats(RPM)?.requests).toBe(before);
   });
 
+  it('with background checks on, blank rows below the list are never recalculated again: no version slot, one run each', async () => {
+    const g = await open(RPM, { customFunctionsAtOnce: 10 });
+    await g.run('startBackground');
+    await dragDown(g, domains(60, 'below'), 140);
+    for (let i = 0; i < 6 && metricRows(g, 'B2:B61') < 60; i++)
+      await g.runTriggers({ until: g.clock.now() + 30 * 60_000, maxFirings: 1 });
+    expect(metricRows(g, 'B2:B61')).toBe(60);
+    expect(column(g, 'B62:B140').every((v) => v === '')).toBe(true);
+    // The filled rows were given their slots (the background refreshed them); the blank ones kept their formula.
+    const formulas = g.sheet.getFormulas('B2:B140').map((r) => String(r[0]));
+    expect(formulas.slice(0, 60).filter((f) => f.includes('_dapa_versions'))).not.toHaveLength(0);
+    expect(formulas.slice(60).filter((f, i) => f !== `=DAPA(A${i + 62})`)).toEqual([]);
+    const runs = new Map<number, number>();
+    for (const e of g.executions)
+      if (e.kind === 'custom-function' && e.cell && e.cell.row > 61)
+        runs.set(e.cell.row, (runs.get(e.cell.row) ?? 0) + 1);
+    expect(runs.size).toBe(140 - 61);
+    expect([...runs.values()].filter((n) => n > 1)).toEqual([]);
+  });
+
   it('on the entry plan no cell runs past its 30 seconds: what the minute allows fills, the rest say unfinished', async () => {
     const g = await open(ENTRY, { customFunctionsAtOnce: 30 });
     await dragDown(g, domains(150, 'entry'));

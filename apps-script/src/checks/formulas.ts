@@ -177,6 +177,11 @@ export function formulaKeys(cells: readonly FormulaCell[], unshown = false): str
 }
 
 /** Whether the formula's result shows metrics for every domain of its range (read from the sheet). */
+/** Whether the formula's range is known to hold no domain (blank cells, or no text a domain can be read from). */
+function blankOnly(c: VersionedCell): boolean {
+  return c.keys !== undefined && c.keys.length === 0;
+}
+
 function showsAll(c: FormulaCell): boolean {
   if (!c.keys || c.keys.length === 0 || !c.shown) return false;
   const shown = new Set(c.shown);
@@ -196,9 +201,11 @@ export function formulaWork(
   // A formula that shows metrics for each of its domains needs nothing, whatever its slot says (a slot shared with
   // formulas still filling stays marked partial, and refreshing its shown formulas each step would recalculate them
   // all again and again); a refresh (`since`) takes them all. The slots are read once, when a formula reads its own.
+  // A formula of blank cells only (dragged past the list) has nothing to check or show: it is never refreshed or given
+  // a slot (each would recalculate it for nothing); once a domain is typed beside it, Sheets recalculates it anyway.
   const slots = since === undefined && all.some(reads) ? readVersionSlots(spreadsheet) : undefined;
   const needed = (c: FormulaCell) => !upToDateIn(c, slots) && !showsAll(c);
-  const cells = since !== undefined ? all : all.filter(needed);
+  const cells = (since !== undefined ? all : all.filter(needed)).filter((c) => !blankOnly(c));
   const keys = formulaKeys(cells);
   const kept = readStoredRecords(baseUrl, keys, since);
   return { cells, pending: keys.filter((k) => !kept.has(k)), unkept: shownUnkept(spreadsheet, all, baseUrl) };
@@ -588,7 +595,7 @@ export function refreshSlots(
     const sig = signature(look, home);
     const wasUpToDate = current[home].startsWith(sig + '.');
     const all = (look.members.get(home) ?? [cell])
-      .filter((m) => m.keys)
+      .filter((m) => m.keys && !blankOnly(m))
       .every((m) => given.has(m) || (wasUpToDate && m.slot === home));
     values.set(home, `${all ? sig : 'p'}.${bumped()}`);
   }
