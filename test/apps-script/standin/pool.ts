@@ -34,7 +34,7 @@ class Slot {
   execution?: Execution;
   dead = false;
   private settle?: (done: DoneMessage) => void;
-  /** Resolves once the worker has started and compiled the script. */
+  /** Resolves once the worker has started and compiled the script, or has stopped. */
   readonly ready: Promise<void>;
   private markReady!: () => void;
 
@@ -60,6 +60,7 @@ class Slot {
     this.worker.on('error', (error) => this.fail(`the stand-in's worker failed: ${error.message}`));
     this.worker.on('exit', () => {
       this.dead = true;
+      this.markReady(); // a worker that stopped before it was ready no longer holds up warm() (execute skips it)
       this.fail("the stand-in's worker exited");
     });
   }
